@@ -1,0 +1,212 @@
+/**
+ * Conformance of the database server with exactly the operations the design relies on.
+ * Run against the embedded SecantusDB by default and against MONGODB_URI when set, so
+ * a server that lacks one of them fails here first, with a minimal case.
+ */
+import { Double, MongoBulkWriteError, type Collection, type Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+
+let t: TestDatabase;
+let coll: Collection<Document>;
+
+beforeAll(async () => {
+  t = await openTestDatabase('conformance');
+  coll = t.db.collection('c');
+  await coll.createIndex({ series: 1, date: 1 }, { unique: true });
+});
+afterAll(async () => t.drop());
+
+const day = new Date('2001-01-05T00:00:00Z');
+
+describe('updates', () => {
+  it('upserts with $inc/$min/$max/$setOnInsert create nested documents with numeric keys', async () => {
+    const update = (x: number) => ({
+      $setOnInsert: { tags: { origin: 'LAS' } },
+      $inc: { 'hours.7.minutes.30.delay.n': new Double(1), 'hours.7.minutes.30.delay.sum': new Double(x) },
+      $min: { 'hours.7.minutes.30.delay.min': new Double(x), first: new Date(day.getTime() + 1000 * x) },
+      $max: { 'hours.7.minutes.30.delay.max': new Double(x), last: new Date(day.getTime() + 1000 * x) },
+    });
+    const first = await coll.updateOne({ series: 'a', date: day }, update(5), { upsert: true });
+    expect(first.upsertedCount).toBe(1);
+    const second = await coll.updateOne({ series: 'a', date: day }, update(-3), { upsert: true });
+    expect([second.matchedCount, second.upsertedCount]).toEqual([1, 0]);
+    const doc = await coll.findOne({ series: 'a', date: day }, { promoteValues: false });
+    expect(doc?.tags).toEqual({ origin: 'LAS' });
+    const slot = doc?.hours['7'].minutes['30'].delay;
+    expect(Array.isArray(doc?.hours)).toBe(false);
+    expect(slot.n).toBeInstanceOf(Double);
+    expect([slot.n.value, slot.sum.value, slot.min.value, slot.max.value]).toEqual([2, 2, -3, 5]);
+    expect(doc?.first).toEqual(new Date(day.getTime() - 3000));
+    expect(doc?.last).toEqual(new Date(day.getTime() + 5000));
+  });
+
+  it('$min/$max treat a pre-allocated +Infinity/-Infinity slot as empty', async () => {
+    await coll.insertOne({ series: 'skeleton', date: day, s: { n: 0.5, min: Infinity, max: -Infinity } });
+    await coll.updateOne({ series: 'skeleton', date: day }, { $min: { 's.min': 7 }, $max: { 's.max': 7 } });
+    const doc = await coll.findOne({ series: 'skeleton' });
+    expect([doc?.s.min, doc?.s.max]).toEqual([7, 7]);
+  });
+
+  it('a unique compound index rejects a second document with error 11000', async () => {
+    await coll.insertOne({ series: 'dup', date: day });
+    await expect(coll.insertOne({ series: 'dup', date: day })).rejects.toMatchObject({ code: 11000 });
+    expect(await coll.countDocuments({ series: 'dup' })).toBe(1);
+  });
+
+  it('concurrent upserts of one new key leave exactly one document with every increment', async () => {
+    const writers = 30;
+    const results = await Promise.allSettled(
+      Array.from({ length: writers }, () =>
+        coll.updateOne({ series: 'race', date: day }, { $inc: { n: 1 } }, { upsert: true }),
+      ),
+    );
+    const failed = results.filter((r) => r.status === 'rejected');
+    for (const r of failed) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 11000 });
+    // Retry what lost the race: the document exists now, so the retry matches it.
+    for (let i = 0; i < failed.length; i++) await coll.updateOne({ series: 'race', date: day }, { $inc: { n: 1 } });
+    const docs = await coll.find({ series: 'race' }).toArray();
+    expect(docs).toHaveLength(1);
+    expect(docs[0]?.n).toBe(writers);
+  });
+
+  it('an unordered bulkWrite applies every operation it can and reports each failure by index', async () => {
+    await coll.insertOne({ series: 'bulk-existing', date: day });
+    const error = await coll
+      .bulkWrite(
+        [
+          { updateOne: { filter: { series: 'bulk-1', date: day }, update: { $inc: { n: 1 } }, upsert: true } },
+          { insertOne: { document: { series: 'bulk-existing', date: day } } },
+          { updateOne: { filter: { series: 'bulk-2', date: day }, update: { $inc: { n: 2 } }, upsert: true } },
+        ],
+        { ordered: false },
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MongoBulkWriteError);
+    const bulkError = error as MongoBulkWriteError;
+    const writeErrors = Array.isArray(bulkError.writeErrors) ? bulkError.writeErrors : [bulkError.writeErrors];
+    expect(writeErrors.map((w) => [w.index, w.code])).toEqual([[1, 11000]]);
+    expect(await coll.countDocuments({ series: { $in: ['bulk-1', 'bulk-2'] } })).toBe(2);
+  });
+
+  it('an unordered bulkWrite of upserts reports matched and upserted counts', async () => {
+    const ops = ['bw-1', 'bw-2', 'bw-1'].map((series) => ({
+      updateOne: { filter: { series, date: day }, update: { $inc: { n: 1 } }, upsert: true },
+    }));
+    const result = await coll.bulkWrite(ops, { ordered: false });
+    expect(result.upsertedCount + result.matchedCount).toBe(3);
+    const docs = await coll.find({ series: { $in: ['bw-1', 'bw-2'] } }).sort({ series: 1 }).toArray();
+    expect(docs.map((d) => d.n)).toEqual([2, 1]);
+  });
+
+  it('insertMany unordered inserts the rest past a duplicate', async () => {
+    const error = await coll
+      .insertMany(
+        [
+          { series: 'im', date: day },
+          { series: 'im', date: day },
+          { series: 'im2', date: day },
+        ],
+        { ordered: false },
+      )
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 11000 });
+    expect(await coll.countDocuments({ series: { $in: ['im', 'im2'] } })).toBe(2);
+  });
+});
+
+describe('aggregation', () => {
+  const agg = { coll: () => t.db.collection('agg') };
+
+  beforeAll(async () => {
+    await agg.coll().insertMany([
+      {
+        series: 'x',
+        tags: { origin: 'LAS' },
+        date: new Date('2001-01-31T00:00:00Z'),
+        hours: { '0': { minutes: { '5': { d: { n: 1, sum: 4 } } } }, '23': { minutes: { '59': { d: { n: 2, sum: 6 } } } } },
+      },
+      {
+        series: 'y',
+        tags: { origin: 'PHX' },
+        date: new Date('2001-02-01T00:00:00Z'),
+        hours: { '10': { minutes: { '0': { d: { n: 3, sum: 9 } } } } },
+      },
+    ]);
+  });
+
+  it('$objectToArray + $unwind + $toInt + date arithmetic flatten nested hour/minute objects', async () => {
+    const rows = await agg
+      .coll()
+      .aggregate([
+        { $match: { series: { $in: ['x', 'y'] }, date: { $gte: new Date('2001-01-01'), $lt: new Date('2001-03-01') } } },
+        { $project: { _id: 0, date: 1, origin: '$tags.origin', hour: { $objectToArray: '$hours' } } },
+        { $unwind: '$hour' },
+        { $project: { date: 1, origin: 1, hourIndex: { $toInt: '$hour.k' }, minute: { $objectToArray: '$hour.v.minutes' } } },
+        { $unwind: '$minute' },
+        {
+          $project: {
+            origin: 1,
+            time: { $add: ['$date', { $multiply: ['$hourIndex', 3_600_000] }, { $multiply: [{ $toInt: '$minute.k' }, 60_000] }] },
+            x: '$minute.v.d',
+          },
+        },
+        { $match: { time: { $gte: new Date('2001-01-31T00:05:00Z') }, 'x.n': { $gt: 0 } } },
+        {
+          $group: {
+            _id: {
+              t: { $dateFromParts: { year: { $year: '$time' }, month: { $month: '$time' } } },
+              g: { origin: '$origin' },
+            },
+            n: { $sum: '$x.n' },
+            sum: { $sum: '$x.sum' },
+          },
+        },
+        { $sort: { '_id.t': 1 } },
+      ])
+      .toArray();
+    expect(rows).toEqual([
+      { _id: { t: new Date('2001-01-01T00:00:00Z'), g: { origin: 'LAS' } }, n: 3, sum: 10 },
+      { _id: { t: new Date('2001-02-01T00:00:00Z'), g: { origin: 'PHX' } }, n: 3, sum: 9 },
+    ]);
+  });
+
+  it('$toLong/$mod/$subtract floor a date to a fixed width and $unionWith appends a second pipeline', async () => {
+    const rows = await agg
+      .coll()
+      .aggregate([
+        { $match: { series: 'x' } },
+        { $project: { _id: 0, t: { $subtract: ['$date', { $mod: [{ $add: [{ $toLong: '$date' }, 3 * 86_400_000] }, 7 * 86_400_000] }] } } },
+        { $unionWith: { coll: 'agg', pipeline: [{ $match: { series: 'y' } }, { $project: { _id: 0, t: '$date' } }] } },
+        { $group: { _id: '$t', c: { $sum: 1 } } },
+        { $sort: { _id: 1 } },
+      ])
+      .toArray();
+    // 2001-01-31 is a Wednesday: its ISO week starts on Monday 2001-01-29.
+    expect(rows).toEqual([
+      { _id: new Date('2001-01-29T00:00:00Z'), c: 1 },
+      { _id: new Date('2001-02-01T00:00:00Z'), c: 1 },
+    ]);
+  });
+
+  it('$group accumulates $sum/$min/$max and missing groups by key come out as absent fields', async () => {
+    const rows = await agg
+      .coll()
+      .aggregate([
+        { $project: { g: { origin: '$tags.origin', nope: '$tags.nope' } } },
+        { $group: { _id: '$g', c: { $sum: 1 } } },
+        { $sort: { '_id.origin': 1 } },
+      ])
+      .toArray();
+    expect(rows).toEqual([
+      { _id: { origin: 'LAS' }, c: 1 },
+      { _id: { origin: 'PHX' }, c: 1 },
+    ]);
+  });
+
+  it('distinct and sorted find with limit answer registry lookups', async () => {
+    expect((await agg.coll().distinct('tags.origin', {})).sort()).toEqual(['LAS', 'PHX']);
+    const last = await agg.coll().find({}, { sort: { date: -1 }, limit: 1, projection: { series: 1 } }).toArray();
+    expect(last.map((d) => d.series)).toEqual(['y']);
+  });
+});
