@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { ErrorCode, InputError } from '../errors.ts';
+import { Limits } from '../model/limits.ts';
+import { coded, nameRule, noDuplicates, parseInput, timeRule } from '../model/rules.ts';
+import { seriesId, seriesKey, sortTags, type Tag } from '../model/series.ts';
+
+/** One reading as a client sends it (the GraphQL `ReadingInput`). */
+export interface ReadingInput {
+  /** Metric name, e.g. `flights`. */
+  metric: string;
+  /** Tags identifying the series within the metric, e.g. `[{key: "origin", value: "LAS"}]`. */
+  tags?: readonly Tag[] | null;
+  /** When the reading was taken; defaults to the time the request arrived. */
+  time?: Date | null;
+  /** One or more numeric fields, e.g. `[{name: "delay", value: 12}]`. */
+  fields: readonly { name: string; value: number }[];
+}
+
+/** A validated, normalized reading, ready for the record path. */
+export interface Reading {
+  metric: string;
+  /** Sorted by key. */
+  tags: Tag[];
+  /** Series key, e.g. `flights,destination=PHL,origin=LAS` (see `model/series.ts`). */
+  seriesKey: string;
+  /** Compact series id stored in bucket documents. */
+  seriesId: string;
+  /** Milliseconds since the Unix epoch, UTC. */
+  time: number;
+  fields: { name: string; value: number }[];
+}
+
+const tagRule = z.object({
+  key: nameRule('A tag key'),
+  value: z
+    .string()
+    .refine(
+      (value) => value.length > 0 && value.length <= Limits.tagValueLength,
+      coded(ErrorCode.INVALID_TAG_VALUE, `A tag value must be a non-empty string of at most ${Limits.tagValueLength} characters`),
+    ),
+});
+
+const fieldRule = z.object({
+  name: nameRule('A field name'),
+  value: z
+    .number()
+    .refine(Number.isFinite, coded(ErrorCode.INVALID_FIELD_VALUE, 'A field value must be a finite number (not NaN or infinite)')),
+});
+
+const readingRule = z.object({
+  metric: nameRule('A metric name'),
+  tags: z
+    .array(tagRule)
+    .nullish()
+    .refine(
+      (tags) => (tags?.length ?? 0) <= Limits.tagsPerSeries,
+      coded(ErrorCode.TOO_MANY_NAMES, `A reading may carry at most ${Limits.tagsPerSeries} tags`),
+    )
+    .superRefine((tags, ctx) => noDuplicates(tags ?? [], (tag) => tag.key, ctx, 'Tag key')),
+  time: timeRule.nullish(),
+  fields: z
+    .array(fieldRule)
+    .refine((fields) => fields.length > 0, coded(ErrorCode.NO_FIELDS, 'A reading needs at least one field'))
+    .refine(
+      (fields) => fields.length <= Limits.fieldsPerReading,
+      coded(ErrorCode.TOO_MANY_NAMES, `A reading may carry at most ${Limits.fieldsPerReading} fields`),
+    )
+    .superRefine((fields, ctx) => noDuplicates(fields, (field) => field.name, ctx, 'Field')),
+});
+
+const batchRule = z.array(readingRule);
+
+/**
+ * Validates a batch of readings completely and normalizes it (tags sorted, series key
+ * and id computed, missing times set to `receivedAt`). Nothing is written by this
+ * function; the record path calls it before any write, so a bad batch writes nothing.
+ * @param inputs the readings, in the order the client sent them.
+ * @param options.maxBatchSize the largest accepted batch (config `MAX_BATCH_SIZE`).
+ * @param options.receivedAt the time given to readings without one (ms since epoch, UTC).
+ * @param options.root the argument name used in error paths, e.g. `readings`.
+ * @throws InputError with code BATCH_TOO_LARGE, INVALID_NAME, INVALID_TAG_VALUE,
+ * DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES, INVALID_FIELD_VALUE or INVALID_TIME; the
+ * message names the first problem and how many more there are, `extensions.inputPath`
+ * where it is.
+ */
+export function validateReadings(
+  inputs: readonly ReadingInput[],
+  options: { maxBatchSize: number; receivedAt: number; root?: string },
+): Reading[] {
+  const root = options.root ?? 'readings';
+  if (inputs.length > options.maxBatchSize) {
+    throw new InputError(
+      ErrorCode.BATCH_TOO_LARGE,
+      `A batch may hold at most ${options.maxBatchSize} readings; this one holds ${inputs.length}. Split it into smaller batches.`,
+      root,
+    );
+  }
+  const batch = parseInput(batchRule, inputs, root);
+
+  const ids = new Map<string, string>();
+  return batch.map((input) => {
+    const tags = sortTags(input.tags ?? []);
+    const key = seriesKey({ metric: input.metric, tags });
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = seriesId(key);
+      ids.set(key, id);
+    }
+    return {
+      metric: input.metric,
+      tags,
+      seriesKey: key,
+      seriesId: id,
+      time: input.time?.getTime() ?? options.receivedAt,
+      fields: input.fields,
+    };
+  });
+}
