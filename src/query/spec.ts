@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { ErrorCode, InputError } from '../errors.ts';
+import { Limits } from '../model/limits.ts';
+import { coded, nameRule, noDuplicates, parseInput, timeRule } from '../model/rules.ts';
+import { MINUTE_MS, floorTo } from '../model/time.ts';
+import { countBuckets, granularity, GRANULARITY_NAMES, type Granularity, type GranularityName } from './granularity.ts';
+
+/** A tag filter: the series' tag `key` must equal one of the values in `in`. */
+export interface TagFilter {
+  key: string;
+  in: readonly string[];
+}
+
+/**
+ * How a bucket list treats buckets without readings: `NULL` lists every bucket of the
+ * range (empty ones with count 0 and null statistics, ready to chart), `NONE` only
+ * buckets with readings.
+ */
+export type Fill = 'NULL' | 'NONE';
+
+/** The time range arguments of a query as the API receives them. */
+export interface RangeArgs {
+  field: string;
+  from: Date;
+  to: Date;
+}
+
+/** The series selection arguments of a query as the API receives them. */
+export interface SelectionArgs {
+  metric: string;
+  where?: readonly TagFilter[] | null;
+  groupBy?: readonly string[] | null;
+}
+
+/** The bucketing arguments of a query as the API receives them. */
+export interface BucketingArgs {
+  granularity: GranularityName;
+  fill?: Fill | null;
+}
+
+/** A validated range: `[from, to)` rounded down to whole minutes, ms since epoch, UTC. */
+export interface RangeSpec {
+  field: string;
+  from: number;
+  to: number;
+}
+
+/** A validated series selection. */
+export interface SelectionSpec {
+  metric: string;
+  where: TagFilter[];
+  groupBy: string[];
+}
+
+/** A validated bucketing. */
+export interface BucketingSpec {
+  granularity: Granularity;
+  fill: Fill;
+}
+
+const rangeRule = z
+  .object({ field: nameRule('The field name'), from: timeRule, to: timeRule })
+  .refine((args) => args.from.getTime() < args.to.getTime(), {
+    ...coded(ErrorCode.INVALID_RANGE, '`from` must be earlier than `to` (the range is [from, to))'),
+    path: ['from'],
+  });
+
+const selectionRule = z.object({
+  metric: nameRule('The metric name'),
+  where: z
+    .array(z.object({ key: nameRule('A tag key in `where`'), in: z.array(z.string()) }))
+    .nullish()
+    .superRefine((filters, ctx) => noDuplicates(filters ?? [], (filter) => filter.key, ctx, 'Tag key')),
+  groupBy: z
+    .array(nameRule('A tag key in `groupBy`'))
+    .nullish()
+    .refine(
+      (keys) => (keys?.length ?? 0) <= Limits.groupByKeys,
+      coded(ErrorCode.TOO_MANY_NAMES, `groupBy takes at most ${Limits.groupByKeys} tag keys`),
+    )
+    .superRefine((keys, ctx) => noDuplicates(keys ?? [], (key) => key, ctx, 'Tag key')),
+});
+
+/**
+ * Validates and normalizes the field and time range of a query. Times are stored at
+ * minute resolution, so `from` and `to` are rounded down to the whole minute: a reading
+ * belongs to the range when its minute does, and adjacent ranges never count a reading
+ * twice. The rounded range may be empty (`from == to`), which answers nothing.
+ * @throws InputError INVALID_NAME, INVALID_TIME or INVALID_RANGE (`from >= to`).
+ */
+export function normalizeRange(args: RangeArgs): RangeSpec {
+  const valid = parseInput(rangeRule, { field: args.field, from: args.from, to: args.to }, '');
+  return {
+    field: valid.field,
+    from: floorTo(valid.from.getTime(), MINUTE_MS),
+    to: floorTo(valid.to.getTime(), MINUTE_MS),
+  };
+}
+
+/**
+ * Validates and normalizes a series selection: metric, tag filters and group keys.
+ * @throws InputError INVALID_NAME, DUPLICATE_NAME or TOO_MANY_NAMES.
+ */
+export function normalizeSelection(args: SelectionArgs): SelectionSpec {
+  const valid = parseInput(selectionRule, { metric: args.metric, where: args.where, groupBy: args.groupBy }, '');
+  return {
+    metric: valid.metric,
+    where: (valid.where ?? []).map((filter) => ({ key: filter.key, in: filter.in })),
+    groupBy: valid.groupBy ?? [],
+  };
+}
+
+/**
+ * Validates a bucketing and refuses it up front when `groups` groups over `range`
+ * could hold more than `maxBuckets` buckets in all.
+ * @throws InputError TOO_MANY_BUCKETS, naming the count and how to narrow the query.
+ */
+export function normalizeBucketing(args: BucketingArgs, range: RangeSpec, groups: number, maxBuckets: number): BucketingSpec {
+  if (!GRANULARITY_NAMES.includes(args.granularity)) {
+    throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(args.granularity)}`, 'granularity');
+  }
+  const spec: BucketingSpec = { granularity: granularity(args.granularity), fill: args.fill ?? 'NULL' };
+  const perGroup = countBuckets(range.from, range.to, spec.granularity.cut);
+  if (perGroup * groups > maxBuckets) throw tooManyBuckets(perGroup * groups, maxBuckets);
+  return spec;
+}
+
+/** The TOO_MANY_BUCKETS error for a query of `count` buckets. */
+export function tooManyBuckets(count: number, maxBuckets: number): InputError {
+  return new InputError(
+    ErrorCode.TOO_MANY_BUCKETS,
+    `This query would return ${count} buckets; the limit is ${maxBuckets}. Use a coarser granularity, a shorter range, a narrower filter or fill: NONE.`,
+  );
+}
