@@ -1,0 +1,44 @@
+import { bucketsPipeline } from '../query/buckets-pipeline.ts';
+import { shapeAggregates, type AggregateResult } from '../query/shape.ts';
+import { normalizeRange, normalizeSelection } from '../query/spec.ts';
+import { aggregateBuckets } from '../storage/read.ts';
+import { CollectionName } from '../storage/store.ts';
+import { rangeArgs, selectionArgs } from './bucket.ts';
+import { builder } from './builder.ts';
+import { resolveScope } from './scope.ts';
+import { StatisticsRef } from './statistics.ts';
+import { TagRef } from './tag.ts';
+
+/** `Aggregate` type: statistics of one group over a whole range. */
+export const AggregateRef = builder.objectRef<AggregateResult>('Aggregate').implement({
+  description: 'Statistics of one field over the whole range `[from, to)` for one group of series.',
+  interfaces: [StatisticsRef],
+  fields: (t) => ({
+    tags: t.field({
+      type: [TagRef],
+      resolve: (aggregate) => aggregate.tags,
+      description: 'The group\'s tag values (the series\' tags for `Series.aggregate`); empty when not grouped.',
+    }),
+    from: t.expose('from', { type: 'DateTime', description: 'Start of the range, rounded down to the minute.' }),
+    to: t.expose('to', { type: 'DateTime', description: 'End of the range (exclusive), rounded down to the minute.' }),
+  }),
+});
+
+builder.queryField('aggregate', (t) =>
+  t.field({
+    type: [AggregateRef],
+    description:
+      'count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES. An unknown metric, field or tag value gives an empty list.',
+    args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg) },
+    resolve: async (_root, args, ctx) => {
+      const selection = normalizeSelection(args);
+      const range = normalizeRange(args);
+      const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
+      if (scope === null) return [];
+      const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
+      const pipeline = bucketsPipeline({ ...range, granularity: null, scope, grouping }, CollectionName.buckets);
+      const rows = await aggregateBuckets(ctx.store, pipeline);
+      return shapeAggregates(rows, { ...range, groupBy: selection.groupBy });
+    },
+  }),
+);

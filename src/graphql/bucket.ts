@@ -1,0 +1,98 @@
+import { bucketsPipeline } from '../query/buckets-pipeline.ts';
+import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
+import { shapeBucketGroups, type Bucket, type BucketGroup } from '../query/shape.ts';
+import { normalizeBucketing, normalizeRange, normalizeSelection, tooManyBuckets } from '../query/spec.ts';
+import { aggregateBuckets } from '../storage/read.ts';
+import { CollectionName } from '../storage/store.ts';
+import { builder, type ArgBuilder } from './builder.ts';
+import { resolveScope } from './scope.ts';
+import { StatisticsRef } from './statistics.ts';
+import { TagFilterRef, TagRef } from './tag.ts';
+
+/** `Granularity` enum, generated from the granularity table in `query/granularity.ts`. */
+export const GranularityRef = builder.enumType('Granularity', {
+  description:
+    'Bucket size. Buckets are aligned in UTC: fixed sizes to the Unix epoch (weeks start on Monday), months, quarters and years to the calendar. Each is computed from the coarsest stored level (day totals, hour slots or minute slots) that answers it exactly.',
+  values: Object.fromEntries(
+    GRANULARITY_NAMES.map((name) => [name, { value: name, description: GRANULARITIES[name].description }]),
+  ) as Record<keyof typeof GRANULARITIES, { value: keyof typeof GRANULARITIES; description: string }>,
+});
+
+/** `Fill` enum: how empty buckets are listed. */
+export const FillRef = builder.enumType('Fill', {
+  description: 'How a bucket list treats buckets without readings.',
+  values: {
+    NULL: { value: 'NULL', description: 'List every bucket of the range; empty ones have count 0 and null statistics.' },
+    NONE: { value: 'NONE', description: 'List only buckets with readings.' },
+  } as const,
+});
+
+/** `Bucket` type: one time bucket and its statistics. */
+export const BucketRef = builder.objectRef<Bucket>('Bucket').implement({
+  description: 'One time bucket `[start, end)` (UTC) and the statistics of its readings.',
+  interfaces: [StatisticsRef],
+  fields: (t) => ({
+    start: t.expose('start', {
+      type: 'DateTime',
+      description:
+        'Start of the bucket, aligned to the granularity. The first bucket may start before `from`; it only counts readings from `from` on.',
+    }),
+    end: t.expose('end', { type: 'DateTime', description: 'End of the bucket (exclusive).' }),
+  }),
+});
+
+/** `BucketGroup` type: the buckets of one group. */
+export const BucketGroupRef = builder.objectRef<BucketGroup>('BucketGroup').implement({
+  description: 'The buckets of one group of series, in time order.',
+  fields: (t) => ({
+    tags: t.field({
+      type: [TagRef],
+      resolve: (group) => group.tags,
+      description: 'The `groupBy` tag values of this group, in `groupBy` order; empty when the query is not grouped.',
+    }),
+    buckets: t.field({ type: [BucketRef], resolve: (group) => group.buckets, description: 'Buckets in time order.' }),
+  }),
+});
+
+/** Arguments of every range query: field, range. */
+export const rangeArgs = (arg: ArgBuilder) => ({
+  field: arg.string({ required: true, description: 'Field name, e.g. `delay`.' }),
+  from: arg({ type: 'DateTime', required: true, description: 'Start of the range (inclusive), rounded down to the minute.' }),
+  to: arg({ type: 'DateTime', required: true, description: 'End of the range (exclusive), rounded down to the minute.' }),
+});
+
+/** Arguments of queries over a metric's series: metric, tag filters, grouping. */
+export const selectionArgs = (arg: ArgBuilder) => ({
+  metric: arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
+  where: arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
+  groupBy: arg.stringList({ description: 'Tag keys to group by (at most 8), e.g. `["origin"]`.' }),
+});
+
+/** Arguments that shape a bucket list: granularity and fill. */
+export const bucketArgs = (arg: ArgBuilder) => ({
+  granularity: arg({ type: GranularityRef, required: true, description: 'Bucket size.' }),
+  fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed.' }),
+});
+
+builder.queryField('buckets', (t) =>
+  t.field({
+    type: [BucketGroupRef],
+    description:
+      'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (more than MAX_BUCKETS buckets). An unknown metric, field or tag value gives an empty list.',
+    args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
+    resolve: async (_root, args, ctx) => {
+      const selection = normalizeSelection(args);
+      const range = normalizeRange(args);
+      const bucketing = normalizeBucketing(args, range, 1, ctx.limits.maxBuckets);
+      const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
+      if (scope === null) return [];
+      const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
+      const pipeline = bucketsPipeline({ ...range, ...bucketing, scope, grouping }, CollectionName.buckets);
+      const rows = await aggregateBuckets(ctx.store, pipeline);
+      const groups = shapeBucketGroups(rows, { ...range, ...bucketing, cut: bucketing.granularity.cut, groupBy: selection.groupBy });
+      const total = groups.reduce((sum, group) => sum + group.buckets.length, 0);
+      if (total > ctx.limits.maxBuckets) throw tooManyBuckets(total, ctx.limits.maxBuckets);
+      return groups;
+    },
+  }),
+);

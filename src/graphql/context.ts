@@ -1,0 +1,17 @@
+import type { Store } from '../storage/store.ts';
+
+/** Request context handed to every resolver. */
+export interface Context {
+  store: Store;
+  limits: {
+    /** Largest accepted `recordReadings` batch (config `MAX_BATCH_SIZE`). */
+    maxBatchSize: number;
+    /** Largest number of buckets one query may return (config `MAX_BUCKETS`). */
+    maxBuckets: number;
+  };
+  /**
+   * Runs a write so a graceful shutdown can wait for it; the server passes its
+   * in-flight tracker, tests may pass `(work) => work`.
+   */
+  trackWrite: <T>(work: Promise<T>) => Promise<T>;
+}

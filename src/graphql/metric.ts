@@ -1,0 +1,94 @@
+import { normalizeSelection } from '../query/spec.ts';
+import { countSeries, findMetric, findSeries, listMetrics, metricReadingTime, tagValues } from '../storage/read.ts';
+import type { MetricDocument } from '../storage/store.ts';
+import { builder } from './builder.ts';
+import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
+import { TagFilterRef } from './tag.ts';
+
+/** `BucketLayout` enum: how a metric's bucket documents are laid out (see README "Design"). */
+export const BucketLayoutRef = builder.enumType('BucketLayout', {
+  description: 'How the bucket documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT).',
+  values: {
+    SPARSE: { value: 'sparse', description: 'Day documents whose hour and minute slots are created by their first reading.' },
+    PREALLOCATED: {
+      value: 'preallocated',
+      description: 'Day documents inserted as a zeroed skeleton of all 1,440 minutes first, then updated in place.',
+    },
+  } as const,
+});
+
+/** `Metric` type, backed by the metric registry. */
+export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
+  description: 'A metric (InfluxDB\'s measurement): a name under which series record numeric fields.',
+  fields: (t) => ({
+    name: t.string({ resolve: (metric) => metric._id, description: 'Metric name, e.g. `flights`.' }),
+    fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
+    tagKeys: t.stringList({ resolve: (metric) => [...metric.tagKeys].sort(), description: 'Tag keys ever used, sorted.' }),
+    layout: t.field({ type: BucketLayoutRef, resolve: (metric) => metric.layout, description: 'Bucket document layout.' }),
+    seriesCount: t.field({
+      type: 'SafeInt',
+      description: 'Number of series.',
+      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id),
+    }),
+    firstReadingAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Exact time of the earliest reading (UTC).',
+      resolve: (metric, _args, ctx) => metricReadingTime(ctx.store, metric._id, 'first'),
+    }),
+    lastReadingAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Exact time of the latest reading (UTC).',
+      resolve: (metric, _args, ctx) => metricReadingTime(ctx.store, metric._id, 'last'),
+    }),
+    tagValues: t.stringList({
+      description: 'The values of tag `key` among the series matching `where`, sorted.',
+      args: {
+        key: t.arg.string({ required: true, description: 'Tag key, e.g. `origin`.' }),
+        where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
+      },
+      resolve: (metric, args, ctx) => {
+        const selection = normalizeSelection({ metric: metric._id, where: args.where, groupBy: [args.key] });
+        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where);
+      },
+    }),
+    series: t.field({
+      type: [SeriesRef],
+      description: 'The series whose tags match `where`, sorted by series key.',
+      args: seriesListArgs(t.arg),
+      resolve: (metric, args, ctx) => {
+        const selection = normalizeSelection({ metric: metric._id, where: args.where });
+        return findSeries(ctx.store, metric._id, selection.where, checkSeriesLimit(args.limit));
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  metrics: t.field({
+    type: [MetricRef],
+    description: 'Every metric, sorted by name.',
+    resolve: (_root, _args, ctx) => listMetrics(ctx.store),
+  }),
+  metric: t.field({
+    type: MetricRef,
+    nullable: true,
+    description: 'One metric by name; null when it was never recorded. Errors: INVALID_NAME.',
+    args: { name: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }) },
+    resolve: (_root, args, ctx) => findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric),
+  }),
+  tagValues: t.stringList({
+    description:
+      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Errors: INVALID_NAME, DUPLICATE_NAME.',
+    args: {
+      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
+      key: t.arg.string({ required: true, description: 'Tag key, e.g. `origin`.' }),
+      where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
+    },
+    resolve: (_root, args, ctx) => {
+      const selection = normalizeSelection({ metric: args.metric, where: args.where, groupBy: [args.key] });
+      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where);
+    },
+  }),
+}));
