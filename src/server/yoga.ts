@@ -1,0 +1,65 @@
+import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from '../logger.ts';
+import type { Context } from '../graphql/context.ts';
+import { schema } from '../graphql/schema.ts';
+import type { Store } from '../storage/store.ts';
+import { useErrorCodes } from './error-codes.ts';
+
+/** What the GraphQL server needs. */
+export interface AppOptions {
+  store: Store;
+  logger: Logger;
+  limits: Context['limits'];
+  /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
+  trackWrite?: Context['trackWrite'];
+}
+
+const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
+query DailyDelaysAtLAS {
+  buckets(
+    metric: "flights"
+    field: "delay"
+    granularity: DAY
+    from: "2001-01-01T00:00:00Z"
+    to: "2001-02-01T00:00:00Z"
+    where: [{ key: "origin", in: ["LAS"] }]
+  ) {
+    buckets { start count avg max }
+  }
+}
+`;
+
+/**
+ * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
+ * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
+ * the database does not answer a ping). Unexpected errors are masked; input errors
+ * carry a stable `extensions.code`.
+ */
+export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
+  const context: Context = {
+    store: options.store,
+    limits: options.limits,
+    trackWrite: options.trackWrite ?? ((work) => work),
+  };
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    context: () => ({ ...context }),
+    graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
+    landingPage: false,
+    logging: {
+      debug: (...args) => options.logger.debug(args.map(String).join(' ')),
+      info: (...args) => options.logger.info(args.map(String).join(' ')),
+      warn: (...args) => options.logger.warn(args.map(String).join(' ')),
+      error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
+    },
+    plugins: [
+      useErrorCodes(),
+      useReadinessCheck({
+        endpoint: '/ready',
+        check: async () => {
+          await options.store.client.db('admin').command({ ping: 1 }, { timeoutMS: 2000 });
+        },
+      }),
+    ],
+  });
+}
