@@ -2,7 +2,6 @@ import { bucketsPipeline } from '../query/buckets-pipeline.ts';
 import { shapeAggregates, type AggregateResult } from '../query/shape.ts';
 import { normalizeRange, normalizeSelection } from '../query/spec.ts';
 import { aggregateBuckets } from '../storage/read.ts';
-import { CollectionName } from '../storage/store.ts';
 import { rangeArgs, selectionArgs } from './bucket.ts';
 import { builder } from './builder.ts';
 import { resolveScope } from './scope.ts';
@@ -36,7 +35,7 @@ builder.queryField('aggregate', (t) =>
       const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
       if (scope === null) return [];
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const pipeline = bucketsPipeline({ ...range, granularity: null, scope, grouping }, CollectionName.buckets);
+      const pipeline = bucketsPipeline({ ...range, granularity: null, scope, grouping });
       const rows = await aggregateBuckets(ctx.store, pipeline);
       return shapeAggregates(rows, { ...range, groupBy: selection.groupBy });
     },

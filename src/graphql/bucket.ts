@@ -3,7 +3,6 @@ import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
 import { shapeBucketGroups, type Bucket, type BucketGroup } from '../query/shape.ts';
 import { normalizeBucketing, normalizeRange, normalizeSelection, tooManyBuckets } from '../query/spec.ts';
 import { aggregateBuckets } from '../storage/read.ts';
-import { CollectionName } from '../storage/store.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 import { resolveScope } from './scope.ts';
 import { StatisticsRef } from './statistics.ts';
@@ -87,7 +86,7 @@ builder.queryField('buckets', (t) =>
       const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
       if (scope === null) return [];
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const pipeline = bucketsPipeline({ ...range, ...bucketing, scope, grouping }, CollectionName.buckets);
+      const pipeline = bucketsPipeline({ ...range, ...bucketing, scope, grouping });
       const rows = await aggregateBuckets(ctx.store, pipeline);
       const groups = shapeBucketGroups(rows, { ...range, ...bucketing, cut: bucketing.granularity.cut, groupBy: selection.groupBy });
       const total = groups.reduce((sum, group) => sum + group.buckets.length, 0);

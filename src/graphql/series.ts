@@ -4,7 +4,7 @@ import { bucketsPipeline } from '../query/buckets-pipeline.ts';
 import { shapeSeriesAggregates, shapeSeriesBuckets } from '../query/shape.ts';
 import { normalizeBucketing, normalizeRange, normalizeSelection } from '../query/spec.ts';
 import { aggregateBuckets, findSeries, findSeriesByIds, seriesReadingTimes, type Edge } from '../storage/read.ts';
-import { CollectionName, type SeriesDocument } from '../storage/store.ts';
+import type { SeriesDocument } from '../storage/store.ts';
 import { AggregateRef } from './aggregate.ts';
 import { BucketRef, bucketArgs, rangeArgs } from './bucket.ts';
 import { builder, type ArgBuilder } from './builder.ts';
@@ -44,9 +44,7 @@ export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
         const bucketing = normalizeBucketing(args, range, ids.length, ctx.limits.maxBuckets);
         if (range.from >= range.to) return ids.map(() => []);
         const pipeline = bucketsPipeline(
-          { ...range, ...bucketing, scope: { series: ids }, grouping: { by: 'series' } },
-          CollectionName.buckets,
-        );
+          { ...range, ...bucketing, scope: { series: ids }, grouping: { by: 'series' } });
         const rows = await aggregateBuckets(ctx.store, pipeline);
         return shapeSeriesBuckets(rows, ids, { ...range, ...bucketing, cut: bucketing.granularity.cut });
       },
@@ -64,7 +62,7 @@ export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
           range.from < range.to
             ? aggregateBuckets(
                 ctx.store,
-                bucketsPipeline({ ...range, granularity: null, scope: { series: ids }, grouping: { by: 'series' } }, CollectionName.buckets),
+                bucketsPipeline({ ...range, granularity: null, scope: { series: ids }, grouping: { by: 'series' } }),
               )
             : Promise.resolve([]),
         ]);

@@ -1,5 +1,5 @@
 import type { Document } from 'mongodb';
-import { HOUR_MS, MINUTE_MS, floorTo, DAY_MS } from '../model/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import { bucketStartExpression, type Granularity } from './granularity.ts';
 import { planSegments, type Segment } from './segments.ts';
 
@@ -50,91 +50,136 @@ function groupExpression(grouping: Grouping): Document | string | undefined {
   return undefined;
 }
 
-/** `date + <index> * width`: the start time of a slot keyed by its index as a string. */
-const slotTime = (base: string, indexPath: string, width: number) => ({
-  $add: [base, { $multiply: [{ $toInt: indexPath }, width] }],
+const hourTime = (hourKey: string) => ({ $add: ['$date', { $multiply: [{ $toInt: hourKey }, HOUR_MS] }] });
+const minuteTime = (hourKey: string, minuteKey: string) => ({
+  $add: ['$date', { $multiply: [{ $toInt: hourKey }, HOUR_MS] }, { $multiply: [{ $toInt: minuteKey }, MINUTE_MS] }],
 });
+const within = (expression: unknown, from: number, to: number) => ({
+  $and: [{ $gte: [expression, new Date(from)] }, { $lt: [expression, new Date(to)] }],
+});
+const hasReadings = (statsPath: string) => ({ $gt: [`${statsPath}.n`, 0] });
 
 /**
- * The stages that read one segment and emit one row per non-empty slot:
- * `{time, g, x: {n, sum, min, max, sq}}`. Only documents of the segment's days are
- * matched (index `series_date` or `metric_date`), only documents holding the field,
- * and a day segment never unwinds hours, an hour segment never unwinds minutes.
+ * Expression for the slots one segment reads from a bucket document, as an array of
+ * `{time, x}` (x: the field's statistics). It only looks inside documents of the
+ * segment's days; a day segment reads the day totals, an hour segment the hour slots
+ * in range, a minute segment the minute slots in range of the hours that overlap it.
+ * Empty slots (count 0, absent field) are left out.
  */
-export function segmentStages(query: BucketQuery, segment: Segment): Document[] {
-  const field = query.field;
-  const group = groupExpression(query.grouping);
-  const keep = group === undefined ? {} : { g: group };
-  const carry = group === undefined ? {} : { g: 1 };
-  const match: Document = {
-    ...scopeFilter(query.scope),
-    date: { $gte: new Date(floorTo(segment.from, DAY_MS)), $lt: new Date(segment.to) },
-    [`fields.${field}.n`]: { $gt: 0 },
-  };
-  const inRange = { $gte: new Date(segment.from), $lt: new Date(segment.to) };
-
+export function segmentSlots(field: string, segment: Segment): Document {
+  const { from, to } = segment;
+  let slots: unknown;
   if (segment.level === 'day') {
-    return [{ $match: match }, { $project: { _id: 0, time: '$date', x: `$fields.${field}`, ...keep } }];
-  }
-  const hours: Document[] = [
-    { $match: match },
-    { $project: { _id: 0, date: 1, hour: { $objectToArray: '$hours' }, ...keep } },
-    { $unwind: '$hour' },
-  ];
-  if (segment.level === 'hour') {
-    return [
-      ...hours,
-      { $project: { time: slotTime('$date', '$hour.k', HOUR_MS), x: `$hour.v.fields.${field}`, ...carry } },
-      { $match: { time: inRange, 'x.n': { $gt: 0 } } },
-    ];
-  }
-  return [
-    ...hours,
-    {
-      $project: {
-        hourTime: slotTime('$date', '$hour.k', HOUR_MS),
-        hourCount: `$hour.v.fields.${field}.n`,
-        minute: { $objectToArray: '$hour.v.minutes' },
-        ...carry,
+    slots = [{ time: '$date', x: `$fields.${field}` }];
+  } else if (segment.level === 'hour') {
+    slots = {
+      $map: {
+        input: {
+          $filter: {
+            input: { $objectToArray: '$hours' },
+            as: 'h',
+            cond: { $and: [within(hourTime('$$h.k'), from, to), hasReadings(`$$h.v.fields.${field}`)] },
+          },
+        },
+        as: 'h',
+        in: { time: hourTime('$$h.k'), x: `$$h.v.fields.${field}` },
       },
-    },
-    { $match: { hourTime: { $gte: new Date(floorTo(segment.from, HOUR_MS)), $lt: new Date(segment.to) }, hourCount: { $gt: 0 } } },
-    { $unwind: '$minute' },
-    { $project: { time: slotTime('$hourTime', '$minute.k', MINUTE_MS), x: `$minute.v.${field}`, ...carry } },
-    { $match: { time: inRange, 'x.n': { $gt: 0 } } },
-  ];
+    };
+  } else {
+    const hours = {
+      $filter: {
+        input: { $objectToArray: '$hours' },
+        as: 'h',
+        cond: { $and: [within(hourTime('$$h.k'), floorTo(from, HOUR_MS), to), hasReadings(`$$h.v.fields.${field}`)] },
+      },
+    };
+    const minutesOfHour = {
+      $map: {
+        input: {
+          $filter: {
+            input: { $objectToArray: '$$this.v.minutes' },
+            as: 'm',
+            cond: { $and: [within(minuteTime('$$this.k', '$$m.k'), from, to), hasReadings(`$$m.v.${field}`)] },
+          },
+        },
+        as: 'm',
+        in: { time: minuteTime('$$this.k', '$$m.k'), x: `$$m.v.${field}` },
+      },
+    };
+    slots = { $reduce: { input: hours, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } };
+  }
+  // Guard: only documents of the segment's days are looked into.
+  return { $cond: [within('$date', floorTo(from, DAY_MS), to), slots, []] };
 }
+
+const statistics = (x: string) => ({
+  n: { $sum: `${x}.n` },
+  sum: { $sum: `${x}.sum` },
+  min: { $min: `${x}.min` },
+  max: { $max: `${x}.max` },
+  sq: { $sum: `${x}.sq` },
+});
 
 /**
  * Builds the aggregation pipeline of a bucket query (pure, no I/O).
  *
  * The range is split into segments (see {@link planSegments}) read at the coarsest
- * level the granularity allows: a `DAY` query over whole days only reads day totals, a
- * `MINUTE` query reads minute slots. The first segment's stages start the pipeline,
- * each further segment is appended with `$unionWith` on `collection`, and one `$group`
- * merges the slot statistics per bucket (`$sum` of n, sum and sq, `$min`, `$max`) and
- * per group. Rows come out unsorted; see {@link BucketRow}.
+ * level the granularity allows: a `DAY` query over whole days only reads day totals, an
+ * `HOUR` query hour slots, and only ragged range edges read finer slots. `$match`
+ * selects the documents of the range's days (index `series_date` or `metric_date`)
+ * that hold the field. When day totals answer everything, one `$group` sums them:
+ *
+ *   `$match` -> `$group`
+ *
+ * Otherwise each document's slots of every segment are gathered into one array
+ * (`$objectToArray` over the hour and minute subdocuments, `$filter` to the range),
+ * flattened and grouped:
+ *
+ *   `$match` -> `$project {slots}` -> `$unwind` -> `$group`
+ *
+ * `$group` merges the statistics per bucket start and group: `$sum` of count, sum and
+ * sum of squares, `$min`, `$max` (seed 004's `_stats`). Rows come out unsorted; see
+ * {@link BucketRow}.
  */
-export function bucketsPipeline(query: BucketQuery, collection: string): Document[] {
-  const coarsest = query.granularity?.level ?? 'day';
-  const segments = planSegments(query.from, query.to, coarsest);
+export function bucketsPipeline(query: BucketQuery): Document[] {
+  const field = query.field;
+  const segments = planSegments(query.from, query.to, query.granularity?.level ?? 'day');
   if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
-  const [first, ...rest] = segments.map((segment) => segmentStages(query, segment));
-  const stages: Document[] = [...first!];
-  for (const pipeline of rest) stages.push({ $unionWith: { coll: collection, pipeline } });
-
-  const id: Document = {};
-  if (query.granularity) id.t = bucketStartExpression('$time', query.granularity.cut);
-  if (query.grouping.by !== 'none') id.g = '$g';
-  stages.push({
-    $group: {
-      _id: Object.keys(id).length === 0 ? null : id,
-      n: { $sum: '$x.n' },
-      sum: { $sum: '$x.sum' },
-      min: { $min: '$x.min' },
-      max: { $max: '$x.max' },
-      sq: { $sum: '$x.sq' },
+  // Two $match stages: the first is exactly an index range (`series_date` or
+  // `metric_date`); MongoDB merges adjacent $match stages anyway, and a planner that
+  // does not (SecantusDB) would otherwise fall back to a collection scan.
+  const match = [
+    {
+      $match: {
+        ...scopeFilter(query.scope),
+        date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) },
+      },
     },
-  });
-  return stages;
+    { $match: { [`fields.${field}.n`]: { $gt: 0 } } },
+  ];
+  const group = groupExpression(query.grouping);
+  /** `$group` _id: bucket start of the time at `timePath` and/or the group; null for one ungrouped aggregate. */
+  const groupId = (timePath: string, groupRef: unknown) => {
+    const id: Document = {};
+    if (query.granularity) id.t = bucketStartExpression(timePath, query.granularity.cut);
+    if (group !== undefined) id.g = groupRef;
+    return Object.keys(id).length === 0 ? null : id;
+  };
+
+  if (segments.length === 1 && segments[0]!.level === 'day') {
+    return [...match, { $group: { _id: groupId('$date', group), ...statistics(`$fields.${field}`) } }];
+  }
+  const slots = segments.map((segment) => segmentSlots(field, segment));
+  return [
+    ...match,
+    {
+      $project: {
+        _id: 0,
+        slot: slots.length === 1 ? slots[0] : { $concatArrays: slots },
+        ...(group === undefined ? {} : { g: group }),
+      },
+    },
+    { $unwind: '$slot' },
+    { $group: { _id: groupId('$slot.time', '$g'), ...statistics('$slot.x') } },
+  ];
 }

@@ -14,7 +14,7 @@ import { importFlights } from '../importer/import.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { bucketsPipeline } from '../query/buckets-pipeline.ts';
 import { aggregateBuckets, findMetric } from '../storage/read.ts';
-import { CollectionName, openStore, redact, type Store } from '../storage/store.ts';
+import { openStore, redact, type Store } from '../storage/store.ts';
 import { createApp } from './yoga.ts';
 
 const DEMO_FLIGHTS = 20_000;
@@ -32,9 +32,7 @@ async function recordedFlights(store: Store): Promise<number> {
         to: Date.UTC(9999, 0, 1),
         granularity: null,
         grouping: { by: 'none' },
-      },
-      CollectionName.buckets,
-    ),
+      }),
   );
   return rows[0]?.n ?? 0;
 }

@@ -1,0 +1,63 @@
+import type { CommandStartedEvent } from 'mongodb';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import type { BucketLayout } from '../../src/model/bucket-document.ts';
+import { openStore, type Store } from '../../src/storage/store.ts';
+import { createApp } from '../../src/server/yoga.ts';
+
+/** A store on a fresh database of the test server, the GraphQL app on it, and a log of database commands. */
+export interface TestApp {
+  store: Store;
+  app: ReturnType<typeof createApp>;
+  /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate`. */
+  commands: string[];
+  resetCommands(): void;
+  /** Sends a GraphQL request through `yoga.fetch` (no socket) and returns the parsed JSON body. */
+  graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface GraphQLResponse<T> {
+  data?: T | null;
+  errors?: { message: string; path?: string[]; extensions?: { code?: string; inputPath?: string } }[];
+}
+
+/** Opens a {@link TestApp}; `limits` default to a batch of 10,000 and 100,000 buckets. */
+export async function openTestApp(
+  label: string,
+  options: { layout?: BucketLayout; maxBatchSize?: number; maxBuckets?: number } = {},
+): Promise<TestApp> {
+  const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
+  const store = await openStore(inject('mongoUri'), dbName, {
+    defaultLayout: options.layout ?? 'sparse',
+    client: { monitorCommands: true },
+  });
+  const commands: string[] = [];
+  store.client.on('commandStarted', (event: CommandStartedEvent) => {
+    if (event.databaseName === dbName) commands.push(event.commandName);
+  });
+  const app = createApp({
+    store,
+    logger: pino({ level: 'silent' }),
+    limits: { maxBatchSize: options.maxBatchSize ?? 10_000, maxBuckets: options.maxBuckets ?? 100_000 },
+  });
+  return {
+    store,
+    app,
+    commands,
+    resetCommands: () => commands.splice(0, commands.length),
+    async graphql<T>(query: string, variables?: Record<string, unknown>) {
+      const response = await app.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await response.json()) as GraphQLResponse<T>;
+    },
+    async close() {
+      await store.db.dropDatabase();
+      await store.client.close();
+    },
+  };
+}

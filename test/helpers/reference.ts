@@ -1,0 +1,119 @@
+/**
+ * Independent reference computations for the tests: plain loops over the raw data,
+ * sharing no code with the server.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export type GranularityName =
+  | 'MINUTE'
+  | 'FIVE_MINUTES'
+  | 'FIFTEEN_MINUTES'
+  | 'HOUR'
+  | 'SIX_HOURS'
+  | 'DAY'
+  | 'WEEK'
+  | 'MONTH'
+  | 'QUARTER'
+  | 'YEAR';
+
+/** The start of the bucket holding `ms`, from calendar fields (UTC). */
+export function referenceStart(ms: number, name: GranularityName): number {
+  const d = new Date(ms);
+  const y = d.getUTCFullYear();
+  const mo = d.getUTCMonth();
+  const day = d.getUTCDate();
+  const h = d.getUTCHours();
+  const mi = d.getUTCMinutes();
+  switch (name) {
+    case 'MINUTE':
+      return Date.UTC(y, mo, day, h, mi);
+    case 'FIVE_MINUTES':
+      return Date.UTC(y, mo, day, h, mi - (mi % 5));
+    case 'FIFTEEN_MINUTES':
+      return Date.UTC(y, mo, day, h, mi - (mi % 15));
+    case 'HOUR':
+      return Date.UTC(y, mo, day, h);
+    case 'SIX_HOURS':
+      return Date.UTC(y, mo, day, h - (h % 6));
+    case 'DAY':
+      return Date.UTC(y, mo, day);
+    case 'WEEK':
+      return Date.UTC(y, mo, day - ((d.getUTCDay() + 6) % 7));
+    case 'MONTH':
+      return Date.UTC(y, mo, 1);
+    case 'QUARTER':
+      return Date.UTC(y, mo - (mo % 3), 1);
+    case 'YEAR':
+      return Date.UTC(y, 0, 1);
+  }
+}
+
+/** A flight of flights-20k, parsed here without the server's code. */
+export interface RawFlight {
+  time: number;
+  delay: number;
+  distance: number;
+  origin: string;
+  destination: string;
+}
+
+/** Reads flights-20k.json straight from node_modules; `2001/01/13 14:56` is taken as UTC. */
+export function loadFlights20k(): RawFlight[] {
+  const path = fileURLToPath(new URL('../../node_modules/vega-datasets/data/flights-20k.json', import.meta.url));
+  const rows = JSON.parse(readFileSync(path, 'utf8')) as {
+    date: string;
+    delay: number;
+    distance: number;
+    origin: string;
+    destination: string;
+  }[];
+  return rows.map((row) => {
+    const [datePart, timePart] = row.date.split(' ') as [string, string];
+    const [y, mo, d] = datePart.split('/').map(Number) as [number, number, number];
+    const [h, mi] = timePart.split(':').map(Number) as [number, number];
+    return { time: Date.UTC(y, mo - 1, d, h, mi), delay: row.delay, distance: row.distance, origin: row.origin, destination: row.destination };
+  });
+}
+
+/** Reference statistics: count, sum, min, max, mean and population/sample standard deviation by two passes. */
+export interface ReferenceStats {
+  count: number;
+  sum: number | null;
+  min: number | null;
+  max: number | null;
+  avg: number | null;
+  stddev: number | null;
+  sampleStddev: number | null;
+}
+
+export function referenceStats(values: readonly number[]): ReferenceStats {
+  if (values.length === 0) return { count: 0, sum: null, min: null, max: null, avg: null, stddev: null, sampleStddev: null };
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    sum += v;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const mean = sum / values.length;
+  let squares = 0;
+  for (const v of values) squares += (v - mean) ** 2;
+  return {
+    count: values.length,
+    sum,
+    min,
+    max,
+    avg: mean,
+    stddev: Math.sqrt(squares / values.length),
+    sampleStddev: values.length > 1 ? Math.sqrt(squares / (values.length - 1)) : null,
+  };
+}
+
+/** Asserts `actual` equals `expected` to `tolerance` relative (absolute near zero); nulls must match. */
+export function closeTo(actual: number | null | undefined, expected: number | null, tolerance = 1e-9): boolean {
+  if (expected === null) return actual === null;
+  if (actual === null || actual === undefined) return false;
+  return Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected));
+}
