@@ -1,4 +1,4 @@
-import { validateReadings } from '../record/validate.ts';
+import { validateReading, validateReadings } from '../record/validate.ts';
 import { recordReadings, type RecordSummary } from '../storage/record.ts';
 import { builder } from './builder.ts';
 import { TagInputRef } from './tag.ts';
@@ -45,7 +45,7 @@ builder.mutationFields((t) => ({
     description: `Records one reading. ${recordErrors}.`,
     args: { reading: t.arg({ type: ReadingInputRef, required: true }) },
     resolve: (_root, args, ctx) => {
-      const readings = validateReadings([args.reading], { maxBatchSize: 1, receivedAt: Date.now(), root: 'reading' });
+      const readings = validateReading(args.reading, { receivedAt: Date.now() });
       return ctx.trackWrite(recordReadings(ctx.store, readings));
     },
   }),

@@ -42,9 +42,10 @@ const tagRule = z.object({
 
 const fieldRule = z.object({
   name: nameRule('A field name'),
-  value: z
-    .number()
-    .refine(Number.isFinite, coded(ErrorCode.INVALID_FIELD_VALUE, 'A field value must be a finite number (not NaN or infinite)')),
+  value: z.custom<number>(
+    (value) => typeof value === 'number' && Number.isFinite(value),
+    coded(ErrorCode.INVALID_FIELD_VALUE, 'A field value must be a finite number (not NaN or infinite)'),
+  ),
 });
 
 const readingRule = z.object({
@@ -77,26 +78,35 @@ const batchRule = z.array(readingRule);
  * @param inputs the readings, in the order the client sent them.
  * @param options.maxBatchSize the largest accepted batch (config `MAX_BATCH_SIZE`).
  * @param options.receivedAt the time given to readings without one (ms since epoch, UTC).
- * @param options.root the argument name used in error paths, e.g. `readings`.
  * @throws InputError with code BATCH_TOO_LARGE, INVALID_NAME, INVALID_TAG_VALUE,
  * DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES, INVALID_FIELD_VALUE or INVALID_TIME; the
  * message names the first problem and how many more there are, `extensions.inputPath`
- * where it is.
+ * where it is (`readings[3].tags[0].key`).
  */
 export function validateReadings(
   inputs: readonly ReadingInput[],
-  options: { maxBatchSize: number; receivedAt: number; root?: string },
+  options: { maxBatchSize: number; receivedAt: number },
 ): Reading[] {
-  const root = options.root ?? 'readings';
   if (inputs.length > options.maxBatchSize) {
     throw new InputError(
       ErrorCode.BATCH_TOO_LARGE,
       `A batch may hold at most ${options.maxBatchSize} readings; this one holds ${inputs.length}. Split it into smaller batches.`,
-      root,
+      'readings',
     );
   }
-  const batch = parseInput(batchRule, inputs, root);
+  return normalize(parseInput(batchRule, inputs, 'readings'), options.receivedAt);
+}
 
+/**
+ * Validates and normalizes a single reading, as {@link validateReadings} does for a
+ * batch; error paths start with `reading` (`reading.fields[0].value`).
+ * @throws InputError as {@link validateReadings}, except BATCH_TOO_LARGE.
+ */
+export function validateReading(input: ReadingInput, options: { receivedAt: number }): Reading[] {
+  return normalize([parseInput(readingRule, input, 'reading')], options.receivedAt);
+}
+
+function normalize(batch: readonly z.output<typeof readingRule>[], receivedAt: number): Reading[] {
   const ids = new Map<string, string>();
   return batch.map((input) => {
     const tags = sortTags(input.tags ?? []);
@@ -111,7 +121,7 @@ export function validateReadings(
       tags,
       seriesKey: key,
       seriesId: id,
-      time: input.time?.getTime() ?? options.receivedAt,
+      time: input.time?.getTime() ?? receivedAt,
       fields: input.fields,
     };
   });

@@ -1,0 +1,241 @@
+/**
+ * End to end through `yoga.fetch`: record readings with the mutations, then read them
+ * back with every query, including DataLoader batching (counted as aggregate commands
+ * sent to the database).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await openTestApp('api');
+});
+afterAll(async () => t.close());
+
+const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded series buckets } }`;
+const reading = (time: string, host: string, usage: number, extra: Record<string, number> = {}) => ({
+  metric: 'cpu',
+  tags: [
+    { key: 'host', value: host },
+    { key: 'region', value: host === 'c' ? 'eu' : 'us' },
+  ],
+  time,
+  fields: [{ name: 'usage', value: usage }, ...Object.entries(extra).map(([name, value]) => ({ name, value }))],
+});
+
+describe('record, then query', () => {
+  beforeAll(async () => {
+    const single = await t.graphql<{ recordReading: { recorded: number } }>(
+      `mutation { recordReading(reading: {metric: "cpu", tags: [{key: "region", value: "us"}, {key: "host", value: "a"}], time: "2024-05-01T10:00:30+02:00", fields: [{name: "usage", value: 0}]}) { recorded } }`,
+    );
+    expect(single.data?.recordReading.recorded).toBe(1);
+    // Out of order and late: the 08:00 reading of host a arrives after later ones.
+    const batch = await t.graphql<{ recordReadings: { recorded: number; series: number; buckets: number } }>(RECORD, {
+      readings: [
+        reading('2024-05-01T08:01:10Z', 'a', 10, { temperature: 40 }),
+        reading('2024-05-01T08:01:50Z', 'a', 20),
+        reading('2024-05-01T09:59:00Z', 'b', 30),
+        reading('2024-05-02T00:00:00Z', 'b', 50),
+        reading('2024-05-01T08:05:00Z', 'c', 70),
+        reading('2024-04-30T23:59:59Z', 'a', 5),
+      ],
+    });
+    expect(batch.errors).toBeUndefined();
+    expect(batch.data?.recordReadings).toEqual({ recorded: 6, series: 3, buckets: 5 });
+  });
+
+  it('lists metrics with fields, tag keys, series count and exact first/last reading times', async () => {
+    const response = await t.graphql(`{ metrics { name fields tagKeys seriesCount layout firstReadingAt lastReadingAt } }`);
+    expect(response.data).toEqual({
+      metrics: [
+        {
+          name: 'cpu',
+          fields: ['temperature', 'usage'],
+          tagKeys: ['host', 'region'],
+          seriesCount: 3,
+          layout: 'SPARSE',
+          firstReadingAt: '2024-04-30T23:59:59.000Z',
+          lastReadingAt: '2024-05-02T00:00:00.000Z',
+        },
+      ],
+    });
+  });
+
+  it('finds tag values and series by tags, and a series by its key', async () => {
+    const response = await t.graphql(`{
+      all: tagValues(metric: "cpu", key: "host")
+      us: tagValues(metric: "cpu", key: "host", where: [{key: "region", in: "us"}])
+      none: tagValues(metric: "nope", key: "host")
+      series(metric: "cpu", where: [{key: "host", in: ["a", "c"]}]) { id tags { key value } fields firstReadingAt lastReadingAt }
+      seriesById(id: "cpu,host=b,region=us") { id metric fields }
+      missing: seriesById(id: "cpu,host=zzz") { id }
+    }`);
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toEqual({
+      all: ['a', 'b', 'c'],
+      us: ['a', 'b'],
+      none: [],
+      series: [
+        {
+          id: 'cpu,host=a,region=us',
+          tags: [
+            { key: 'host', value: 'a' },
+            { key: 'region', value: 'us' },
+          ],
+          fields: ['temperature', 'usage'],
+          firstReadingAt: '2024-04-30T23:59:59.000Z',
+          lastReadingAt: '2024-05-01T08:01:50.000Z',
+        },
+        {
+          id: 'cpu,host=c,region=eu',
+          tags: [
+            { key: 'host', value: 'c' },
+            { key: 'region', value: 'eu' },
+          ],
+          fields: ['usage'],
+          firstReadingAt: '2024-05-01T08:05:00.000Z',
+          lastReadingAt: '2024-05-01T08:05:00.000Z',
+        },
+      ],
+      seriesById: { id: 'cpu,host=b,region=us', metric: 'cpu', fields: ['usage'] },
+      missing: null,
+    });
+  });
+
+  it('buckets by minute: empty buckets have count 0 and null statistics, a real 0 stays 0', async () => {
+    const response = await t.graphql<{ buckets: { tags: unknown[]; buckets: Record<string, unknown>[] }[] }>(`{
+      buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-05-01T08:00:00Z", to: "2024-05-01T08:03:00Z", where: [{key: "host", in: "a"}]) {
+        tags { key } buckets { start end count sum min max avg stddev sampleStddev variance }
+      }
+      zero: buckets(metric: "cpu", field: "usage", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T09:00:00Z", where: [{key: "host", in: "a"}]) {
+        buckets { start count sum min max avg }
+      }
+    }`);
+    expect(response.errors).toBeUndefined();
+    const [group] = response.data!.buckets;
+    expect(group!.tags).toEqual([]);
+    expect(group!.buckets).toEqual([
+      // The reading at 10:00:30+02:00 (08:00:30Z) has the value 0: a real zero, not an empty bucket.
+      { start: '2024-05-01T08:00:00.000Z', end: '2024-05-01T08:01:00.000Z', count: 1, sum: 0, min: 0, max: 0, avg: 0, stddev: 0, sampleStddev: null, variance: 0 },
+      { start: '2024-05-01T08:01:00.000Z', end: '2024-05-01T08:02:00.000Z', count: 2, sum: 30, min: 10, max: 20, avg: 15, stddev: 5, sampleStddev: Math.sqrt(50), variance: 25 },
+      { start: '2024-05-01T08:02:00.000Z', end: '2024-05-01T08:03:00.000Z', count: 0, sum: null, min: null, max: null, avg: null, stddev: null, sampleStddev: null, variance: null },
+    ]);
+    expect((response.data as { zero: { buckets: unknown[] }[] }).zero[0]!.buckets).toEqual([
+      { start: '2024-05-01T08:00:00.000Z', count: 3, sum: 30, min: 0, max: 20, avg: 10 },
+    ]);
+  });
+
+  it('groups by tag keys, fills or skips empty buckets, and aggregates per group', async () => {
+    const response = await t.graphql(`{
+      buckets(metric: "cpu", field: "usage", granularity: DAY, from: "2024-04-30T00:00:00Z", to: "2024-05-03T00:00:00Z", groupBy: ["region"], fill: NONE) {
+        tags { key value } buckets { start count sum }
+      }
+      aggregate(metric: "cpu", field: "usage", from: "2024-04-30T00:00:00Z", to: "2024-05-03T00:00:00Z", groupBy: ["host"]) {
+        tags { key value } count sum min max from to
+      }
+    }`);
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toEqual({
+      buckets: [
+        { tags: [{ key: 'region', value: 'eu' }], buckets: [{ start: '2024-05-01T00:00:00.000Z', count: 1, sum: 70 }] },
+        {
+          tags: [{ key: 'region', value: 'us' }],
+          buckets: [
+            { start: '2024-04-30T00:00:00.000Z', count: 1, sum: 5 },
+            { start: '2024-05-01T00:00:00.000Z', count: 4, sum: 60 },
+            { start: '2024-05-02T00:00:00.000Z', count: 1, sum: 50 },
+          ],
+        },
+      ],
+      aggregate: [
+        { tags: [{ key: 'host', value: 'a' }], count: 4, sum: 35, min: 0, max: 20, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
+        { tags: [{ key: 'host', value: 'b' }], count: 2, sum: 80, min: 30, max: 50, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
+        { tags: [{ key: 'host', value: 'c' }], count: 1, sum: 70, min: 70, max: 70, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
+      ],
+    });
+  });
+
+  it('rounds from and to down to the whole minute and keeps adjacent ranges disjoint', async () => {
+    const query = (from: string, to: string) =>
+      t.graphql<{ aggregate: { count: number }[] }>(
+        `query($from: DateTime!, $to: DateTime!) { aggregate(metric: "cpu", field: "usage", from: $from, to: $to) { count } }`,
+        { from, to },
+      );
+    const whole = await query('2024-05-01T08:00:00Z', '2024-05-01T08:03:00Z');
+    const left = await query('2024-05-01T08:00:00Z', '2024-05-01T08:01:40Z');
+    const right = await query('2024-05-01T08:01:40Z', '2024-05-01T08:03:00Z');
+    expect(whole.data!.aggregate[0]!.count).toBe(3);
+    expect(left.data!.aggregate[0]!.count + right.data!.aggregate[0]!.count).toBe(3);
+    expect(left.data!.aggregate[0]!.count).toBe(1);
+  });
+
+  it('gives empty results, not errors, for an unknown metric, field or tag value', async () => {
+    const response = await t.graphql(`{
+      a: buckets(metric: "nope", field: "usage", granularity: DAY, from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z") { tags { key } }
+      b: buckets(metric: "cpu", field: "nope", granularity: DAY, from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z") { tags { key } }
+      c: buckets(metric: "cpu", field: "usage", granularity: DAY, from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z", where: [{key: "host", in: "zzz"}]) { tags { key } }
+      d: aggregate(metric: "cpu", field: "usage", from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z", where: [{key: "nokey", in: "x"}]) { count }
+      e: series(metric: "nope") { id }
+      f: metric(name: "nope") { name }
+    }`);
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toEqual({ a: [], b: [], c: [], d: [], e: [], f: null });
+  });
+});
+
+describe('DataLoader batching', () => {
+  it('computes Series.buckets of every series of a list with one pipeline per distinct arguments', async () => {
+    t.resetCommands();
+    const response = await t.graphql<{ series: { id: string; hourly: { count: number }[]; daily: { count: number; sum: number | null }[]; total: { count: number; sum: number | null; tags: unknown[] } }[] }>(`{
+      series(metric: "cpu") {
+        id
+        hourly: buckets(field: "usage", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T10:00:00Z") { count }
+        daily: buckets(field: "usage", granularity: DAY, from: "2024-05-01T00:00:00Z", to: "2024-05-03T00:00:00Z", fill: NONE) { count sum }
+        total: aggregate(field: "usage", from: "2024-04-01T00:00:00Z", to: "2024-06-01T00:00:00Z") { count sum tags { key value } }
+      }
+    }`);
+    expect(response.errors).toBeUndefined();
+    // One aggregate command per field selection (hourly, daily, total), not per series.
+    expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(3);
+    expect(response.data!.series.map((s) => [s.id, s.hourly.map((b) => b.count), s.daily, s.total.count, s.total.sum])).toEqual([
+      ['cpu,host=a,region=us', [3, 0], [{ count: 3, sum: 30 }], 4, 35],
+      ['cpu,host=b,region=us', [0, 1], [{ count: 1, sum: 30 }, { count: 1, sum: 50 }], 2, 80],
+      ['cpu,host=c,region=eu', [1, 0], [{ count: 1, sum: 70 }], 1, 70],
+    ]);
+    expect(response.data!.series[2]!.total.tags).toEqual([
+      { key: 'host', value: 'c' },
+      { key: 'region', value: 'eu' },
+    ]);
+  });
+
+  it('a series without readings in the range gets empty buckets and a count-0 aggregate', async () => {
+    const response = await t.graphql(`{
+      seriesById(id: "cpu,host=c,region=eu") {
+        buckets(field: "usage", granularity: DAY, from: "2024-06-01T00:00:00Z", to: "2024-06-03T00:00:00Z") { count sum }
+        aggregate(field: "usage", from: "2024-06-01T00:00:00Z", to: "2024-06-03T00:00:00Z") { count sum avg }
+      }
+    }`);
+    expect(response.data).toEqual({
+      seriesById: {
+        buckets: [
+          { count: 0, sum: null },
+          { count: 0, sum: null },
+        ],
+        aggregate: { count: 0, sum: null, avg: null },
+      },
+    });
+  });
+});
+
+describe('readings without a time', () => {
+  it('are recorded at the time the request arrived', async () => {
+    const before = Date.now();
+    const response = await t.graphql(`mutation { recordReading(reading: {metric: "now", fields: [{name: "x", value: 1}]}) { recorded } }`);
+    const after = Date.now();
+    expect(response.errors).toBeUndefined();
+    const metric = await t.graphql<{ metric: { firstReadingAt: string } }>(`{ metric(name: "now") { firstReadingAt } }`);
+    const time = Date.parse(metric.data!.metric.firstReadingAt);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(after);
+  });
+});

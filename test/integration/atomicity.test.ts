@@ -1,0 +1,108 @@
+/**
+ * Atomicity: many writers, several store instances (as several server processes would
+ * have), all recording into the same series and minute of a day that has no document
+ * yet. Every level must end with exact counts and sums: no lost update, no duplicate
+ * document, for both bucket layouts.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BucketLayout } from '../../src/model/bucket-document.ts';
+import { validateReadings } from '../../src/record/validate.ts';
+import { recordReadings } from '../../src/storage/record.ts';
+import { openStore, type Store } from '../../src/storage/store.ts';
+import { randomBytes } from 'node:crypto';
+
+const WRITERS = 60;
+const STORES = 4;
+
+describe.each<BucketLayout>(['sparse', 'preallocated'])('%s layout', (layout) => {
+  let stores: Store[];
+  const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    stores = await Promise.all(
+      Array.from({ length: STORES }, () => openStore(inject('mongoUri'), dbName, { defaultLayout: layout })),
+    );
+  });
+  afterAll(async () => {
+    await stores[0]!.db.dropDatabase();
+    await Promise.all(stores.map((store) => store.client.close()));
+  });
+
+  it(`${WRITERS} concurrent writers into one new series and minute lose nothing`, async () => {
+    // Multiples of 1/4: every sum and sum of squares below is exact in binary floating point.
+    const values = Array.from({ length: WRITERS }, (_, i) => (i % 2 === 0 ? 1 : -1) * (i * 1.5 + 0.25));
+    const seconds = values.map((_, i) => i % 60);
+    await Promise.all(
+      values.map((value, i) => {
+        const readings = validateReadings(
+          [
+            {
+              metric: 'cpu',
+              tags: [{ key: 'host', value: 'h1' }],
+              time: new Date(Date.UTC(2024, 4, 1, 13, 45, seconds[i])),
+              fields: [
+                { name: 'usage', value },
+                { name: 'count', value: 1 },
+              ],
+            },
+          ],
+          { maxBatchSize: 1, receivedAt: 0 },
+        );
+        return recordReadings(stores[i % STORES]!, readings);
+      }),
+    );
+
+    const docs = await stores[0]!.buckets.find({ metric: 'cpu' }).toArray();
+    expect(docs).toHaveLength(1);
+    const doc = docs[0]!;
+    let sum = 0;
+    let sq = 0;
+    for (const v of values) {
+      sum += v;
+      sq += v * v;
+    }
+    const expected = { n: WRITERS, min: Math.min(...values), max: Math.max(...values) };
+    for (const stats of [doc.fields.usage, doc.hours['13']?.fields.usage, doc.hours['13']?.minutes['45']?.usage]) {
+      expect(stats).toBeDefined();
+      expect({ n: stats!.n, min: stats!.min, max: stats!.max }).toEqual(expected);
+      expect(stats!.sum).toBe(sum);
+      expect(stats!.sq).toBe(sq);
+    }
+    expect(doc.hours['13']?.minutes['45']?.count?.sum).toBe(WRITERS);
+    expect(doc.first).toEqual(new Date(Date.UTC(2024, 4, 1, 13, 45, 0)));
+    expect(doc.last).toEqual(new Date(Date.UTC(2024, 4, 1, 13, 45, 59)));
+    expect(await stores[0]!.series.countDocuments({ metric: 'cpu' })).toBe(1);
+    expect(await stores[0]!.metrics.findOne({ _id: 'cpu' })).toMatchObject({ layout, fields: expect.arrayContaining(['usage', 'count']) });
+  });
+
+  it('concurrent batches over many minutes and two days sum exactly at every level', async () => {
+    const batches = Array.from({ length: 24 }, (_, b) =>
+      Array.from({ length: 50 }, (_, i) => ({
+        metric: 'mem',
+        tags: [{ key: 'host', value: `h${i % 3}` }],
+        time: new Date(Date.UTC(2024, 4, 1, 23, 0) + ((b * 50 + i) % 120) * 60_000),
+        fields: [{ name: 'used', value: b * 100 + i }],
+      })),
+    );
+    await Promise.all(
+      batches.map((batch, b) => recordReadings(stores[b % STORES]!, validateReadings(batch, { maxBatchSize: 50, receivedAt: 0 }))),
+    );
+    const all = batches.flat();
+    const docs = await stores[0]!.buckets.find({ metric: 'mem' }).toArray();
+    expect(docs).toHaveLength(6); // 3 hosts x 2 days
+    for (const doc of docs) {
+      const mine = all.filter(
+        (r) => `h${r.tags[0]!.value.slice(1)}` === doc.tags.host && r.time.getTime() - (r.time.getTime() % 86_400_000) === doc.date.getTime(),
+      );
+      expect(doc.fields.used?.n).toBe(mine.length);
+      expect(doc.fields.used?.sum).toBe(mine.reduce((s, r) => s + r.fields[0]!.value, 0));
+      let hourTotal = 0;
+      let minuteTotal = 0;
+      for (const hour of Object.values(doc.hours)) {
+        hourTotal += hour.fields.used?.n ?? 0;
+        for (const minute of Object.values(hour.minutes)) minuteTotal += minute.used?.n ?? 0;
+      }
+      expect([hourTotal, minuteTotal]).toEqual([mine.length, mine.length]);
+    }
+  });
+});
