@@ -43,7 +43,7 @@ builder.mutationFields((t) => ({
   recordReading: t.field({
     type: RecordResultRef,
     description: `Records one reading. ${recordErrors}.`,
-    args: { reading: t.arg({ type: ReadingInputRef, required: true }) },
+    args: { reading: t.arg({ type: ReadingInputRef, required: true, description: 'The reading.' }) },
     resolve: (_root, args, ctx) => {
       const readings = validateReading(args.reading, { receivedAt: Date.now() });
       return ctx.trackWrite(recordReadings(ctx.store, readings));
@@ -52,7 +52,13 @@ builder.mutationFields((t) => ({
   recordReadings: t.field({
     type: RecordResultRef,
     description: `Records a batch of readings: the whole batch is validated first, then grouped by bucket document and written with one atomic update per document. Readings may be late or out of order. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
-    args: { readings: t.arg({ type: [ReadingInputRef], required: true }) },
+    args: {
+      readings: t.arg({
+        type: [ReadingInputRef],
+        required: true,
+        description: 'The readings, in any order, at most MAX_BATCH_SIZE (default 10,000).',
+      }),
+    },
     resolve: (_root, args, ctx) => {
       const readings = validateReadings(args.readings, { maxBatchSize: ctx.limits.maxBatchSize, receivedAt: Date.now() });
       return ctx.trackWrite(recordReadings(ctx.store, readings));

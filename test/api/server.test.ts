@@ -1,0 +1,85 @@
+/**
+ * The HTTP surface around GraphQL: health and readiness endpoints, masking of
+ * unexpected errors, and start-up configuration.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../../src/embedded/secantus.ts';
+import { createApp } from '../../src/server/yoga.ts';
+import { openStore, type Store } from '../../src/storage/store.ts';
+
+describe('health, readiness and error masking', () => {
+  let server: EmbeddedServer;
+  let store: Store;
+  let app: ReturnType<typeof createApp>;
+
+  beforeAll(async () => {
+    // A database server of this test's own, so it can be stopped.
+    const config = loadConfig();
+    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {});
+    server = await startSecantus({ binary, dataDir: ':memory:', say: () => {} });
+    store = await openStore(server.uri, 'readiness', { client: { serverSelectionTimeoutMS: 1000 } });
+    app = createApp({ store, logger: pino({ level: 'silent' }), limits: { maxBatchSize: 10, maxBuckets: 100 } });
+  });
+  afterAll(async () => {
+    await store.client.close();
+    await server.stop();
+  });
+
+  it('answers /health and /ready while the database is up', async () => {
+    expect((await app.fetch('http://yoga/health')).status).toBe(200);
+    expect((await app.fetch('http://yoga/ready')).status).toBe(200);
+  });
+
+  it('serves GraphiQL to browsers', async () => {
+    const response = await app.fetch('http://yoga/graphql', { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('GraphiQL');
+  });
+
+  it('reports not ready and masks the driver error once the database is gone', async () => {
+    await server.stop();
+    expect((await app.fetch('http://yoga/health')).status).toBe(200);
+    expect((await app.fetch('http://yoga/ready')).status).toBe(503);
+    const response = await app.fetch('http://yoga/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ metrics { name } }' }),
+    });
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(body.errors[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|Mongo|ECONNREFUSED|selection/i);
+  });
+});
+
+describe('configuration', () => {
+  it('has working defaults for every setting', () => {
+    expect(loadConfig({})).toMatchObject({
+      HOST: '127.0.0.1',
+      PORT: 4000,
+      MONGODB_DB: 'tsgraph',
+      MAX_BATCH_SIZE: 10_000,
+      MAX_BUCKETS: 100_000,
+      DEFAULT_LAYOUT: 'sparse',
+    });
+    expect(loadConfig({}).MONGODB_URI).toBeUndefined();
+  });
+
+  it('reads numbers and choices from strings and treats empty strings as unset', () => {
+    const config = loadConfig({ PORT: '8080', MAX_BUCKETS: '500', DEFAULT_LAYOUT: 'preallocated', MONGODB_URI: '' });
+    expect([config.PORT, config.MAX_BUCKETS, config.DEFAULT_LAYOUT, config.MONGODB_URI]).toEqual([8080, 500, 'preallocated', undefined]);
+  });
+
+  it('refuses bad values with one line per variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: '70000', MONGODB_URI: 'postgres://x', DEFAULT_LAYOUT: 'dense', MAX_BATCH_SIZE: 'many' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const lines = (error as Error).message.split('\n').slice(1);
+    expect(lines.map((line) => line.trim().split(':')[0]).sort()).toEqual(['DEFAULT_LAYOUT', 'MAX_BATCH_SIZE', 'MONGODB_URI', 'PORT']);
+  });
+});
