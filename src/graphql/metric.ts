@@ -1,5 +1,5 @@
 import { normalizeSelection } from '../query/spec.ts';
-import { countSeries, findMetric, findSeries, listMetrics, metricReadingTime, tagValues } from '../storage/read.ts';
+import { countSeries, findMetric, findSeries, listMetrics, tagValues } from '../storage/read.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
@@ -34,13 +34,13 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
       type: 'DateTime',
       nullable: true,
       description: 'Exact time of the earliest reading (UTC).',
-      resolve: (metric, _args, ctx) => metricReadingTime(ctx.store, metric._id, 'first'),
+      resolve: (metric) => metric.first ?? null,
     }),
     lastReadingAt: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'Exact time of the latest reading (UTC).',
-      resolve: (metric, _args, ctx) => metricReadingTime(ctx.store, metric._id, 'last'),
+      resolve: (metric) => metric.last ?? null,
     }),
     tagValues: t.stringList({
       description: 'The values of tag `key` among the series matching `where`, sorted.',

@@ -40,6 +40,9 @@ export interface MetricWrite {
   name: string;
   fields: Set<string>;
   tagKeys: Set<string>;
+  /** Earliest and latest reading time of the batch for this metric, ms since epoch. */
+  first: number;
+  last: number;
 }
 
 /** The writes of one validated batch, grouped by target document. */
@@ -102,9 +105,11 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
     }
     let metricWrite = metrics.get(reading.metric);
     if (metricWrite === undefined) {
-      metricWrite = { name: reading.metric, fields: new Set(), tagKeys: new Set() };
+      metricWrite = { name: reading.metric, fields: new Set(), tagKeys: new Set(), first: reading.time, last: reading.time };
       metrics.set(reading.metric, metricWrite);
     }
+    if (reading.time < metricWrite.first) metricWrite.first = reading.time;
+    if (reading.time > metricWrite.last) metricWrite.last = reading.time;
     for (const tag of reading.tags) metricWrite.tagKeys.add(tag.key);
 
     for (const { name, value } of reading.fields) {

@@ -78,24 +78,3 @@ export async function seriesReadingTimes(store: Store, ids: readonly string[], e
     }),
   );
 }
-
-/**
- * Exact time of the earliest (`first`) or latest (`last`) reading of a whole metric:
- * its earliest (latest) day with bucket documents is found through the `{metric, date}`
- * index, then the minimum `first` (maximum `last`) among that day's documents.
- */
-export async function metricReadingTime(store: Store, metric: string, edge: Edge): Promise<Date | null> {
-  const direction = edge === 'first' ? 1 : -1;
-  const day = await store.buckets.findOne(
-    { metric, [edge]: { $exists: true } },
-    { sort: { metric: 1, date: direction }, projection: { date: 1 } },
-  );
-  if (!day) return null;
-  const [row] = await store.buckets
-    .aggregate<{ time: Date }>([
-      { $match: { metric, date: day.date, [edge]: { $exists: true } } },
-      { $group: { _id: null, time: edge === 'first' ? { $min: '$first' } : { $max: '$last' } } },
-    ])
-    .toArray();
-  return row?.time ?? null;
-}

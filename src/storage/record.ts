@@ -29,6 +29,8 @@ const DUPLICATE_KEY_RETRIES = 5;
  *    through the registry never misses data).
  * 4. Applies ONE atomic update per bucket document, updating the day, hour and
  *    minute levels at once, in one unordered `bulkWrite`.
+ * 5. Widens the metric's first/last reading time in the registry when the batch
+ *    reaches outside it.
  * Readings may be late or out of order; an empty batch writes nothing.
  * @throws InputError TOO_MANY_NAMES when a metric would exceed `Limits.fieldsPerMetric`
  * fields (nothing is written then). Driver errors propagate unchanged.
@@ -39,6 +41,7 @@ export async function recordReadings(store: Store, readings: readonly Reading[])
   const layouts = await registerMetrics(store, plan.metrics);
   await registerSeries(store, plan.series);
   await writeBuckets(store, plan.buckets, layouts);
+  await widenMetricSpans(store, plan.metrics);
   return { recorded: plan.readings, series: plan.series.length, buckets: plan.buckets.length };
 }
 
@@ -110,10 +113,34 @@ async function registerMetrics(store: Store, writes: readonly MetricWrite[]): Pr
       fields: new Set(stored.fields),
       tagKeys: new Set(stored.tagKeys),
       layout: stored.layout,
+      first: stored.first?.getTime(),
+      last: stored.last?.getTime(),
     });
     layouts.set(write.name, stored.layout);
   }
   return layouts;
+}
+
+/**
+ * Records the earliest and latest reading time per metric (`$min`/`$max`), skipped when
+ * this process already knows the metric's span covers the batch.
+ */
+async function widenMetricSpans(store: Store, writes: readonly MetricWrite[]): Promise<void> {
+  for (const write of writes) {
+    const cached = store.cache.metrics.get(write.name);
+    if (cached?.first !== undefined && cached.last !== undefined && cached.first <= write.first && cached.last >= write.last) {
+      continue;
+    }
+    const stored = await store.metrics.findOneAndUpdate(
+      { _id: write.name },
+      { $min: { first: new Date(write.first) }, $max: { last: new Date(write.last) } },
+      { returnDocument: 'after', projection: { first: 1, last: 1 } },
+    );
+    if (cached && stored) {
+      cached.first = stored.first?.getTime();
+      cached.last = stored.last?.getTime();
+    }
+  }
 }
 
 /** Upserts series the process has not seen yet, and fields new to known series. */

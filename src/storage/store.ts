@@ -26,12 +26,16 @@ export interface MetricDocument {
   /** How the metric's bucket documents are laid out, fixed when the metric is created. */
   layout: BucketLayout;
   createdAt: Date;
+  /** Exact time of the earliest reading recorded (absent before the first write completes). */
+  first?: Date;
+  /** Exact time of the latest reading recorded. */
+  last?: Date;
 }
 
 /** What this process remembers of the registries so a steady stream of writes skips them. */
 export interface RegistryCache {
   /** Metric name -> its fields, tag keys and layout, as last seen in the database. */
-  metrics: Map<string, { fields: Set<string>; tagKeys: Set<string>; layout: BucketLayout }>;
+  metrics: Map<string, { fields: Set<string>; tagKeys: Set<string>; layout: BucketLayout; first?: number; last?: number }>;
   /** Series id -> fields known to be registered. */
   series: LRUCache<string, Set<string>>;
   /** `${seriesId}:${dayMs}` of pre-allocated bucket documents known to exist. */

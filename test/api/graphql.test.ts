@@ -103,7 +103,7 @@ describe('record, then query', () => {
   });
 
   it('buckets by minute: empty buckets have count 0 and null statistics, a real 0 stays 0', async () => {
-    const response = await t.graphql<{ buckets: { tags: unknown[]; buckets: Record<string, unknown>[] }[] }>(`{
+    const response = await t.graphql<{ buckets: { tags: unknown[]; buckets: Record<string, unknown>[] }[]; zero: { buckets: unknown[] }[] }>(`{
       buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-05-01T08:00:00Z", to: "2024-05-01T08:03:00Z", where: [{key: "host", in: "a"}]) {
         tags { key } buckets { start end count sum min max avg stddev sampleStddev variance }
       }
@@ -120,7 +120,7 @@ describe('record, then query', () => {
       { start: '2024-05-01T08:01:00.000Z', end: '2024-05-01T08:02:00.000Z', count: 2, sum: 30, min: 10, max: 20, avg: 15, stddev: 5, sampleStddev: Math.sqrt(50), variance: 25 },
       { start: '2024-05-01T08:02:00.000Z', end: '2024-05-01T08:03:00.000Z', count: 0, sum: null, min: null, max: null, avg: null, stddev: null, sampleStddev: null, variance: null },
     ]);
-    expect((response.data as { zero: { buckets: unknown[] }[] }).zero[0]!.buckets).toEqual([
+    expect(response.data!.zero[0]!.buckets).toEqual([
       { start: '2024-05-01T08:00:00.000Z', count: 3, sum: 30, min: 0, max: 20, avg: 10 },
     ]);
   });
