@@ -1,0 +1,448 @@
+/**
+ * Benchmark: ingest rate, query latency and storage per reading of this project's
+ * storage (`ours`) against one document per reading (`naive`) and a native time-series
+ * collection (`timeseries`), on the same database server in one run, on dense (TSBS
+ * cpu-only) and sparse (real flights) data; plus the bucket layouts against each other.
+ * Every model's answers are compared before anything is timed. Prints Markdown tables
+ * and writes the figures as JSON.
+ *
+ *   npm run bench                      # full size: 100 hosts x 1 day, flights of January 2001
+ *   npm run bench -- --quick           # a small size, well under a minute
+ *   npm run bench -- --data dense --hosts 20 --hours 6 --reps 7
+ *   MONGODB_URI=mongodb://... npm run bench   # against a real MongoDB
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { cpus, totalmem } from 'node:os';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { MongoClient } from 'mongodb';
+import { loadConfig } from '../src/config.ts';
+import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
+import { sendBatch } from '../src/importer/send.ts';
+import { bucketsPipeline } from '../src/query/buckets-pipeline.ts';
+import { granularity } from '../src/query/granularity.ts';
+import { aggregateBuckets } from '../src/storage/read.ts';
+import { denseDataSet, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
+import { alternating, batches, format, latency, median } from './bench/measure.ts';
+import { NaiveModel, OursModel, TimeseriesModel, type BaselineModel, type Model, type StorageFigures } from './bench/models.ts';
+import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
+
+const positiveInt = (value: string) => {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
+  return number;
+};
+
+const program = new Command()
+  .name('bench')
+  .description('Compare ours with one document per reading and native time-series collections.')
+  .addOption(new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both'))
+  .option('--quick', 'a smoke-test size that finishes in well under a minute (2 repetitions: its figures mean little)')
+  .option('--hosts <n>', 'dense: number of hosts', positiveInt, 100)
+  .option('--hours <n>', 'dense: hours of data', positiveInt, 24)
+  .option('--minutes <n>', 'dense: minutes of data (instead of --hours)', positiveInt)
+  .option('--months <n>', 'sparse: months of flights from January 2001 (1 to 6)', positiveInt, 1)
+  .option('--rows <n>', 'sparse: at most n flights', positiveInt)
+  .option('--reps <n>', 'timed repetitions per figure (at least 5)', positiveInt, 5)
+  .option('--models <list>', 'baselines to run: naive,timeseries', 'naive,timeseries')
+  .option('--layout-sample <n>', 'readings in the bucket layout comparison', positiveInt)
+  .option('--out <file>', 'JSON output (default bench-results/<data>-<time>.json)')
+  .parse();
+
+interface Options {
+  data: 'dense' | 'sparse' | 'both';
+  quick?: boolean;
+  hosts: number;
+  hours: number;
+  minutes?: number;
+  months: number;
+  rows?: number;
+  reps: number;
+  models: string;
+  layoutSample?: number;
+  out?: string;
+}
+const options = program.opts<Options>();
+if (options.quick) {
+  Object.assign(options, { hosts: 10, minutes: 10, rows: options.rows ?? 600, layoutSample: options.layoutSample ?? 60 });
+}
+const reps = options.quick ? 2 : Math.max(5, options.reps);
+const baselines = options.models.split(',').map((name) => name.trim()).filter(Boolean);
+const benchStarted = performance.now();
+const log = (message: string) => console.error(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${message}`);
+
+/** Ingest slice sizes per batch size: one warm-up slice and `reps` timed slices. */
+const SLICE = options.quick ? { 1: 5, 100: 100, 1000: 150 } : { 1: 200, 100: 2000, 1000: 5000 };
+
+interface IngestFigure {
+  batch: number;
+  readingsPerSecond: number;
+  slices: number[];
+}
+
+interface ModelResult {
+  name: string;
+  available: boolean;
+  reason?: string;
+  ingest: IngestFigure[];
+  graphqlIngest?: IngestFigure;
+  load?: { readings: number; seconds: number };
+  storage?: StorageFigures & { bytesPerReading: number };
+  queries: Record<string, { p50: number; p99: number }>;
+}
+
+/** Writes `readings` in `batch`-sized batches; returns readings per second. */
+async function timedWrite(model: Model, readings: readonly PlainReading[], batch: number): Promise<number> {
+  const prepared = batches(model.convert(readings), batch);
+  const started = performance.now();
+  for (const chunk of prepared) await model.write(chunk);
+  return readings.length / ((performance.now() - started) / 1000);
+}
+
+/** Ingest rate at one batch size: slices of the data written into a scratch database, warm-up first, median of `reps`. */
+async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 100 | 1000): Promise<IngestFigure> {
+  const model = await open();
+  const size = Math.max(1, Math.min(SLICE[batch], Math.floor(data.readings.length / (reps + 1))));
+  const slices: number[] = [];
+  try {
+    for (let i = 0; i <= reps; i++) {
+      const slice = data.readings.slice(i * size, (i + 1) * size);
+      if (slice.length === 0) break;
+      const rate = await timedWrite(model, slice, batch);
+      if (i > 0) slices.push(rate);
+    }
+  } finally {
+    await model.db.dropDatabase();
+    await model.close();
+  }
+  return { batch, readingsPerSecond: median(slices), slices };
+}
+
+/** GraphQL ingest over HTTP (yoga on a local port), batches of 1,000, median of `reps` slices. */
+async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigure> {
+  const model = await OursModel.open(uri, 'bench_ingest_graphql', 'sparse');
+  const server = createServer(model.app);
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`;
+  const size = Math.max(1, Math.min(SLICE[1000], Math.floor(data.readings.length / (reps + 1))));
+  const slices: number[] = [];
+  try {
+    for (let i = 0; i <= reps; i++) {
+      const slice = data.readings.slice(i * size, (i + 1) * size);
+      if (slice.length === 0) break;
+      const payloads = batches(slice, 1000).map((chunk) =>
+        chunk.map((r) => ({
+          metric: r.metric,
+          tags: r.tags,
+          time: new Date(r.time).toISOString(),
+          fields: Object.entries(r.fields).map(([name, value]) => ({ name, value })),
+        })),
+      );
+      const started = performance.now();
+      for (const payload of payloads) await sendBatch(url, payload);
+      if (i > 0) slices.push(slice.length / ((performance.now() - started) / 1000));
+    }
+  } finally {
+    await new Promise<void>((closed) => server.close(() => closed()));
+    await model.db.dropDatabase();
+    await model.close();
+  }
+  return { batch: 1000, readingsPerSecond: median(slices), slices };
+}
+
+/** Runs one query on a model, normalized for comparison. */
+async function answer(model: Model, query: BenchQuery, dateTrunc: boolean): Promise<Map<string, number>> {
+  if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
+  const baseline = model as BaselineModel;
+  return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
+}
+
+async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
+  const scratch = client.db('bench_probe').collection('probe');
+  try {
+    await scratch.insertOne({ time: new Date() });
+    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.db('bench_probe').dropDatabase();
+  }
+}
+
+interface DataSetResult {
+  data: { name: string; description: string; readings: number };
+  models: ModelResult[];
+  queries: { name: string; description: string; unit: string; agree: boolean; difference?: string }[];
+  scaling: { label: string; ours: number; naive: number }[];
+  overhead?: { buckets: number; yogaMs: number; pipelineMs: number };
+  layouts?: { readings: number; rows: { layout: string; readingsPerSecond: number; bytesPerReading: number; largestDocument: number | null; minuteQueryMs: number }[] };
+}
+
+async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateTrunc: boolean): Promise<DataSetResult> {
+  log(`${data.name}: ${data.description}`);
+  const queries = data.name === 'dense' ? denseQueries(data) : sparseQueries(data);
+  const result: DataSetResult = { data: { name: data.name, description: data.description, readings: data.readings.length }, models: [], queries: [], scaling: [] };
+
+  // Models for the full load: ours and the baselines that the server supports.
+  const opens: { name: string; open: (db: string) => Promise<Model> }[] = [
+    { name: 'ours', open: (db) => OursModel.open(uri, db, 'sparse') },
+    ...(baselines.includes('naive') ? [{ name: 'naive', open: (db: string) => NaiveModel.open(client, db, data) }] : []),
+    ...(baselines.includes('timeseries') ? [{ name: 'timeseries', open: (db: string) => TimeseriesModel.open(client, db, data) }] : []),
+  ];
+  const loaded: Model[] = [];
+  for (const { name, open } of opens) {
+    const figures: ModelResult = { name, available: true, ingest: [], queries: {} };
+    result.models.push(figures);
+    let model: Model;
+    try {
+      model = await open(`bench_${data.name}_${name.replace('-', '_')}`);
+    } catch (error) {
+      figures.available = false;
+      figures.reason = `cannot be created on this server: ${(error as Error).message}`;
+      log(`${name}: ${figures.reason}`);
+      continue;
+    }
+    for (const batch of [1, 100, 1000] as const) {
+      log(`${name}: ingest rate at batch ${batch}`);
+      figures.ingest.push(await ingestRate(() => open(`bench_ingest_${name.replace('-', '_')}`), data, batch));
+    }
+    if (name === 'ours') {
+      log('ours: GraphQL ingest over HTTP at batch 1000');
+      figures.graphqlIngest = await graphqlIngestRate(uri, data);
+    }
+    log(`${name}: loading ${data.readings.length} readings in batches of 1,000`);
+    const started = performance.now();
+    const prepared = model.convert(data.readings);
+    for (const chunk of batches(prepared, 1000)) await model.write(chunk);
+    figures.load = { readings: data.readings.length, seconds: (performance.now() - started) / 1000 };
+    const storage = await model.storage();
+    figures.storage = { ...storage, bytesPerReading: (storage.storageBytes + storage.indexBytes) / data.readings.length };
+    loaded.push(model);
+  }
+
+  // Answers first: a benchmark of wrong answers is void.
+  for (const query of queries) {
+    const answers = await Promise.all(loaded.map((model) => answer(model, query, dateTrunc)));
+    let difference: string | undefined;
+    for (let i = 1; i < answers.length && !difference; i++) {
+      const diff = compareAnswers(answers[0]!, answers[i]!);
+      if (diff) difference = `${loaded[0]!.name} vs ${loaded[i]!.name}: ${diff}`;
+    }
+    if ((answers[0]?.size ?? 0) === 0) difference = 'empty answer';
+    result.queries.push({ name: query.name, description: query.description, unit: query.unit, agree: !difference, difference });
+    if (difference) log(`VOID ${query.name}: ${difference}`);
+  }
+  for (const model of loaded) {
+    const figures = result.models.find((m) => m.name === model.name)!;
+    for (const query of queries) {
+      log(`${model.name}: timing ${query.name}`);
+      const { p50, p99 } = await latency(() => answer(model, query, dateTrunc), reps);
+      figures.queries[query.name] = { p50, p99 };
+    }
+  }
+
+  // Scaling with the range, ours and naive.
+  const ours = loaded.find((m) => m.name === 'ours')!;
+  const naive = loaded.find((m) => m.name === 'naive');
+  if (naive) {
+    for (const { label, query } of scalingQueries(data)) {
+      const diff = compareAnswers(await answer(ours, query, dateTrunc), await answer(naive, query, dateTrunc));
+      if (diff) log(`VOID scaling ${label}: ${diff}`);
+      result.scaling.push({
+        label,
+        ours: (await latency(() => answer(ours, query, dateTrunc), reps)).p50,
+        naive: (await latency(() => answer(naive, query, dateTrunc), reps)).p50,
+      });
+    }
+  }
+
+  // GraphQL overhead: one entity's MINUTE buckets over one day (1,440 buckets) through yoga vs the pipeline alone.
+  if (ours instanceof OursModel) {
+    const from = data.from - (data.from % 86_400_000);
+    const to = from + 86_400_000;
+    const entity = data.entities[0]!;
+    const series = (await ours.store.series.find({ [`tags.${data.entityTag}`]: entity }).toArray()).map((doc) => doc._id);
+    const query = `{ buckets(metric: "${data.readings[0]!.metric}", field: "${data.fields[0]}", granularity: MINUTE, from: "${new Date(from).toISOString()}", to: "${new Date(to).toISOString()}", where: [{key: "${data.entityTag}", in: "${entity}"}]) { buckets { start end count sum min max avg stddev } } }`;
+    const count = (await ours.graphql<{ buckets: { buckets: unknown[] }[] }>(query)).buckets[0]?.buckets.length ?? 0;
+    const pipeline = bucketsPipeline({ scope: { series }, field: data.fields[0]!, from, to, granularity: granularity('MINUTE'), grouping: { by: 'none' } });
+    // Through yoga: the HTTP response body as text (what a server sends), not parsed.
+    const viaYoga = async () =>
+      (await ours.app.fetch('http://bench/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).text();
+    const [yogaMs, pipelineMs] = await alternating(viaYoga, () => aggregateBuckets(ours.store, pipeline), Math.max(reps, 7));
+    result.overhead = { buckets: count, yogaMs, pipelineMs };
+  }
+  for (const model of loaded) {
+    await model.db.dropDatabase();
+    await model.close();
+  }
+
+  // Bucket layouts against each other, on the first readings of the data set.
+  const sampleSize = Math.min(data.readings.length, options.layoutSample ?? (data.name === 'dense' ? 9_000 : 5_000));
+  const sample = data.readings.slice(0, sampleSize);
+  const minuteQuery = queries.find((query) => query.unit === 'minute')!;
+  result.layouts = { readings: sampleSize, rows: [] };
+  for (const layout of ['sparse', 'preallocated'] as const) {
+    log(`layout ${layout}: ${sampleSize} readings`);
+    const model = await OursModel.open(uri, `bench_layout_${layout}`, layout);
+    const rate = await timedWrite(model, sample, 1000);
+    const storage = await model.storage();
+    const { p50 } = await latency(() => answer(model, minuteQuery, dateTrunc), reps);
+    result.layouts.rows.push({
+      layout,
+      readingsPerSecond: rate,
+      bytesPerReading: (storage.storageBytes + storage.indexBytes) / sampleSize,
+      largestDocument: storage.largestDocument,
+      minuteQueryMs: p50,
+    });
+    await model.db.dropDatabase();
+    await model.close();
+  }
+  return result;
+}
+
+/** Renders one data set's figures as Markdown. */
+function markdown(result: DataSetResult): string {
+  const lines: string[] = [];
+  const byName = new Map(result.models.map((m) => [m.name, m]));
+  const ours = byName.get('ours')!;
+  const others = result.models.filter((m) => m.name !== 'ours');
+  lines.push(`### ${result.data.name}: ${result.data.description}`, '');
+  for (const model of others.filter((m) => !m.available)) lines.push(`- **${model.name}**: not run, ${model.reason}`, '');
+  const available = others.filter((m) => m.available);
+
+  lines.push('**Ingest** (readings/s; ratio = ours / baseline)', '');
+  lines.push(`| path | ours | ${available.map((m) => `${m.name} | ratio`).join(' | ')} |`);
+  lines.push(`| --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+  for (const [i, batch] of [1, 100, 1000].entries()) {
+    const o = ours.ingest[i]!.readingsPerSecond;
+    lines.push(`| storage layer, batch ${batch.toLocaleString('en-US')} | ${format.rate(o)} | ${available.map((m) => `${format.rate(m.ingest[i]!.readingsPerSecond)} | ${format.ratio(o / m.ingest[i]!.readingsPerSecond)}`).join(' | ')} |`);
+  }
+  if (ours.graphqlIngest) {
+    const g = ours.graphqlIngest.readingsPerSecond;
+    lines.push(`| GraphQL over HTTP, batch 1,000 | ${format.rate(g)} | ${available.map((m) => `${format.rate(m.ingest[2]!.readingsPerSecond)} | ${format.ratio(g / m.ingest[2]!.readingsPerSecond)}`).join(' | ')} |`);
+    lines.push('', `GraphQL ingest / storage-layer ingest (batch 1,000): ${format.ratio(g / ours.ingest[2]!.readingsPerSecond)}`);
+  }
+  lines.push('', '**Storage** (after loading all readings; `storageSize` + `totalIndexSize`)', '');
+  lines.push('| model | documents | storage | indexes | bytes/reading | ratio | largest document |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const model of [ours, ...available]) {
+    const s = model.storage!;
+    lines.push(
+      `| ${model.name} | ${s.documents.toLocaleString('en-US')} | ${format.bytes(s.storageBytes)} | ${format.bytes(s.indexBytes)} | ${s.bytesPerReading.toFixed(1)} | ${model === ours ? '' : format.ratio(ours.storage!.bytesPerReading / s.bytesPerReading)} | ${s.largestDocument === null ? 'n/a' : format.bytes(s.largestDocument)} (${s.largestNote}) |`,
+    );
+  }
+  lines.push('', `**Queries** (ms, p50 / p99 of ${reps} runs after a warm-up; speed-up = baseline p50 / ours p50)`, '');
+  lines.push(`| query | level | answers | ours | ${available.map((m) => `${m.name} | speed-up`).join(' | ')} |`);
+  lines.push(`| --- | --- | --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+  for (const query of result.queries) {
+    const o = ours.queries[query.name]!;
+    const cells = available.map((m) => {
+      const q = m.queries[query.name]!;
+      return `${format.ms(q.p50)} / ${format.ms(q.p99)} | ${query.agree ? format.ratio(q.p50 / o.p50) : 'VOID'}`;
+    });
+    lines.push(`| ${query.name}: ${query.description} | ${query.unit} | ${query.agree ? 'agree' : `DIFFER (${query.difference})`} | ${format.ms(o.p50)} / ${format.ms(o.p99)} | ${cells.join(' | ')} |`);
+  }
+  if (result.scaling.length) {
+    lines.push('', '**Scaling** (mean of one field for one entity over a growing range, p50 ms)', '');
+    lines.push('| range | ours | naive | speed-up |', '| --- | ---: | ---: | ---: |');
+    for (const row of result.scaling) lines.push(`| ${row.label} | ${format.ms(row.ours)} | ${format.ms(row.naive)} | ${format.ratio(row.naive / row.ours)} |`);
+  }
+  if (result.overhead) {
+    const o = result.overhead;
+    lines.push('', `**GraphQL overhead**: ${o.buckets} buckets through yoga in process ${format.ms(o.yogaMs)} ms vs the same pipeline alone ${format.ms(o.pipelineMs)} ms: ${format.ratio(o.yogaMs / o.pipelineMs)}`);
+  }
+  if (result.layouts) {
+    lines.push('', `**Bucket layouts** (the first ${result.layouts.readings.toLocaleString('en-US')} readings, batches of 1,000)`, '');
+    lines.push('| layout | ingest readings/s | bytes/reading | largest document | minute query p50 ms |', '| --- | ---: | ---: | ---: | ---: |');
+    for (const row of result.layouts.rows) {
+      lines.push(`| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** The targets of the benchmark, checked against the figures (ratios against naive). */
+function targets(result: DataSetResult): { target: string; value: string; met: boolean }[] {
+  const ours = result.models.find((m) => m.name === 'ours')!;
+  const naive = result.models.find((m) => m.name === 'naive' && m.available);
+  const rows: { target: string; value: string; met: boolean }[] = [];
+  const speedups = (units: string[]) =>
+    result.queries.filter((q) => units.includes(q.unit)).map((q) => ({ q, x: naive!.queries[q.name]!.p50 / ours.queries[q.name]!.p50 }));
+  if (naive) {
+    const dense = result.data.name === 'dense';
+    const coarse = speedups(dense ? ['hour', 'day', 'month'] : ['day', 'month', 'range']);
+    const worstCoarse = Math.min(...coarse.map((s) => s.x));
+    rows.push({ target: `${dense ? 'HOUR and coarser' : 'DAY and coarser'} queries >= ${dense ? 20 : 3}x naive`, value: `worst ${format.ratio(worstCoarse)} (${coarse.map((s) => `${s.q.name} ${format.ratio(s.x)}`).join(', ')})`, met: worstCoarse >= (dense ? 20 : 3) });
+    if (dense) {
+      const minute = speedups(['minute']);
+      const worst = Math.min(...minute.map((s) => s.x));
+      rows.push({ target: 'MINUTE queries >= 3x naive', value: `worst ${format.ratio(worst)}`, met: worst >= 3 });
+    }
+    const ingest = ours.ingest[2]!.readingsPerSecond / naive.ingest[2]!.readingsPerSecond;
+    rows.push({ target: `ingest (storage layer, batch 1,000) >= ${dense ? '1.0' : '0.4'}x naive`, value: format.ratio(ingest), met: ingest >= (dense ? 1 : 0.4) });
+    const storage = ours.storage!.bytesPerReading / naive.storage!.bytesPerReading;
+    rows.push({ target: `storage per reading <= ${dense ? '0.5' : '2'}x naive`, value: format.ratio(storage), met: storage <= (dense ? 0.5 : 2) });
+  }
+  if (result.overhead) {
+    const overhead = result.overhead.yogaMs / result.overhead.pipelineMs;
+    rows.push({ target: 'GraphQL overhead (1,440 buckets) <= 1.5x', value: format.ratio(overhead), met: overhead <= 1.5 });
+  }
+  if (ours.graphqlIngest) {
+    const ratio = ours.graphqlIngest.readingsPerSecond / ours.ingest[2]!.readingsPerSecond;
+    rows.push({ target: 'GraphQL ingest >= 0.7x storage layer', value: format.ratio(ratio), met: ratio >= 0.7 });
+  }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  let embedded: EmbeddedServer | undefined;
+  let uri = config.MONGODB_URI;
+  if (!uri) {
+    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, log);
+    embedded = await startSecantus({ binary, dataDir: ':memory:', say: log });
+    uri = embedded.uri;
+  }
+  const client = new MongoClient(uri);
+  await client.connect();
+  try {
+    const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
+    const server = embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)` : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
+    const dateTrunc = await supportsDateTrunc(client);
+    const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+    log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);
+
+    const sets: DataSet[] = [];
+    if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, (options.minutes ?? options.hours * 60) / 60));
+    if (options.data !== 'dense') {
+      const before = new Date(Date.UTC(2001, Math.min(6, options.months), 1));
+      sets.push(await sparseDataSet(before, options.rows));
+    }
+    const results: DataSetResult[] = [];
+    const report: string[] = [`Server: ${server}. Machine: ${machine}.`, ''];
+    let void_ = false;
+    for (const data of sets) {
+      const result = await runDataSet(uri, client, data, dateTrunc);
+      results.push(result);
+      report.push(markdown(result), '', '**Targets**', '', '| target | measured | met |', '| --- | --- | --- |');
+      for (const row of targets(result)) report.push(`| ${row.target} | ${row.value} | ${row.met ? 'yes' : 'no'} |`);
+      report.push('');
+      if (result.queries.some((q) => !q.agree)) void_ = true;
+    }
+    console.log(report.join('\n'));
+    const out = options.out ?? `bench-results/${options.data}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+    mkdirSync(new URL('.', `file://${process.cwd()}/${out}`), { recursive: true });
+    writeFileSync(out, JSON.stringify({ server, machine, dateTrunc, reps, options, results, targets: results.map(targets) }, null, 2));
+    log(`figures written to ${out}`);
+    if (void_) {
+      log('Some answers differ between models: the benchmark is void.');
+      process.exitCode = 1;
+    }
+  } finally {
+    await client.close();
+    await embedded?.stop();
+  }
+}
+
+await main();
