@@ -16,7 +16,8 @@ const name = (prefix: string, i: number, length: number) => `${prefix}${i}`.padE
 function fullDocument(fields: string[], tagCount: number, tagValueLength: number) {
   const tags: Record<string, string> = {};
   for (let i = 0; i < tagCount; i++) tags[name('tag', i, Limits.nameLength)] = 'v'.repeat(tagValueLength);
-  const doc = bucketSkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, date: new Date(0) }, fields) as Record<string, unknown>;
+  const tagPairs = Object.entries(tags).map(([key, value]) => `${key}=${value}`);
+  const doc = bucketSkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) }, fields) as Record<string, unknown>;
   doc.first = new Date(0);
   doc.last = new Date(0);
   return doc;
@@ -28,7 +29,7 @@ function sparseDocument(readings: number) {
   const fields = () => ({ delay: slot(), distance: slot() });
   const hours: Record<string, unknown> = {};
   for (let i = 0; i < readings; i++) hours[String(i)] = { fields: fields(), minutes: { [String(i)]: fields() } };
-  return { series: 'f'.repeat(24), metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, date: new Date(0), first: new Date(0), last: new Date(0), fields: fields(), hours };
+  return { series: 'f'.repeat(24), metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, tagPairs: ['destination=PHL', 'origin=LAS'], date: new Date(0), first: new Date(0), last: new Date(0), fields: fields(), hours };
 }
 
 const tsbsFields = ['usage_user', 'usage_system', 'usage_idle', 'usage_nice', 'usage_iowait', 'usage_irq', 'usage_softirq', 'usage_steal', 'usage_guest', 'usage_guest_nice'];

@@ -73,7 +73,8 @@ function build(spec: Spec): BenchQuery {
     graphql: `{ ${selections.join('\n')} }`,
     pipeline(dateTrunc) {
       const match: Document = { metric, time: { $gte: new Date(from), $lt: new Date(to) } };
-      if (entities) match[`tags.${data.entityTag}`] = { $in: [...entities] };
+      // One entity: an equality, as a user would write it (and as every planner handles).
+      if (entities) match[`tags.${data.entityTag}`] = entities.length === 1 ? entities[0] : { $in: [...entities] };
       const id: Document = {};
       if (unit) id.t = truncate(unit, dateTrunc);
       if (perEntity) id.g = `$tags.${data.entityTag}`;

@@ -4,7 +4,6 @@ import { normalizeRange, normalizeSelection } from '../query/spec.ts';
 import { aggregateBuckets } from '../storage/read.ts';
 import { rangeArgs, selectionArgs } from './bucket.ts';
 import { builder } from './builder.ts';
-import { resolveScope } from './scope.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagRef } from './tag.ts';
 
@@ -32,8 +31,8 @@ builder.queryField('aggregate', (t) =>
     resolve: async (_root, args, ctx) => {
       const selection = normalizeSelection(args);
       const range = normalizeRange(args);
-      const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
-      if (scope === null) return [];
+      if (range.from >= range.to) return [];
+      const scope = { metric: selection.metric, where: selection.where };
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
       const pipeline = bucketsPipeline({ ...range, granularity: null, scope, grouping });
       const rows = await aggregateBuckets(ctx.store, pipeline);

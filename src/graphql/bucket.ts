@@ -4,7 +4,6 @@ import { shapeBucketGroups, type Bucket, type BucketGroup } from '../query/shape
 import { normalizeBucketing, normalizeRange, normalizeSelection, tooManyBuckets } from '../query/spec.ts';
 import { aggregateBuckets } from '../storage/read.ts';
 import { builder, type ArgBuilder } from './builder.ts';
-import { resolveScope } from './scope.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
@@ -83,8 +82,8 @@ builder.queryField('buckets', (t) =>
       const selection = normalizeSelection(args);
       const range = normalizeRange(args);
       const bucketing = normalizeBucketing(args, range, 1, ctx.limits.maxBuckets);
-      const scope = range.from < range.to ? await resolveScope(ctx.store, selection.metric, selection.where) : null;
-      if (scope === null) return [];
+      if (range.from >= range.to) return [];
+      const scope = { metric: selection.metric, where: selection.where };
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
       const pipeline = bucketsPipeline({ ...range, ...bucketing, scope, grouping });
       const rows = await aggregateBuckets(ctx.store, pipeline);

@@ -1,5 +1,6 @@
 import { normalizeSelection } from '../query/spec.ts';
 import { countSeries, findMetric, findSeries, listMetrics, tagValues } from '../storage/read.ts';
+import { setMetricLayout } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
@@ -92,3 +93,16 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+builder.mutationField('setMetricLayout', (t) =>
+  t.field({
+    type: MetricRef,
+    description:
+      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout).',
+    args: {
+      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),
+      layout: t.arg({ type: BucketLayoutRef, required: true, description: 'The layout.' }),
+    },
+    resolve: (_root, args, ctx) => setMetricLayout(ctx.store, normalizeSelection({ metric: args.metric }).metric, args.layout),
+  }),
+);

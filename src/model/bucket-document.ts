@@ -33,7 +33,7 @@ export interface HourSlot {
  *
  * ```
  * { series: "8a1c…", metric: "flights", tags: { origin: "LAS", destination: "PHL" },
- *   date: 2001-01-05T00:00Z, first: 2001-01-05T07:30Z, last: 2001-01-05T19:02Z,
+ *   tagPairs: ["destination=PHL", "origin=LAS"], date: 2001-01-05T00:00Z, first: 2001-01-05T07:30Z, last: 2001-01-05T19:02Z,
  *   fields: { delay: { n, sum, min, max, sq }, distance: {…} },
  *   hours: { "7": { fields: { delay: {…} }, minutes: { "30": { delay: {…} } } } } }
  * ```
@@ -44,6 +44,11 @@ export interface BucketDocument {
   series: string;
   metric: string;
   tags: TagMap;
+  /**
+   * The tags as `key=value` strings (see `tagPair`): the multikey index
+   * `{metric, tagPairs, date}` lets a tag filter select documents directly.
+   */
+  tagPairs: string[];
   /** Midnight UTC of the day this document covers. */
   date: Date;
   /** Exact time of the earliest reading in the document (absent in an unused skeleton). */
@@ -84,7 +89,7 @@ function emptyFieldStats(fields: readonly string[]): Record<string, Record<keyof
  * minutes, each with an empty slot for every field in `fields`.
  */
 export function bucketSkeleton(
-  identity: { series: string; metric: string; tags: TagMap; date: Date },
+  identity: { series: string; metric: string; tags: TagMap; tagPairs: string[]; date: Date },
   fields: readonly string[],
 ): Omit<BucketDocument, 'fields' | 'hours'> & { fields: unknown; hours: unknown } {
   const hours: Record<string, unknown> = {};

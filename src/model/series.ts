@@ -57,3 +57,12 @@ export function tagMap(tags: readonly Tag[]): TagMap {
 export function tagList(map: TagMap): Tag[] {
   return sortTags(Object.entries(map).map(([key, value]) => ({ key, value })));
 }
+
+/**
+ * A tag as one indexable string, `key=value` (the attribute pattern of MongoDB's schema
+ * design patterns): one multikey index on these serves filters on any tag key. Keys
+ * cannot contain `=`, so the first `=` separates key and value.
+ */
+export function tagPair(key: string, value: string): string {
+  return `${key}=${value}`;
+}

@@ -1,10 +1,15 @@
 import type { Document } from 'mongodb';
+import { tagPair } from '../model/series.ts';
+import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import { bucketStartExpression, type Granularity } from './granularity.ts';
 import { planSegments, type Segment } from './segments.ts';
 
-/** Which bucket documents a query reads: a whole metric, or a list of series ids. */
-export type BucketScope = { metric: string } | { series: readonly string[] };
+/**
+ * Which bucket documents a query reads: the series of a metric whose tags pass every
+ * filter of `where` (all of them when `where` is empty), or a list of series ids.
+ */
+export type BucketScope = { metric: string; where?: readonly TagFilter[] } | { series: readonly string[] };
 
 /**
  * How a query splits its results: not at all, by the values of some tag keys
@@ -39,9 +44,27 @@ export interface BucketRow {
   sq: number;
 }
 
-function scopeFilter(scope: BucketScope): Document {
-  if ('metric' in scope) return { metric: scope.metric };
-  return scope.series.length === 1 ? { series: scope.series[0] } : { series: { $in: [...scope.series] } };
+/** A document filter split in two: the part an index serves, and the part checked on what it selects. */
+export interface SplitFilter {
+  indexed: Document;
+  residual: Document;
+}
+
+/**
+ * The document filter of a scope. Tag filters become conditions on `tagPairs`, an
+ * equality for a single value, so `{metric, tagPairs, date}` serves them: the most
+ * selective one (fewest values) goes into `indexed`, the others into `residual`.
+ */
+export function scopeFilter(scope: BucketScope): SplitFilter {
+  if ('series' in scope) {
+    return { indexed: scope.series.length === 1 ? { series: scope.series[0] } : { series: { $in: [...scope.series] } }, residual: {} };
+  }
+  const where = [...(scope.where ?? [])].sort((a, b) => a.in.length - b.in.length);
+  const conditions = where.map((tag) =>
+    tag.in.length === 1 ? { tagPairs: tagPair(tag.key, tag.in[0]!) } : { tagPairs: { $in: tag.in.map((value) => tagPair(tag.key, value)) } },
+  );
+  const [first, ...rest] = conditions;
+  return { indexed: { metric: scope.metric, ...first }, residual: rest.length > 0 ? { $and: rest } : {} };
 }
 
 function groupExpression(grouping: Grouping): Document | string | undefined {
@@ -145,17 +168,13 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
   const field = query.field;
   const segments = planSegments(query.from, query.to, query.granularity?.level ?? 'day');
   if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
-  // Two $match stages: the first is exactly an index range (`series_date` or
-  // `metric_date`); MongoDB merges adjacent $match stages anyway, and a planner that
-  // does not (SecantusDB) would otherwise fall back to a collection scan.
+  // Two $match stages: the first is exactly an index range (`series_date`,
+  // `metric_date` or `metric_tagPairs_date`); MongoDB merges adjacent $match stages
+  // anyway, and a planner that does not (SecantusDB) would otherwise scan the collection.
+  const scope = scopeFilter(query.scope);
   const match = [
-    {
-      $match: {
-        ...scopeFilter(query.scope),
-        date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) },
-      },
-    },
-    { $match: { [`fields.${field}.n`]: { $gt: 0 } } },
+    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } } },
+    { $match: { ...scope.residual, [`fields.${field}.n`]: { $gt: 0 } } },
   ];
   const group = groupExpression(query.grouping);
   /** `$group` _id: bucket start of the time at `timePath` and/or the group; null for one ungrouped aggregate. */

@@ -1,7 +1,7 @@
 import { Double, type UpdateFilter } from 'mongodb';
 import { BucketPath, type BucketDocument } from '../model/bucket-document.ts';
 import { addValue, emptyStats, type Stats } from '../model/stats.ts';
-import { tagMap, type TagMap } from '../model/series.ts';
+import { tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import type { Reading } from './validate.ts';
 
@@ -13,6 +13,8 @@ export interface BucketWrite {
   series: string;
   metric: string;
   tags: TagMap;
+  /** The tags as `key=value` strings, sorted by key. */
+  tagPairs: string[];
   /** Midnight UTC of the document's day. */
   date: Date;
   /** Merged statistics keyed by slot path (`fields.delay`, `hours.7.fields.delay`, `hours.7.minutes.30.delay`). */
@@ -32,6 +34,7 @@ export interface SeriesWrite {
   key: string;
   metric: string;
   tags: TagMap;
+  tagPairs: string[];
   fields: Set<string>;
 }
 
@@ -85,6 +88,7 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
         series: reading.seriesId,
         metric: reading.metric,
         tags: tagMap(reading.tags),
+        tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
         date: new Date(day),
         slots: new Map(),
         fields: new Set(),
@@ -100,7 +104,14 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
 
     let seriesWrite = series.get(reading.seriesId);
     if (seriesWrite === undefined) {
-      seriesWrite = { id: reading.seriesId, key: reading.seriesKey, metric: reading.metric, tags: write.tags, fields: new Set() };
+      seriesWrite = {
+        id: reading.seriesId,
+        key: reading.seriesKey,
+        metric: reading.metric,
+        tags: write.tags,
+        tagPairs: write.tagPairs,
+        fields: new Set(),
+      };
       series.set(reading.seriesId, seriesWrite);
     }
     let metricWrite = metrics.get(reading.metric);
@@ -149,6 +160,6 @@ export function bucketUpdate(write: BucketWrite, upsert: boolean): UpdateFilter<
     max[`${path}.max`] = new Double(stats.max);
   }
   const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
-  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags };
+  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs };
   return update as UpdateFilter<BucketDocument>;
 }

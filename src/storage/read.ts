@@ -1,5 +1,5 @@
 import type { Document, Filter } from 'mongodb';
-import type { BucketRow } from '../query/buckets-pipeline.ts';
+import { scopeFilter, type BucketRow } from '../query/buckets-pipeline.ts';
 import type { TagFilter } from '../query/spec.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
@@ -18,11 +18,13 @@ export async function findMetric(store: Store, name: string): Promise<MetricDocu
   return store.metrics.findOne({ _id: name });
 }
 
-/** Registry filter for the series of `metric` matching every tag filter. */
+/**
+ * Registry filter for the series of `metric` matching every tag filter, on the
+ * `{metric, tagPairs}` index (the same conditions as on bucket documents).
+ */
 function seriesFilter(metric: string, where: readonly TagFilter[]): Filter<SeriesDocument> {
-  const filter: Document = { metric };
-  for (const tag of where) filter[`tags.${tag.key}`] = { $in: [...tag.in] };
-  return filter as Filter<SeriesDocument>;
+  const { indexed, residual } = scopeFilter({ metric, where });
+  return { ...indexed, ...residual } as Filter<SeriesDocument>;
 }
 
 /**

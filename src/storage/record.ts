@@ -154,7 +154,12 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Pro
     updateOne: {
       filter: { _id: write.id },
       update: {
-        $setOnInsert: { key: write.key, metric: write.metric, tags: write.tags },
+        $setOnInsert: {
+          key: write.key,
+          metric: write.metric,
+          tags: write.tags,
+          tagPairs: write.tagPairs,
+        },
         $addToSet: { fields: { $each: [...write.fields] } },
       },
       upsert: true,
@@ -235,7 +240,7 @@ async function writePreallocated(store: Store, writes: readonly BucketWrite[]): 
       const skeletons = missing.map((write) => {
         const fields = store.cache.metrics.get(write.metric)?.fields ?? write.fields;
         return bucketSkeleton(
-          { series: write.series, metric: write.metric, tags: write.tags, date: write.date },
+          { series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date },
           [...new Set([...fields, ...write.fields])],
         );
       });

@@ -11,6 +11,8 @@ export interface SeriesDocument {
   key: string;
   metric: string;
   tags: TagMap;
+  /** The tags as `key=value` strings (see `tagPair`), indexed with the metric for tag filters. */
+  tagPairs: string[];
   /** Every field ever recorded for the series. */
   fields: string[];
 }
@@ -64,14 +66,21 @@ export const CollectionName = { buckets: 'buckets', series: 'series', metrics: '
  *   concurrent first writes to a new bucket safe (the loser gets error 11000 and retries
  *   as an update), and it serves every query scoped to series.
  * - `buckets {metric, date}`: queries over a whole metric.
- * - `series {metric, key}`: listing and filtering a metric's series.
+ * - `buckets {metric, tagPairs, date}` (multikey): queries filtered by tags, one
+ *   equality on a `key=value` string plus the day range.
+ * - `series {metric, key}`: listing a metric's series in key order.
+ * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
  */
 export async function ensureIndexes(db: Db): Promise<void> {
   await db.collection(CollectionName.buckets).createIndexes([
     { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
+    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
   ]);
-  await db.collection(CollectionName.series).createIndexes([{ key: { metric: 1, key: 1 }, name: 'metric_key' }]);
+  await db.collection(CollectionName.series).createIndexes([
+    { key: { metric: 1, key: 1 }, name: 'metric_key' },
+    { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
+  ]);
 }
 
 /**

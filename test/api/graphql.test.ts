@@ -239,3 +239,31 @@ describe('readings without a time', () => {
     expect(time).toBeLessThanOrEqual(after);
   });
 });
+
+describe('per-metric bucket layout', () => {
+  it('a metric set to PREALLOCATED before its first reading gets full day skeletons', async () => {
+    const set = await t.graphql(`mutation { setMetricLayout(metric: "dense", layout: PREALLOCATED) { name layout fields } }`);
+    expect(set).toEqual({ data: { setMetricLayout: { name: 'dense', layout: 'PREALLOCATED', fields: [] } } });
+    const recorded = await t.graphql(
+      `mutation { recordReading(reading: {metric: "dense", tags: [{key: "host", value: "a"}], time: "2024-05-01T10:20:30Z", fields: [{name: "v", value: 7}]}) { recorded buckets } }`,
+    );
+    expect(recorded.data).toEqual({ recordReading: { recorded: 1, buckets: 1 } });
+    const [doc] = await t.store.buckets.find({ metric: 'dense' }).toArray();
+    expect(Object.keys(doc!.hours)).toHaveLength(24);
+    expect(Object.values(doc!.hours).reduce((sum, hour) => sum + Object.keys(hour.minutes).length, 0)).toBe(1440);
+    expect(doc!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49 });
+    expect(doc!.hours['10']!.minutes['21']!.v).toEqual({ n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 });
+    const buckets = await t.graphql(`{ buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:19:00Z", to: "2024-05-01T10:22:00Z") { buckets { count sum min max } } }`);
+    expect(buckets.data).toEqual({
+      buckets: [{ buckets: [{ count: 0, sum: null, min: null, max: null }, { count: 1, sum: 7, min: 7, max: 7 }, { count: 0, sum: null, min: null, max: null }] }],
+    });
+  });
+
+  it('keeps the layout of a metric that has data, and says so', async () => {
+    const same = await t.graphql(`mutation { setMetricLayout(metric: "cpu", layout: SPARSE) { layout } }`);
+    expect(same.data).toEqual({ setMetricLayout: { layout: 'SPARSE' } });
+    const other = await t.graphql(`mutation { setMetricLayout(metric: "cpu", layout: PREALLOCATED) { layout } }`);
+    expect(other.errors?.[0]?.extensions?.code).toBe('LAYOUT_LOCKED');
+    expect((await t.store.metrics.findOne({ _id: 'cpu' }))?.layout).toBe('sparse');
+  });
+});

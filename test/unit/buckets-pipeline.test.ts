@@ -95,6 +95,18 @@ describe('bucketsPipeline', () => {
     }
   });
 
+  it('puts the most selective tag filter into the index range and checks the others afterwards', () => {
+    const stages = bucketsPipeline(
+      query({ scope: { metric: 'flights', where: [{ key: 'destination', in: ['LAS', 'PHX'] }, { key: 'origin', in: ['ORD'] }] } }),
+    );
+    expect(stages[0]).toEqual({
+      $match: { metric: 'flights', tagPairs: 'origin=ORD', date: { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') } },
+    });
+    expect(stages[1]).toEqual({
+      $match: { $and: [{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }], 'fields.delay.n': { $gt: 0 } },
+    });
+  });
+
   it('groups by tag values, by series, or not at all', () => {
     const byTags = bucketsPipeline(query({ grouping: { by: 'tags', keys: ['origin', 'destination'] } }));
     expect(byTags.at(-1)?.$group._id.g).toEqual({ origin: '$tags.origin', destination: '$tags.destination' });

@@ -51,7 +51,11 @@ describe('planWrites', () => {
     expect(update.$inc!['hours.7.minutes.30.delay.sum']).toEqual(new Double(5));
     expect(update.$min!['fields.distance.min']).toEqual(new Double(2176));
     expect(update.$max!.last).toEqual(new Date('2001-01-05T07:30:10Z'));
-    expect(update.$setOnInsert).toEqual({ metric: 'flights', tags: { destination: 'PHL', origin: 'LAS' } });
+    expect(update.$setOnInsert).toEqual({
+      metric: 'flights',
+      tags: { destination: 'PHL', origin: 'LAS' },
+      tagPairs: ['destination=PHL', 'origin=LAS'],
+    });
     expect((bucketUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
   });
 

@@ -1,0 +1,39 @@
+import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
+import type { BucketLayout } from '../model/bucket-document.ts';
+import type { MetricDocument, Store } from './store.ts';
+
+/**
+ * Sets the bucket layout of metric `name`, creating its registry entry when it has none
+ * yet (without fields or tag keys). A layout is fixed once the metric has bucket
+ * documents: asking for the layout it has is a no-op, asking for another one fails.
+ * @returns the metric's registry entry after the change.
+ * @throws InputError LAYOUT_LOCKED when the metric has data in another layout.
+ */
+export async function setMetricLayout(store: Store, name: string, layout: BucketLayout): Promise<MetricDocument> {
+  for (;;) {
+    const existing = await store.metrics.findOne({ _id: name });
+    if (existing === null) {
+      try {
+        const created: MetricDocument = { _id: name, fields: [], tagKeys: [], layout, createdAt: new Date() };
+        await store.metrics.insertOne(created);
+        store.cache.metrics.delete(name);
+        return created;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) continue; // created concurrently: decide again
+        throw error;
+      }
+    }
+    if (existing.layout === layout) return existing;
+    if ((await store.buckets.findOne({ metric: name }, { projection: { _id: 1 } })) !== null) {
+      throw new InputError(
+        ErrorCode.LAYOUT_LOCKED,
+        `Metric "${name}" already has data in the ${existing.layout} layout; its layout cannot change`,
+        'layout',
+      );
+    }
+    const updated = await store.metrics.findOneAndUpdate({ _id: name, layout: existing.layout }, { $set: { layout } }, { returnDocument: 'after' });
+    if (updated === null) continue; // changed concurrently: decide again
+    store.cache.metrics.delete(name);
+    return updated;
+  }
+}
