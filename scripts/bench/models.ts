@@ -199,21 +199,16 @@ export class NaiveModel implements BaselineModel {
   async close(): Promise<void> {}
 }
 
-/** A native time-series collection: `timeField: time`, `metaField: tags`. */
-export class TimeseriesModel implements BaselineModel {
-  readonly name: ModelName = 'timeseries';
-  readonly collection = 'readings';
-  constructor(
-    readonly client: MongoClient,
-    readonly db: Db,
-  ) {}
+/** A native time-series collection: `timeField: time`, `metaField: tags`; written and queried like `naive`. */
+export class TimeseriesModel extends NaiveModel {
+  override readonly name: ModelName = 'timeseries';
 
   /**
    * Creates the time-series collection (granularity `seconds` for dense data, `minutes`
    * for flights) and a secondary index on the entity tag and time.
    * @throws Error when the server cannot create time-series collections.
    */
-  static async open(client: MongoClient, dbName: string, data: DataSet): Promise<TimeseriesModel> {
+  static override async open(client: MongoClient, dbName: string, data: DataSet): Promise<TimeseriesModel> {
     const db = client.db(dbName);
     await db.dropDatabase();
     await db.createCollection('readings', {
@@ -223,24 +218,11 @@ export class TimeseriesModel implements BaselineModel {
     return new TimeseriesModel(client, db);
   }
 
-  convert(readings: readonly PlainReading[]): Document[] {
-    return readings.map((r) => ({ time: new Date(r.time), tags: tagObject(r), metric: r.metric, fields: r.fields }));
+  override async storage(): Promise<StorageFigures> {
+    const figures = await super.storage();
+    const bucket = await largestDocument(this.db, `system.buckets.${this.collection}`);
+    return bucket === null
+      ? { ...figures, largestNote: 'sample of 2,000 measurements (bucket collection not readable)' }
+      : { ...figures, largestDocument: bucket, largestNote: 'largest bucket in system.buckets' };
   }
-
-  async write(batch: unknown[]): Promise<void> {
-    await this.db.collection(this.collection).insertMany(batch as Document[], { ordered: false });
-  }
-
-  async storage(): Promise<StorageFigures> {
-    const sizes = await collectionSizes(this.db, this.collection);
-    let largest = await largestDocument(this.db, `system.buckets.${this.collection}`);
-    let note = 'largest bucket in system.buckets';
-    if (largest === null) {
-      largest = await largestDocument(this.db, this.collection, 2000);
-      note = 'sample of 2,000 measurements (bucket collection not readable)';
-    }
-    return { storageBytes: sizes.storage, indexBytes: sizes.index, documents: sizes.count, largestDocument: largest, largestNote: note };
-  }
-
-  async close(): Promise<void> {}
 }

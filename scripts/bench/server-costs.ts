@@ -9,7 +9,7 @@
 import { Double, MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
-import { median } from './measure.ts';
+import { latency } from './measure.ts';
 
 const config = loadConfig();
 const embedded = config.MONGODB_URI
@@ -20,16 +20,7 @@ await client.connect();
 const collection = client.db('server_costs').collection<Document>('c');
 await collection.deleteMany({});
 
-async function time(run: () => Promise<unknown>, repetitions = 7): Promise<number> {
-  await run();
-  const runs: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    const started = performance.now();
-    await run();
-    runs.push(performance.now() - started);
-  }
-  return median(runs);
-}
+const time = async (run: () => Promise<unknown>) => (await latency(run, 7)).p50;
 
 console.log('| operation | median ms |\n| --- | ---: |');
 for (const paths of [15, 50, 150, 300, 600, 1200]) {

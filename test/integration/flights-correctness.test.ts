@@ -12,6 +12,7 @@ import {
   referenceStart,
   referenceStats,
   type GranularityName,
+  type ReferenceStats,
   type RawFlight,
 } from '../helpers/reference.ts';
 
@@ -32,17 +33,8 @@ const AGGREGATE = `query($field: String!, $from: DateTime!, $to: DateTime!, $whe
   }
 }`;
 
-interface BucketOut {
-  start: string;
-  end: string;
-  count: number;
-  sum: number | null;
-  min: number | null;
-  max: number | null;
-  avg: number | null;
-  stddev: number | null;
-  sampleStddev: number | null;
-}
+/** A bucket as the API returns it: its start and end, and the statistics a reference computes. */
+type BucketOut = { start: string; end: string } & ReferenceStats;
 
 beforeAll(async () => {
   t = await openTestApp('flights');
