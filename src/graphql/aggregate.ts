@@ -1,7 +1,6 @@
 import { bucketsPipeline } from '../query/buckets-pipeline.ts';
 import { shapeAggregates, type AggregateResult } from '../query/shape.ts';
 import { normalizeRange, normalizeSelection } from '../query/spec.ts';
-import { aggregateBuckets } from '../storage/read.ts';
 import { rangeArgs, selectionArgs } from './bucket.ts';
 import { builder } from './builder.ts';
 import { StatisticsRef } from './statistics.ts';
@@ -34,9 +33,12 @@ builder.queryField('aggregate', (t) =>
       if (range.from >= range.to) return [];
       const scope = { metric: selection.metric, where: selection.where };
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const pipeline = bucketsPipeline({ ...range, granularity: null, scope, grouping });
-      const rows = await aggregateBuckets(ctx.store, pipeline);
-      return shapeAggregates(rows, { ...range, groupBy: selection.groupBy });
+      const { rows, index } = await ctx.bucketLoader.load({
+        key: JSON.stringify(['aggregate', selection, range.from, range.to]),
+        field: range.field,
+        pipeline: (fields) => bucketsPipeline({ ...range, fields, granularity: null, scope, grouping }),
+      });
+      return shapeAggregates(rows, { ...range, groupBy: selection.groupBy }, index);
     },
   }),
 );

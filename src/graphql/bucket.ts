@@ -2,7 +2,6 @@ import { bucketsPipeline } from '../query/buckets-pipeline.ts';
 import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
 import { shapeBucketGroups, type Bucket, type BucketGroup } from '../query/shape.ts';
 import { normalizeBucketing, normalizeRange, normalizeSelection, tooManyBuckets } from '../query/spec.ts';
-import { aggregateBuckets } from '../storage/read.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
@@ -85,9 +84,12 @@ builder.queryField('buckets', (t) =>
       if (range.from >= range.to) return [];
       const scope = { metric: selection.metric, where: selection.where };
       const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const pipeline = bucketsPipeline({ ...range, ...bucketing, scope, grouping });
-      const rows = await aggregateBuckets(ctx.store, pipeline);
-      const groups = shapeBucketGroups(rows, { ...range, ...bucketing, cut: bucketing.granularity.cut, groupBy: selection.groupBy });
+      const { rows, index } = await ctx.bucketLoader.load({
+        key: JSON.stringify(['buckets', selection, range.from, range.to, bucketing.granularity.name]),
+        field: range.field,
+        pipeline: (fields) => bucketsPipeline({ ...range, ...bucketing, fields, scope, grouping }),
+      });
+      const groups = shapeBucketGroups(rows, { ...range, ...bucketing, cut: bucketing.granularity.cut, groupBy: selection.groupBy }, index);
       const total = groups.reduce((sum, group) => sum + group.buckets.length, 0);
       if (total > ctx.limits.maxBuckets) throw tooManyBuckets(total, ctx.limits.maxBuckets);
       return groups;

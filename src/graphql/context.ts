@@ -1,4 +1,6 @@
+import type DataLoader from 'dataloader';
 import type { Store } from '../storage/store.ts';
+import type { BucketAnswer, BucketRequest } from './bucket-loader.ts';
 
 /** Request context handed to every resolver. */
 export interface Context {
@@ -14,4 +16,6 @@ export interface Context {
    * in-flight tracker, tests may pass `(work) => work`.
    */
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
+  /** Batches bucket and aggregate pipelines of this request (see `bucket-loader.ts`); new for every request. */
+  bucketLoader: DataLoader<BucketRequest, BucketAnswer, string>;
 }

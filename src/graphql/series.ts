@@ -1,9 +1,11 @@
 import { ErrorCode, InputError } from '../errors.ts';
 import { seriesId, tagList } from '../model/series.ts';
-import { bucketsPipeline } from '../query/buckets-pipeline.ts';
-import { shapeSeriesAggregates, shapeSeriesBuckets } from '../query/shape.ts';
+import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
+import { countBuckets } from '../query/granularity.ts';
+import { summarize } from '../model/stats.ts';
+import { bucketList, statsByStart } from '../query/shape.ts';
 import { normalizeBucketing, normalizeRange, normalizeSelection } from '../query/spec.ts';
-import { aggregateBuckets, findSeries, findSeriesByIds, seriesReadingTimes, type Edge } from '../storage/read.ts';
+import { findSeries, findSeriesByIds, seriesReadingTimes, type Edge } from '../storage/read.ts';
 import type { SeriesDocument } from '../storage/store.ts';
 import { AggregateRef } from './aggregate.ts';
 import { BucketRef, bucketArgs, rangeArgs } from './bucket.ts';
@@ -24,7 +26,7 @@ const readingTime = (edge: Edge, description: string) =>
 /** `Series` type: one metric + tag set, backed by the series registry. */
 export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
   description:
-    'A series: a metric and one set of tag values (InfluxDB\'s series), carrying one or more numeric fields. Its `buckets` and `aggregate`, asked for many series in one request, are computed by one pipeline per field selection.',
+    'A series: a metric and one set of tag values (InfluxDB\'s series), carrying one or more numeric fields. Its `buckets` and `aggregate`, asked for many series in one request, are computed by one pipeline per set of arguments.',
   fields: (t) => ({
     id: t.id({
       resolve: (series) => series.key,
@@ -33,46 +35,45 @@ export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
     metric: t.exposeString('metric', { description: 'Metric name.' }),
     tags: t.field({ type: [TagRef], resolve: (series) => tagList(series.tags), description: 'Tags, sorted by key.' }),
     fields: t.stringList({ resolve: (series) => [...series.fields].sort(), description: 'Fields ever recorded, sorted.' }),
-    buckets: t.loadableList({
-      type: BucketRef,
-      byPath: true,
+    buckets: t.field({
+      type: [BucketRef],
       description:
-        'Time buckets of one field of this series over `[from, to)`. Errors as `Query.buckets`; TOO_MANY_BUCKETS counts the buckets of all series asked for at this place of the query.',
+        'Time buckets of one field of this series over `[from, to)`. Asked for on many series (or several fields) in one request, they are computed by one pipeline. Errors as `Query.buckets`; TOO_MANY_BUCKETS counts the buckets of all series asked for with the same arguments.',
       args: { ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
-      load: async (ids: string[], ctx, args) => {
+      resolve: async (series, args, ctx) => {
         const range = normalizeRange(args);
-        const bucketing = normalizeBucketing(args, range, ids.length, ctx.limits.maxBuckets);
-        if (range.from >= range.to) return ids.map(() => []);
-        const pipeline = bucketsPipeline(
-          { ...range, ...bucketing, scope: { series: ids }, grouping: { by: 'series' } });
-        const rows = await aggregateBuckets(ctx.store, pipeline);
-        return shapeSeriesBuckets(rows, ids, { ...range, ...bucketing, cut: bucketing.granularity.cut });
+        const bucketing = normalizeBucketing(args, range, 1, ctx.limits.maxBuckets);
+        if (range.from >= range.to) return [];
+        const cut = bucketing.granularity.cut;
+        const { rows, index } = await ctx.bucketLoader.load({
+          key: JSON.stringify(['series-buckets', range.from, range.to, bucketing.granularity.name]),
+          field: range.field,
+          series: series._id,
+          bucketsPerSeries: countBuckets(range.from, range.to, cut),
+          pipeline: (fields, ids) =>
+            bucketsPipeline({ ...range, ...bucketing, fields, scope: { series: ids }, grouping: { by: 'series' } }),
+        });
+        return bucketList(statsByStart(rows, index), { ...range, ...bucketing, cut });
       },
-      resolve: (series) => series._id,
     }),
-    aggregate: t.loadable({
+    aggregate: t.field({
       type: AggregateRef,
-      byPath: true,
-      description: 'Statistics of one field of this series over `[from, to)` (count 0 and nulls without readings). Errors as `Query.aggregate`.',
+      description:
+        'Statistics of one field of this series over `[from, to)` (count 0 and nulls without readings); batched like `buckets`. Errors as `Query.aggregate`.',
       args: rangeArgs(t.arg),
-      load: async (ids: string[], ctx, args) => {
+      resolve: async (series, args, ctx) => {
         const range = normalizeRange(args);
-        const [series, rows] = await Promise.all([
-          findSeriesByIds(ctx.store, ids),
-          range.from < range.to
-            ? aggregateBuckets(
-                ctx.store,
-                bucketsPipeline({ ...range, granularity: null, scope: { series: ids }, grouping: { by: 'series' } }),
-              )
-            : Promise.resolve([]),
-        ]);
-        return shapeSeriesAggregates(
-          rows,
-          ids.map((id, index) => ({ id, tags: series[index]?.tags ?? {} })),
-          range,
-        );
+        const span = { tags: tagList(series.tags), from: new Date(range.from), to: new Date(range.to) };
+        if (range.from >= range.to) return { ...span, ...summarize(null) };
+        const { rows, index } = await ctx.bucketLoader.load({
+          key: JSON.stringify(['series-aggregate', range.from, range.to]),
+          field: range.field,
+          series: series._id,
+          pipeline: (fields, ids) =>
+            bucketsPipeline({ ...range, fields, granularity: null, scope: { series: ids }, grouping: { by: 'series' } }),
+        });
+        return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null) };
       },
-      resolve: (series) => series._id,
     }),
   }),
 });

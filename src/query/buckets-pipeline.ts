@@ -1,5 +1,6 @@
 import type { Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
+import type { Stats } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import { bucketStartExpression, type Granularity } from './granularity.ts';
@@ -20,8 +21,8 @@ export type Grouping = { by: 'none' } | { by: 'tags'; keys: readonly string[] } 
 /** A validated, normalized bucket query (see `query/spec.ts`). */
 export interface BucketQuery {
   scope: BucketScope;
-  /** The field whose statistics are read, a valid name. */
-  field: string;
+  /** The fields whose statistics are read (valid names, at least one), all in one pass. */
+  fields: readonly string[];
   /** Half-open range `[from, to)` in ms since epoch, UTC, whole minutes, `from < to`. */
   from: number;
   to: number;
@@ -33,15 +34,29 @@ export interface BucketQuery {
 /**
  * One output row of a bucket pipeline: the bucket start `t` (absent for an aggregate),
  * the group `g` (tag values keyed by tag key, or a series id; absent when not grouped)
- * and the merged statistics.
+ * and the merged statistics of each field of the query, by position: `n0`, `sum0`,
+ * `min0`, `max0`, `sq0` for the first field, `n1`… for the second (see {@link rowStats}).
  */
 export interface BucketRow {
   _id: { t?: Date; g?: Record<string, string> | string } | null;
-  n: number;
-  sum: number;
-  min: number;
-  max: number;
-  sq: number;
+  [statistic: string]: unknown;
+}
+
+/** The statistics of the field at `index` (its position in `BucketQuery.fields`) in a row; n is 0 when it had none. */
+export function rowStats(row: BucketRow, index: number): Stats {
+  return {
+    n: (row[`n${index}`] as number | undefined) ?? 0,
+    sum: (row[`sum${index}`] as number | undefined) ?? 0,
+    min: (row[`min${index}`] as number | null | undefined) ?? Infinity,
+    max: (row[`max${index}`] as number | null | undefined) ?? -Infinity,
+    sq: (row[`sq${index}`] as number | undefined) ?? 0,
+  };
+}
+
+/** Query filter for documents holding readings of any of `fields`. */
+function documentsWithReadings(fields: readonly string[]): Document {
+  const tests = fields.map((field) => ({ [`fields.${field}.n`]: { $gt: 0 } }));
+  return tests.length === 1 ? tests[0]! : { $or: tests };
 }
 
 /** A document filter split in two: the part an index serves, and the part checked on what it selects. */
@@ -80,40 +95,49 @@ const minuteTime = (hourKey: string, minuteKey: string) => ({
 const within = (expression: unknown, from: number, to: number) => ({
   $and: [{ $gte: [expression, new Date(from)] }, { $lt: [expression, new Date(to)] }],
 });
-const hasReadings = (statsPath: string) => ({ $gt: [`${statsPath}.n`, 0] });
+/** True when any of the fields at `statsPath(field)` has readings. */
+const anyReadings = (fields: readonly string[], statsPath: (field: string) => string) => {
+  const tests = fields.map((field) => ({ $gt: [`${statsPath(field)}.n`, 0] }));
+  return tests.length === 1 ? tests[0] : { $or: tests };
+};
+/** The statistics of every field as one object `{v0: <stats of field 0>, v1: …}`. */
+const fieldStats = (fields: readonly string[], statsPath: (field: string) => string) =>
+  Object.fromEntries(fields.map((field, i) => [`v${i}`, `${statsPath(field)}`]));
 
 /**
  * Expression for the slots one segment reads from a bucket document, as an array of
- * `{time, x}` (x: the field's statistics). It only looks inside documents of the
- * segment's days; a day segment reads the day totals, an hour segment the hour slots
- * in range, a minute segment the minute slots in range of the hours that overlap it.
- * Empty slots (count 0, absent field) are left out.
+ * `{time, x}` (x: `{v0, v1, …}`, the statistics of each field). It only looks inside
+ * documents of the segment's days; a day segment reads the day totals, an hour segment
+ * the hour slots in range, a minute segment the minute slots in range of the hours that
+ * overlap it. Slots where none of the fields has readings are left out.
  */
-export function segmentSlots(field: string, segment: Segment): Document {
+export function segmentSlots(fields: readonly string[], segment: Segment): Document {
   const { from, to } = segment;
   let slots: unknown;
   if (segment.level === 'day') {
-    slots = [{ time: '$date', x: `$fields.${field}` }];
+    slots = [{ time: '$date', x: fieldStats(fields, (f) => `$fields.${f}`) }];
   } else if (segment.level === 'hour') {
+    const stats = (f: string) => `$$h.v.fields.${f}`;
     slots = {
       $map: {
         input: {
           $filter: {
             input: { $objectToArray: '$hours' },
             as: 'h',
-            cond: { $and: [within(hourTime('$$h.k'), from, to), hasReadings(`$$h.v.fields.${field}`)] },
+            cond: { $and: [within(hourTime('$$h.k'), from, to), anyReadings(fields, stats)] },
           },
         },
         as: 'h',
-        in: { time: hourTime('$$h.k'), x: `$$h.v.fields.${field}` },
+        in: { time: hourTime('$$h.k'), x: fieldStats(fields, stats) },
       },
     };
   } else {
+    const minuteStats = (f: string) => `$$m.v.${f}`;
     const hours = {
       $filter: {
         input: { $objectToArray: '$hours' },
         as: 'h',
-        cond: { $and: [within(hourTime('$$h.k'), floorTo(from, HOUR_MS), to), hasReadings(`$$h.v.fields.${field}`)] },
+        cond: { $and: [within(hourTime('$$h.k'), floorTo(from, HOUR_MS), to), anyReadings(fields, (f) => `$$h.v.fields.${f}`)] },
       },
     };
     const minutesOfHour = {
@@ -122,11 +146,11 @@ export function segmentSlots(field: string, segment: Segment): Document {
           $filter: {
             input: { $objectToArray: '$$this.v.minutes' },
             as: 'm',
-            cond: { $and: [within(minuteTime('$$this.k', '$$m.k'), from, to), hasReadings(`$$m.v.${field}`)] },
+            cond: { $and: [within(minuteTime('$$this.k', '$$m.k'), from, to), anyReadings(fields, minuteStats)] },
           },
         },
         as: 'm',
-        in: { time: minuteTime('$$this.k', '$$m.k'), x: `$$m.v.${field}` },
+        in: { time: minuteTime('$$this.k', '$$m.k'), x: fieldStats(fields, minuteStats) },
       },
     };
     slots = { $reduce: { input: hours, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } };
@@ -135,13 +159,20 @@ export function segmentSlots(field: string, segment: Segment): Document {
   return { $cond: [within('$date', floorTo(from, DAY_MS), to), slots, []] };
 }
 
-const statistics = (x: string) => ({
-  n: { $sum: `${x}.n` },
-  sum: { $sum: `${x}.sum` },
-  min: { $min: `${x}.min` },
-  max: { $max: `${x}.max` },
-  sq: { $sum: `${x}.sq` },
-});
+/** `$group` accumulators of every field: `n0`, `sum0`, `min0`, `max0`, `sq0`, `n1`… from `statsPath(field, i)`. */
+const statistics = (fields: readonly string[], statsPath: (field: string, index: number) => string) =>
+  Object.fromEntries(
+    fields.flatMap((field, i) => {
+      const x = statsPath(field, i);
+      return [
+        [`n${i}`, { $sum: `${x}.n` }],
+        [`sum${i}`, { $sum: `${x}.sum` }],
+        [`min${i}`, { $min: `${x}.min` }],
+        [`max${i}`, { $max: `${x}.max` }],
+        [`sq${i}`, { $sum: `${x}.sq` }],
+      ];
+    }),
+  );
 
 /**
  * Builds the aggregation pipeline of a bucket query (pure, no I/O).
@@ -165,7 +196,7 @@ const statistics = (x: string) => ({
  * {@link BucketRow}.
  */
 export function bucketsPipeline(query: BucketQuery): Document[] {
-  const field = query.field;
+  const fields = query.fields;
   const segments = planSegments(query.from, query.to, query.granularity?.level ?? 'day');
   if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
   // Two $match stages: the first is exactly an index range (`series_date`,
@@ -174,7 +205,7 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
   const scope = scopeFilter(query.scope);
   const match = [
     { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } } },
-    { $match: { ...scope.residual, [`fields.${field}.n`]: { $gt: 0 } } },
+    { $match: { ...scope.residual, ...documentsWithReadings(fields) } },
   ];
   const group = groupExpression(query.grouping);
   /** `$group` _id: bucket start of the time at `timePath` and/or the group; null for one ungrouped aggregate. */
@@ -186,9 +217,9 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
   };
 
   if (segments.length === 1 && segments[0]!.level === 'day') {
-    return [...match, { $group: { _id: groupId('$date', group), ...statistics(`$fields.${field}`) } }];
+    return [...match, { $group: { _id: groupId('$date', group), ...statistics(fields, (field) => `$fields.${field}`) } }];
   }
-  const slots = segments.map((segment) => segmentSlots(field, segment));
+  const slots = segments.map((segment) => segmentSlots(fields, segment));
   return [
     ...match,
     {
@@ -199,6 +230,6 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
       },
     },
     { $unwind: '$slot' },
-    { $group: { _id: groupId('$slot.time', '$g'), ...statistics('$slot.x') } },
+    { $group: { _id: groupId('$slot.time', '$g'), ...statistics(fields, (_field, i) => `$slot.x.v${i}`) } },
   ];
 }

@@ -1,6 +1,6 @@
 import { summarize, type Stats, type Summary } from '../model/stats.ts';
-import { tagList, type Tag } from '../model/series.ts';
-import type { BucketRow } from './buckets-pipeline.ts';
+import type { Tag } from '../model/series.ts';
+import { rowStats, type BucketRow } from './buckets-pipeline.ts';
 import { bucketStart, nextBucketStart, type Cut } from './granularity.ts';
 import type { Fill } from './spec.ts';
 
@@ -24,7 +24,6 @@ export interface AggregateResult extends Summary {
   to: Date;
 }
 
-const rowStats = (row: BucketRow): Stats => ({ n: row.n, sum: row.sum, min: row.min, max: row.max, sq: row.sq });
 
 /**
  * Lists the buckets of `[from, to)` in time order from the pipeline statistics keyed by
@@ -62,70 +61,68 @@ const compareTags = (a: Tag[], b: Tag[]) => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
-/** Splits pipeline rows by group: group key (JSON of the group value) -> bucket start -> stats. */
-function rowsByGroup(rows: readonly BucketRow[]): Map<string, { group: unknown; stats: Map<number, Stats> }> {
-  const groups = new Map<string, { group: unknown; stats: Map<number, Stats> }>();
+/**
+ * The statistics of the field at `index` in `rows`, by bucket start (ms), leaving out
+ * buckets where that field has no readings (a row may exist for another field).
+ */
+export function statsByStart(rows: readonly BucketRow[], index: number): Map<number, Stats> {
+  const stats = new Map<number, Stats>();
+  for (const row of rows) {
+    const field = rowStats(row, index);
+    if (field.n > 0) stats.set(row._id?.t?.getTime() ?? 0, field);
+  }
+  return stats;
+}
+
+/** Splits pipeline rows by group: group key (JSON of the group value) -> the group and its rows. */
+function rowsByGroup(rows: readonly BucketRow[]): Map<string, { group: unknown; rows: BucketRow[] }> {
+  const groups = new Map<string, { group: unknown; rows: BucketRow[] }>();
   for (const row of rows) {
     const group = row._id?.g;
     const key = JSON.stringify(group ?? null);
     let entry = groups.get(key);
     if (entry === undefined) {
-      entry = { group, stats: new Map() };
+      entry = { group, rows: [] };
       groups.set(key, entry);
     }
-    entry.stats.set(row._id?.t?.getTime() ?? 0, rowStats(row));
+    entry.rows.push(row);
   }
   return groups;
 }
 
 /**
- * Turns the rows of a bucket pipeline grouped by tags (or not grouped) into bucket
- * groups sorted by tag values: one group per combination of tag values with readings
- * in the range (one group when not grouped), none when nothing matched.
+ * Turns the rows of a bucket pipeline grouped by tags (or not grouped) into the bucket
+ * groups of the field at `index`, sorted by tag values: one group per combination of
+ * tag values with readings of that field in the range (one group when not grouped),
+ * none when nothing matched.
  */
 export function shapeBucketGroups(
   rows: readonly BucketRow[],
   range: { from: number; to: number; cut: Cut; fill: Fill; groupBy: readonly string[] },
+  index = 0,
 ): BucketGroup[] {
-  const groups = [...rowsByGroup(rows).values()].map(({ group, stats }) => ({
-    tags: groupTags(group, range.groupBy),
-    buckets: bucketList(stats, range),
-  }));
+  const groups: BucketGroup[] = [];
+  for (const { group, rows: groupRows } of rowsByGroup(rows).values()) {
+    const stats = statsByStart(groupRows, index);
+    if (stats.size > 0) groups.push({ tags: groupTags(group, range.groupBy), buckets: bucketList(stats, range) });
+  }
   return groups.sort((a, b) => compareTags(a.tags, b.tags));
 }
 
-/** Splits the rows of a pipeline grouped by series into one bucket list per id of `seriesIds`, in that order. */
-export function shapeSeriesBuckets(
-  rows: readonly BucketRow[],
-  seriesIds: readonly string[],
-  range: { from: number; to: number; cut: Cut; fill: Fill },
-): Bucket[][] {
-  const groups = rowsByGroup(rows);
-  return seriesIds.map((id) => bucketList(groups.get(JSON.stringify(id))?.stats ?? new Map(), range));
-}
-
 /**
- * Turns the rows of an aggregate pipeline (no granularity) into one result per group
- * with readings, sorted by tag values; none when nothing matched.
+ * Turns the rows of an aggregate pipeline (no granularity) into the results of the
+ * field at `index`: one per group with readings of it, sorted by tag values; none when
+ * nothing matched.
  */
 export function shapeAggregates(
   rows: readonly BucketRow[],
   range: { from: number; to: number; groupBy: readonly string[] },
+  index = 0,
 ): AggregateResult[] {
   const span = { from: new Date(range.from), to: new Date(range.to) };
-  const results = rows.map((row) => ({ tags: groupTags(row._id?.g, range.groupBy), ...span, ...summarize(rowStats(row)) }));
-  return results.sort((a, b) => compareTags(a.tags, b.tags));
-}
-
-/** Splits the rows of an aggregate pipeline grouped by series into one result per id, in order. */
-export function shapeSeriesAggregates(
-  rows: readonly BucketRow[],
-  series: readonly { id: string; tags: Record<string, string> }[],
-  range: { from: number; to: number },
-): AggregateResult[] {
-  const byId = new Map(rows.map((row) => [row._id?.g as string, row]));
-  return series.map((s) => {
-    const row = byId.get(s.id);
-    return { tags: tagList(s.tags), from: new Date(range.from), to: new Date(range.to), ...summarize(row ? rowStats(row) : null) };
-  });
+  return rows
+    .map((row) => ({ row, stats: rowStats(row, index) }))
+    .filter(({ stats }) => stats.n > 0)
+    .map(({ row, stats }) => ({ tags: groupTags(row._id?.g, range.groupBy), ...span, ...summarize(stats) }))
+    .sort((a, b) => compareTags(a.tags, b.tags));
 }

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../embedded/secantus.ts';
 import { importFlights } from '../importer/import.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { bucketsPipeline } from '../query/buckets-pipeline.ts';
+import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
 import { aggregateBuckets, findMetric } from '../storage/read.ts';
 import { openStore, redact, type Store } from '../storage/store.ts';
 import { createApp } from './yoga.ts';
@@ -27,14 +27,14 @@ async function recordedFlights(store: Store): Promise<number> {
     bucketsPipeline(
       {
         scope: { metric: 'flights' },
-        field: 'delay',
+        fields: ['delay'],
         from: Date.UTC(1970, 0, 1),
         to: Date.UTC(9999, 0, 1),
         granularity: null,
         grouping: { by: 'none' },
       }),
   );
-  return rows[0]?.n ?? 0;
+  return rows[0] ? rowStats(rows[0], 0).n : 0;
 }
 
 /** Loads flights-20k through the server's own GraphQL endpoint unless it is loaded already. */

@@ -4,6 +4,7 @@ import type { Context } from '../graphql/context.ts';
 import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
+import { createBucketLoader } from '../graphql/bucket-loader.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -11,7 +12,7 @@ export interface AppOptions {
   logger: Logger;
   limits: Context['limits'];
   /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
-  trackWrite?: Context['trackWrite'];
+  trackWrite?: (work: Promise<unknown>) => Promise<unknown>;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -36,14 +37,16 @@ query DailyDelaysAtLAS {
  * carry a stable `extensions.code`.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
-  const context: Context = {
-    store: options.store,
-    limits: options.limits,
-    trackWrite: options.trackWrite ?? ((work) => work),
-  };
+  const track = options.trackWrite;
+  const trackWrite = <T>(work: Promise<T>): Promise<T> => (track ? (track(work) as Promise<T>) : work);
   return createYoga<Record<string, unknown>, Context>({
     schema,
-    context: () => ({ ...context }),
+    context: (): Context => ({
+      store: options.store,
+      limits: options.limits,
+      trackWrite,
+      bucketLoader: createBucketLoader(options.store, options.limits.maxBuckets),
+    }),
     graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
     landingPage: false,
     logging: {

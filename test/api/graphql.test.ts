@@ -208,6 +208,27 @@ describe('DataLoader batching', () => {
     ]);
   });
 
+  it('answers several fields asked with the same arguments by one pipeline, each field on its own', async () => {
+    t.resetCommands();
+    const response = await t.graphql(`{
+      usage: buckets(metric: "cpu", field: "usage", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T10:00:00Z", fill: NONE) { buckets { start count sum } }
+      temperature: buckets(metric: "cpu", field: "temperature", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T10:00:00Z", fill: NONE) { buckets { start count sum } }
+      nothing: buckets(metric: "cpu", field: "nope", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T10:00:00Z") { buckets { count } }
+      series(metric: "cpu", where: [{key: "host", in: "a"}]) {
+        u: aggregate(field: "usage", from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z") { count sum }
+        t: aggregate(field: "temperature", from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z") { count sum }
+      }
+    }`);
+    expect(response.errors).toBeUndefined();
+    expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(2);
+    expect(response.data).toEqual({
+      usage: [{ buckets: [{ start: '2024-05-01T08:00:00.000Z', count: 4, sum: 100 }, { start: '2024-05-01T09:00:00.000Z', count: 1, sum: 30 }] }],
+      temperature: [{ buckets: [{ start: '2024-05-01T08:00:00.000Z', count: 1, sum: 40 }] }],
+      nothing: [],
+      series: [{ u: { count: 3, sum: 30 }, t: { count: 1, sum: 40 } }],
+    });
+  });
+
   it('a series without readings in the range gets empty buckets and a count-0 aggregate', async () => {
     const response = await t.graphql(`{
       seriesById(id: "cpu,host=c,region=eu") {

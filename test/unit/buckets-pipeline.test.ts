@@ -9,7 +9,7 @@ const text = (stages: Document[]) => JSON.stringify(stages);
 
 const query = (over: Partial<BucketQuery>): BucketQuery => ({
   scope: { metric: 'flights' },
-  field: 'delay',
+  fields: ['delay'],
   from: at('2001-01-01T00:00:00Z'),
   to: at('2001-02-01T00:00:00Z'),
   granularity: granularity('DAY'),
@@ -26,11 +26,11 @@ describe('bucketsPipeline', () => {
       {
         $group: {
           _id: { t: { $subtract: ['$date', { $mod: [{ $toLong: '$date' }, 86_400_000] }] } },
-          n: { $sum: '$fields.delay.n' },
-          sum: { $sum: '$fields.delay.sum' },
-          min: { $min: '$fields.delay.min' },
-          max: { $max: '$fields.delay.max' },
-          sq: { $sum: '$fields.delay.sq' },
+          n0: { $sum: '$fields.delay.n' },
+          sum0: { $sum: '$fields.delay.sum' },
+          min0: { $min: '$fields.delay.min' },
+          max0: { $max: '$fields.delay.max' },
+          sq0: { $sum: '$fields.delay.sq' },
         },
       },
     ]);
@@ -73,7 +73,7 @@ describe('bucketsPipeline', () => {
       ['2001-01-08T00:00:00.000Z', '2001-01-08T03:30:00.000Z'],
     ]);
     // The day part takes the day totals as they are; only the edges look into hours and minutes.
-    expect(parts[2]?.$cond[1]).toEqual([{ time: '$date', x: '$fields.delay' }]);
+    expect(parts[2]?.$cond[1]).toEqual([{ time: '$date', x: { v0: '$fields.delay' } }]);
     expect(JSON.stringify(parts[1])).not.toContain('minutes');
     expect(JSON.stringify(parts[0])).toContain('minutes');
   });
@@ -122,12 +122,27 @@ describe('bucketsPipeline', () => {
     expect(stages.at(-1)).toEqual({
       $group: {
         _id: null,
-        n: { $sum: '$slot.x.n' },
-        sum: { $sum: '$slot.x.sum' },
-        min: { $min: '$slot.x.min' },
-        max: { $max: '$slot.x.max' },
-        sq: { $sum: '$slot.x.sq' },
+        n0: { $sum: '$slot.x.v0.n' },
+        sum0: { $sum: '$slot.x.v0.sum' },
+        min0: { $min: '$slot.x.v0.min' },
+        max0: { $max: '$slot.x.v0.max' },
+        sq0: { $sum: '$slot.x.v0.sq' },
       },
+    });
+  });
+
+  it('reads several fields in one pass: documents and slots holding any of them, statistics per field', () => {
+    const day = bucketsPipeline(query({ fields: ['delay', 'distance'] }));
+    expect(day[1]?.$match).toEqual({ $or: [{ 'fields.delay.n': { $gt: 0 } }, { 'fields.distance.n': { $gt: 0 } }] });
+    expect(Object.keys(day[2]?.$group).sort()).toEqual(
+      ['_id', 'max0', 'max1', 'min0', 'min1', 'n0', 'n1', 'sq0', 'sq1', 'sum0', 'sum1'].sort(),
+    );
+    expect(day[2]?.$group.sum1).toEqual({ $sum: '$fields.distance.sum' });
+    const hour = bucketsPipeline(query({ fields: ['delay', 'distance'], granularity: granularity('HOUR') }));
+    const slots = hour[2]?.$project.slot.$cond[1].$map;
+    expect(slots.in.x).toEqual({ v0: '$$h.v.fields.delay', v1: '$$h.v.fields.distance' });
+    expect(slots.input.$filter.cond.$and[1]).toEqual({
+      $or: [{ $gt: ['$$h.v.fields.delay.n', 0] }, { $gt: ['$$h.v.fields.distance.n', 0] }],
     });
   });
 
