@@ -1,15 +1,23 @@
 /**
  * What single operations cost on the database server: an update by the number of
- * paths it sets, an update by the size of the document it changes, and inserts. This is
- * the evidence behind the benchmark's ingest figures (see README "Performance").
+ * paths it sets, an update by the size of the document it changes, reading one slot of
+ * a large document, and inserts; then where the time of one batch of the record path
+ * goes (client: validation, planning, BSON encoding; server: the bulkWrite). This is
+ * the evidence behind the benchmark's ingest and fine-grained query figures (see
+ * README "Performance").
  *
  *   npx tsx scripts/bench/server-costs.ts          # embedded SecantusDB
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/server-costs.ts
  */
-import { Double, MongoClient, type Document } from 'mongodb';
+import { BSON, Double, MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
-import { latency } from './measure.ts';
+import { bucketUpdate, planWrites } from '../../src/record/plan.ts';
+import { validateReadings } from '../../src/record/validate.ts';
+import { ensureIndexes, openStore } from '../../src/storage/store.ts';
+import { recordReadings } from '../../src/storage/record.ts';
+import { denseDataSet } from './datasets.ts';
+import { batches, latency, median } from './measure.ts';
 
 const config = loadConfig();
 const embedded = config.MONGODB_URI
@@ -43,10 +51,53 @@ for (const minutes of [60, 360, 1440]) {
   const kib = ((row?.size ?? 0) / 1024).toFixed(0);
   console.log(`| one $inc of 1 path on a ${kib} KiB document (${minutes} minutes x 10 fields) | ${(await time(() => collection.updateOne({ _id: id } as Document, { $inc: { 'hours.0.minutes.0.f0.n': 1 } }))).toFixed(1)} |`);
   console.log(`| findOne of that ${kib} KiB document | ${(await time(() => collection.findOne({ _id: id } as Document))).toFixed(1)} |`);
+  const oneSlot = [{ $match: { _id: id } }, { $project: { slot: '$hours.0.minutes.0.f0' } }];
+  console.log(`| aggregate reading one minute slot of that ${kib} KiB document | ${(await time(() => collection.aggregate(oneSlot).toArray())).toFixed(1)} |`);
 }
 let next = 0;
 const docs = () => Array.from({ length: 1000 }, () => ({ _id: `insert-${next++}`, metric: 'cpu', time: new Date(), tags: { hostname: 'host_1', region: 'us-east-1' }, fields: { usage_user: 1.5, usage_system: 2.5 } }));
 console.log(`| insertMany of 1,000 small documents (one per reading) | ${(await time(() => collection.insertMany(docs() as Document[]))).toFixed(1)} |`);
 await client.db('server_costs').dropDatabase();
+
+// One batch of the record path, taken apart: TSBS cpu-only, 100 hosts, batches of 1,000
+// readings (10 per host, so 100 bucket documents of about 2 minutes each). The first
+// half of the hour is loaded first so the timed batches update existing documents.
+const store = await openStore(config.MONGODB_URI ?? embedded!.uri, 'server_costs_batch', { defaultLayout: 'sparse' });
+await store.db.dropDatabase();
+await ensureIndexes(store.db);
+const readings = validateReadings(
+  denseDataSet(100, 1).readings.map((r) => ({
+    metric: r.metric,
+    tags: r.tags,
+    time: new Date(r.time),
+    fields: Object.entries(r.fields).map(([name, value]) => ({ name, value })),
+  })),
+  { maxBatchSize: Infinity, receivedAt: 0 },
+);
+const all = batches(readings, 1000);
+const half = Math.floor(all.length / 2);
+for (const batch of all.slice(0, half)) await recordReadings(store, batch);
+const parts = { plan: [] as number[], encode: [] as number[], write: [] as number[], paths: [] as number[] };
+for (const batch of all.slice(half, half + 7)) {
+  let started = performance.now();
+  const plan = planWrites(batch);
+  const updates = plan.buckets.map((write) => bucketUpdate(write, true));
+  parts.plan.push(performance.now() - started);
+  started = performance.now();
+  for (const update of updates) BSON.serialize(update);
+  parts.encode.push(performance.now() - started);
+  parts.paths.push(median(updates.map((update) => Object.values(update).reduce((sum, operator) => sum + Object.keys(operator as object).length, 0))));
+  started = performance.now();
+  await recordReadings(store, batch);
+  parts.write.push(performance.now() - started);
+}
+const writeMs = median(parts.write);
+console.log('\n| one batch of 1,000 TSBS readings (100 documents, 7 batches) | median ms |\n| --- | ---: |');
+console.log(`| client: group and merge (planWrites) and build the updates | ${median(parts.plan).toFixed(1)} |`);
+console.log(`| client: BSON-encode the 100 updates (about ${median(parts.paths)} paths each) | ${median(parts.encode).toFixed(1)} |`);
+console.log(`| whole record path (the above, registries, one bulkWrite) | ${writeMs.toFixed(1)} |`);
+console.log(`| the rest (server and round trips), per bucket document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`);
+await store.db.dropDatabase();
+await store.client.close();
 await client.close();
 await embedded?.stop();
