@@ -22,7 +22,8 @@ import { sendBatch } from '../src/importer/send.ts';
 import { bucketsPipeline } from '../src/query/buckets-pipeline.ts';
 import { granularity } from '../src/query/granularity.ts';
 import { aggregateBuckets } from '../src/storage/read.ts';
-import { denseDataSet, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
+import { DAY_MS } from '../src/model/time.ts';
+import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
 import { alternating, batches, format, latency, median } from './bench/measure.ts';
 import { NaiveModel, OursModel, TimeseriesModel, type BaselineModel, type Model, type StorageFigures } from './bench/models.ts';
 import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
@@ -99,23 +100,32 @@ async function timedWrite(model: Model, readings: readonly PlainReading[], batch
   return readings.length / ((performance.now() - started) / 1000);
 }
 
-/** Ingest rate at one batch size: slices of the data written into a scratch database, warm-up first, median of `reps`. */
-async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 100 | 1000): Promise<IngestFigure> {
-  const model = await open();
+/**
+ * Ingest rate at one batch size: consecutive slices of the data (one warm-up, then
+ * `reps` timed), each written by `writeSlice`, which returns readings per second.
+ * @returns the median rate and every timed slice's rate.
+ */
+async function sliceRates(data: DataSet, batch: 1 | 100 | 1000, writeSlice: (slice: PlainReading[]) => Promise<number>): Promise<IngestFigure> {
   const size = Math.max(1, Math.min(SLICE[batch], Math.floor(data.readings.length / (reps + 1))));
   const slices: number[] = [];
+  for (let i = 0; i <= reps; i++) {
+    const slice = data.readings.slice(i * size, (i + 1) * size);
+    if (slice.length === 0) break;
+    const rate = await writeSlice(slice);
+    if (i > 0) slices.push(rate);
+  }
+  return { batch, readingsPerSecond: median(slices), slices };
+}
+
+/** Ingest rate of a model at one batch size, into a scratch database dropped afterwards. */
+async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 100 | 1000): Promise<IngestFigure> {
+  const model = await open();
   try {
-    for (let i = 0; i <= reps; i++) {
-      const slice = data.readings.slice(i * size, (i + 1) * size);
-      if (slice.length === 0) break;
-      const rate = await timedWrite(model, slice, batch);
-      if (i > 0) slices.push(rate);
-    }
+    return await sliceRates(data, batch, (slice) => timedWrite(model, slice, batch));
   } finally {
     await model.db.dropDatabase();
     await model.close();
   }
-  return { batch, readingsPerSecond: median(slices), slices };
 }
 
 /** GraphQL ingest over HTTP (yoga on a local port), batches of 1,000, median of `reps` slices. */
@@ -125,30 +135,18 @@ async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigu
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`;
-  const size = Math.max(1, Math.min(SLICE[1000], Math.floor(data.readings.length / (reps + 1))));
-  const slices: number[] = [];
   try {
-    for (let i = 0; i <= reps; i++) {
-      const slice = data.readings.slice(i * size, (i + 1) * size);
-      if (slice.length === 0) break;
-      const payloads = batches(slice, 1000).map((chunk) =>
-        chunk.map((r) => ({
-          metric: r.metric,
-          tags: r.tags,
-          time: new Date(r.time).toISOString(),
-          fields: Object.entries(r.fields).map(([name, value]) => ({ name, value })),
-        })),
-      );
+    return await sliceRates(data, 1000, async (slice) => {
+      const payloads = batches(slice.map(readingInput), 1000);
       const started = performance.now();
       for (const payload of payloads) await sendBatch(url, payload);
-      if (i > 0) slices.push(slice.length / ((performance.now() - started) / 1000));
-    }
+      return slice.length / ((performance.now() - started) / 1000);
+    });
   } finally {
     await new Promise<void>((closed) => server.close(() => closed()));
     await model.db.dropDatabase();
     await model.close();
   }
-  return { batch: 1000, readingsPerSecond: median(slices), slices };
 }
 
 /** Runs one query on a model, normalized for comparison. */
@@ -213,10 +211,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       figures.graphqlIngest = await graphqlIngestRate(uri, data);
     }
     log(`${name}: loading ${data.readings.length} readings in batches of 1,000`);
-    const started = performance.now();
-    const prepared = model.convert(data.readings);
-    for (const chunk of batches(prepared, 1000)) await model.write(chunk);
-    figures.load = { readings: data.readings.length, seconds: (performance.now() - started) / 1000 };
+    figures.load = { readings: data.readings.length, seconds: data.readings.length / (await timedWrite(model, data.readings, 1000)) };
     const storage = await model.storage();
     figures.storage = { ...storage, bytesPerReading: (storage.storageBytes + storage.indexBytes) / data.readings.length };
     loaded.push(model);
@@ -260,8 +255,8 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
 
   // GraphQL overhead: one entity's MINUTE buckets over one day (1,440 buckets) through yoga vs the pipeline alone.
   if (ours instanceof OursModel) {
-    const from = data.from - (data.from % 86_400_000);
-    const to = from + 86_400_000;
+    const from = data.from - (data.from % DAY_MS);
+    const to = from + DAY_MS;
     const entity = data.entities[0]!;
     const query = `{ buckets(metric: "${data.readings[0]!.metric}", field: "${data.fields[0]}", granularity: MINUTE, from: "${new Date(from).toISOString()}", to: "${new Date(to).toISOString()}", where: [{key: "${data.entityTag}", in: "${entity}"}]) { buckets { start end count sum min max avg stddev } } }`;
     const count = (await ours.graphql<{ buckets: { buckets: unknown[] }[] }>(query)).buckets[0]?.buckets.length ?? 0;

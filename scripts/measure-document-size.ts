@@ -8,6 +8,7 @@
 import { calculateObjectSize, Double } from 'bson';
 import { bucketSkeleton } from '../src/model/bucket-document.ts';
 import { Limits } from '../src/model/limits.ts';
+import { tagPair } from '../src/model/series.ts';
 
 const MIB = 1024 * 1024;
 const name = (prefix: string, i: number, length: number) => `${prefix}${i}`.padEnd(length, '_');
@@ -16,7 +17,7 @@ const name = (prefix: string, i: number, length: number) => `${prefix}${i}`.padE
 function fullDocument(fields: string[], tagCount: number, tagValueLength: number) {
   const tags: Record<string, string> = {};
   for (let i = 0; i < tagCount; i++) tags[name('tag', i, Limits.nameLength)] = 'v'.repeat(tagValueLength);
-  const tagPairs = Object.entries(tags).map(([key, value]) => `${key}=${value}`);
+  const tagPairs = Object.entries(tags).map(([key, value]) => tagPair(key, value));
   const doc = bucketSkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) }, fields) as Record<string, unknown>;
   doc.first = new Date(0);
   doc.last = new Date(0);

@@ -5,9 +5,25 @@
  */
 import { readFlights3m } from '../../src/importer/flights.ts';
 import { sortTags } from '../../src/model/series.ts';
+import type { ReadingInput } from '../../src/record/validate.ts';
 import { generateCpu, type PlainReading } from './tsbs.ts';
 
+/** One reading of a data set: metric, sorted tags, time in ms since epoch (UTC), fields by name. */
 export type { PlainReading };
+
+/**
+ * A plain reading as a client sends it (GraphQL `ReadingInput`): fields as a list of
+ * `{name, value}`. Its `time` is a Date, which JSON turns into the ISO-8601 string the
+ * API takes.
+ */
+export function readingInput(reading: PlainReading): ReadingInput {
+  return {
+    metric: reading.metric,
+    tags: reading.tags,
+    time: new Date(reading.time),
+    fields: Object.entries(reading.fields).map(([name, value]) => ({ name, value })),
+  };
+}
 
 /** A loaded data set and how to describe and query it. */
 export interface DataSet {

@@ -7,6 +7,7 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
+/** The median of `values` (nearest rank, see {@link percentile}). */
 export const median = (values: readonly number[]) => percentile(values, 50);
 
 /** Latency of `run`: one untimed warm-up, then `repetitions` timed runs, in ms. */

@@ -12,8 +12,9 @@ import { validateReadings, type Reading } from '../../src/record/validate.ts';
 import { recordReadings } from '../../src/storage/record.ts';
 import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
 import { createApp } from '../../src/server/yoga.ts';
-import type { DataSet, PlainReading } from './datasets.ts';
+import { readingInput, type DataSet, type PlainReading } from './datasets.ts';
 
+/** The models a run can hold (`ours-preallocated` only in the layout comparison). */
 export type ModelName = 'ours' | 'ours-preallocated' | 'naive' | 'timeseries';
 
 /** Bytes on disk and the largest document of a model's collections. */
@@ -106,15 +107,7 @@ export class OursModel implements Model {
   }
 
   convert(readings: readonly PlainReading[]): Reading[] {
-    return validateReadings(
-      readings.map((r) => ({
-        metric: r.metric,
-        tags: r.tags,
-        time: new Date(r.time),
-        fields: Object.entries(r.fields).map(([name, value]) => ({ name, value })),
-      })),
-      { maxBatchSize: Infinity, receivedAt: 0 },
-    );
+    return validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
   }
 
   async write(batch: unknown[]): Promise<void> {

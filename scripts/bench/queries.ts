@@ -5,9 +5,12 @@
  * before anything is timed.
  */
 import type { Document } from 'mongodb';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/model/time.ts';
 import type { DataSet } from './datasets.ts';
 
+/** The statistic a query asks for, per bucket or over the range. */
 export type Stat = 'max' | 'avg' | 'count';
+/** The bucket width of a query (UTC calendar units). */
 export type Unit = 'minute' | 'hour' | 'day' | 'month';
 
 /** A benchmark query in both forms. */
@@ -23,7 +26,7 @@ export interface BenchQuery {
 }
 
 const GRANULARITY: Record<Unit, string> = { minute: 'MINUTE', hour: 'HOUR', day: 'DAY', month: 'MONTH' };
-const UNIT_MS: Record<Exclude<Unit, 'month'>, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+const UNIT_MS: Record<Exclude<Unit, 'month'>, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
 
 /** Start of the `unit` holding `$time`: `$dateTrunc` when the server has it, date arithmetic otherwise. */
 export function truncate(unit: Unit, dateTrunc: boolean): Document {

@@ -13,11 +13,9 @@ import { BSON, Double, MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
 import { bucketUpdate, planWrites } from '../../src/record/plan.ts';
-import { validateReadings } from '../../src/record/validate.ts';
-import { ensureIndexes, openStore } from '../../src/storage/store.ts';
-import { recordReadings } from '../../src/storage/record.ts';
 import { denseDataSet } from './datasets.ts';
 import { batches, latency, median } from './measure.ts';
+import { OursModel } from './models.ts';
 
 const config = loadConfig();
 const embedded = config.MONGODB_URI
@@ -62,21 +60,10 @@ await client.db('server_costs').dropDatabase();
 // One batch of the record path, taken apart: TSBS cpu-only, 100 hosts, batches of 1,000
 // readings (10 per host, so 100 bucket documents of about 2 minutes each). The first
 // half of the hour is loaded first so the timed batches update existing documents.
-const store = await openStore(config.MONGODB_URI ?? embedded!.uri, 'server_costs_batch', { defaultLayout: 'sparse' });
-await store.db.dropDatabase();
-await ensureIndexes(store.db);
-const readings = validateReadings(
-  denseDataSet(100, 1).readings.map((r) => ({
-    metric: r.metric,
-    tags: r.tags,
-    time: new Date(r.time),
-    fields: Object.entries(r.fields).map(([name, value]) => ({ name, value })),
-  })),
-  { maxBatchSize: Infinity, receivedAt: 0 },
-);
-const all = batches(readings, 1000);
+const ours = await OursModel.open(config.MONGODB_URI ?? embedded!.uri, 'server_costs_batch', 'sparse');
+const all = batches(ours.convert(denseDataSet(100, 1).readings), 1000);
 const half = Math.floor(all.length / 2);
-for (const batch of all.slice(0, half)) await recordReadings(store, batch);
+for (const batch of all.slice(0, half)) await ours.write(batch);
 const parts = { plan: [] as number[], encode: [] as number[], write: [] as number[], paths: [] as number[] };
 for (const batch of all.slice(half, half + 7)) {
   let started = performance.now();
@@ -88,7 +75,7 @@ for (const batch of all.slice(half, half + 7)) {
   parts.encode.push(performance.now() - started);
   parts.paths.push(median(updates.map((update) => Object.values(update).reduce((sum, operator) => sum + Object.keys(operator as object).length, 0))));
   started = performance.now();
-  await recordReadings(store, batch);
+  await ours.write(batch);
   parts.write.push(performance.now() - started);
 }
 const writeMs = median(parts.write);
@@ -97,7 +84,7 @@ console.log(`| client: group and merge (planWrites) and build the updates | ${me
 console.log(`| client: BSON-encode the 100 updates (about ${median(parts.paths)} paths each) | ${median(parts.encode).toFixed(1)} |`);
 console.log(`| whole record path (the above, registries, one bulkWrite) | ${writeMs.toFixed(1)} |`);
 console.log(`| the rest (server and round trips), per bucket document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`);
-await store.db.dropDatabase();
-await store.client.close();
+await ours.db.dropDatabase();
+await ours.close();
 await client.close();
 await embedded?.stop();

@@ -53,11 +53,11 @@ export function rowStats(row: BucketRow, index: number): Stats {
   };
 }
 
+/** The disjunction of `tests` (a query filter or an expression), without `$or` for a single test. */
+const anyOf = (tests: Document[]): Document => (tests.length === 1 ? tests[0]! : { $or: tests });
+
 /** Query filter for documents holding readings of any of `fields`. */
-function documentsWithReadings(fields: readonly string[]): Document {
-  const tests = fields.map((field) => ({ [`fields.${field}.n`]: { $gt: 0 } }));
-  return tests.length === 1 ? tests[0]! : { $or: tests };
-}
+const documentsWithReadings = (fields: readonly string[]) => anyOf(fields.map((field) => ({ [`fields.${field}.n`]: { $gt: 0 } })));
 
 /** A document filter split in two: the part an index serves, and the part checked on what it selects. */
 export interface SplitFilter {
@@ -96,10 +96,8 @@ const within = (expression: unknown, from: number, to: number) => ({
   $and: [{ $gte: [expression, new Date(from)] }, { $lt: [expression, new Date(to)] }],
 });
 /** True when any of the fields at `statsPath(field)` has readings. */
-const anyReadings = (fields: readonly string[], statsPath: (field: string) => string) => {
-  const tests = fields.map((field) => ({ $gt: [`${statsPath(field)}.n`, 0] }));
-  return tests.length === 1 ? tests[0] : { $or: tests };
-};
+const anyReadings = (fields: readonly string[], statsPath: (field: string) => string) =>
+  anyOf(fields.map((field) => ({ $gt: [`${statsPath(field)}.n`, 0] })));
 /** The statistics of every field as one object `{v0: <stats of field 0>, v1: …}`. */
 const fieldStats = (fields: readonly string[], statsPath: (field: string) => string) =>
   Object.fromEntries(fields.map((field, i) => [`v${i}`, `${statsPath(field)}`]));

@@ -12,7 +12,7 @@ export interface AppOptions {
   logger: Logger;
   limits: Context['limits'];
   /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
-  trackWrite?: (work: Promise<unknown>) => Promise<unknown>;
+  trackWrite?: Context['trackWrite'];
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -37,8 +37,7 @@ query DailyDelaysAtLAS {
  * carry a stable `extensions.code`.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
-  const track = options.trackWrite;
-  const trackWrite = <T>(work: Promise<T>): Promise<T> => (track ? (track(work) as Promise<T>) : work);
+  const trackWrite = options.trackWrite ?? ((work) => work);
   return createYoga<Record<string, unknown>, Context>({
     schema,
     context: (): Context => ({
