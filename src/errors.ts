@@ -35,25 +35,73 @@ export const ErrorCode = {
   GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
   /** The query document does not validate against the schema (set by the server plugin). */
   GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  /**
+   * The database could not be reached or did not confirm a write. Nothing the client
+   * was not told about was acknowledged; a write may or may not have been applied, so
+   * the client retries it with the same `batchId`.
+   */
+  UNAVAILABLE: 'UNAVAILABLE',
+  /** A `batchId` was used before for different readings. */
+  BATCH_ID_REUSED: 'BATCH_ID_REUSED',
+  /** A `batchId` breaks its format rule. */
+  INVALID_BATCH_ID: 'INVALID_BATCH_ID',
+  /** No API token, or an unknown or revoked one (HTTP 401). */
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** The token lacks the scope or the metric prefix the operation needs. */
+  FORBIDDEN: 'FORBIDDEN',
+  /** A query ran longer than `QUERY_TIMEOUT_MS` and was stopped. */
+  QUERY_TIMEOUT: 'QUERY_TIMEOUT',
+  /** A request would list more series than allowed. */
+  TOO_MANY_SERIES: 'TOO_MANY_SERIES',
+  /** A request carries more tag-filter values (`where.in`) than allowed. */
+  TOO_MANY_FILTER_VALUES: 'TOO_MANY_FILTER_VALUES',
+  /** A document is too deep, has too many aliases, tokens or directives. */
+  QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  /** A request body is larger than `MAX_BODY_BYTES` (HTTP 413). */
+  REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
+  /** The thing to change or delete does not exist. */
+  NOT_FOUND: 'NOT_FOUND',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
- * An error caused by the client's input. It is shown to the client as is (graphql-yoga
- * masks every other error), with `extensions.code` set to a stable {@link ErrorCode}
- * and, when known, `extensions.path` naming the offending input, e.g.
- * `readings[3].tags[0].key`.
+ * An error meant for the client, with a stable {@link ErrorCode} in `extensions.code`.
+ * graphql-yoga shows it as is and masks every other error. `httpStatus`, when given,
+ * becomes the response's status (yoga reads `extensions.http.status` and does not send it).
  */
-export class InputError extends GraphQLError {
+export class CodedError extends GraphQLError {
   readonly code: ErrorCode;
 
-  constructor(code: ErrorCode, message: string, inputPath?: string) {
-    super(message, {
-      extensions: inputPath === undefined ? { code } : { code, inputPath },
-    });
+  constructor(code: ErrorCode, message: string, options: { inputPath?: string; httpStatus?: number } = {}) {
+    const extensions: Record<string, unknown> = { code };
+    if (options.inputPath !== undefined) extensions.inputPath = options.inputPath;
+    if (options.httpStatus !== undefined) extensions.http = { status: options.httpStatus };
+    super(message, { extensions });
     this.code = code;
+    this.name = 'CodedError';
+  }
+}
+
+/**
+ * An error caused by the client's input, with `extensions.inputPath` naming the
+ * offending input when known, e.g. `readings[3].tags[0].key`.
+ */
+export class InputError extends CodedError {
+  constructor(code: ErrorCode, message: string, inputPath?: string) {
+    super(code, message, inputPath === undefined ? {} : { inputPath });
     this.name = 'InputError';
+  }
+}
+
+/**
+ * An error of the service rather than of the input (UNAVAILABLE, QUERY_TIMEOUT): the
+ * same request may succeed later. Its message never carries driver details.
+ */
+export class ServiceError extends CodedError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
+    this.name = 'ServiceError';
   }
 }
 
