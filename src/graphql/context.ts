@@ -1,10 +1,13 @@
 import type DataLoader from 'dataloader';
+import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
 import type { BucketAnswer, BucketRequest } from './bucket-loader.ts';
 
 /** Request context handed to every resolver. */
 export interface Context {
   store: Store;
+  /** The process logger (pino). */
+  logger: Logger;
   limits: {
     /** Largest accepted `recordReadings` batch (config `MAX_BATCH_SIZE`). */
     maxBatchSize: number;

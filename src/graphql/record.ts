@@ -1,5 +1,5 @@
-import { validateReading, validateReadings } from '../record/validate.ts';
-import { recordReadings, type RecordSummary } from '../storage/record.ts';
+import { recordBatch, type RecordOutcome } from '../engine/record.ts';
+import { validateBatchId, validateReading, validateReadings } from '../record/validate.ts';
 import { builder } from './builder.ts';
 import { TagInputRef } from './tag.ts';
 
@@ -27,26 +27,41 @@ const ReadingInputRef = builder.inputType('ReadingInput', {
   }),
 });
 
-const RecordResultRef = builder.objectRef<RecordSummary>('RecordResult').implement({
-  description: 'What a record mutation wrote.',
+const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').implement({
+  description:
+    'What a record mutation stored. An answer without errors means every reading of the batch is stored, with the configured write concern (default: majority, journaled).',
   fields: (t) => ({
-    recorded: t.expose('recorded', { type: 'SafeInt', description: 'Number of readings recorded.' }),
-    series: t.exposeInt('series', { description: 'Number of distinct series written to.' }),
-    buckets: t.exposeInt('buckets', { description: 'Number of bucket documents updated (one atomic write each).' }),
+    batchId: t.exposeString('batchId', { nullable: true, description: 'The batch id sent with the readings; null when none was sent.' }),
+    recorded: t.expose('recorded', { type: 'SafeInt', description: 'Number of readings of the batch, all of them stored now.' }),
+    applied: t.expose('applied', { type: 'SafeInt', description: 'Readings this call applied (equal to `recorded` on the first complete attempt).' }),
+    alreadyApplied: t.expose('alreadyApplied', {
+      type: 'SafeInt',
+      description: 'Readings an earlier call with the same `batchId` had already applied, and this call did not apply again.',
+    }),
+    series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
+    buckets: t.exposeInt('buckets', { description: 'Number of bucket documents of the batch (one atomic update each).' }),
   }),
 });
 
+const BATCH_ID_DESCRIPTION =
+  'A client-chosen id that makes the call safe to retry: sent again with the same readings (after a time-out, an UNAVAILABLE error or a crash), the batch is applied exactly once; what an earlier attempt applied is not applied again, and what it did not is completed. 1 to 128 characters among letters, digits and `_ - . : / + =`, e.g. a UUID. Reusing an id for other readings is refused (BATCH_ID_REUSED). Ids are remembered for BATCH_RETENTION_HOURS (default 24 h). Without an id a retried call is recorded twice.';
+
 const recordErrors =
-  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields per metric), INVALID_FIELD_VALUE, INVALID_TIME';
+  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId';
 
 builder.mutationFields((t) => ({
   recordReading: t.field({
     type: RecordResultRef,
     description: `Records one reading. ${recordErrors}.`,
-    args: { reading: t.arg({ type: ReadingInputRef, required: true, description: 'The reading.' }) },
+    args: {
+      reading: t.arg({ type: ReadingInputRef, required: true, description: 'The reading.' }),
+      batchId: t.arg.string({ description: BATCH_ID_DESCRIPTION }),
+    },
     resolve: (_root, args, ctx) => {
-      const readings = validateReading(args.reading, { receivedAt: Date.now() });
-      return ctx.trackWrite(recordReadings(ctx.store, readings));
+      const receivedAt = Date.now();
+      const batchId = validateBatchId(args.batchId);
+      const readings = validateReading(args.reading, { receivedAt });
+      return ctx.trackWrite(recordBatch(ctx.store, readings, { batchId, receivedAt, logger: ctx.logger }));
     },
   }),
   recordReadings: t.field({
@@ -58,10 +73,13 @@ builder.mutationFields((t) => ({
         required: true,
         description: 'The readings, in any order, at most MAX_BATCH_SIZE (default 10,000).',
       }),
+      batchId: t.arg.string({ description: BATCH_ID_DESCRIPTION }),
     },
     resolve: (_root, args, ctx) => {
-      const readings = validateReadings(args.readings, { maxBatchSize: ctx.limits.maxBatchSize, receivedAt: Date.now() });
-      return ctx.trackWrite(recordReadings(ctx.store, readings));
+      const receivedAt = Date.now();
+      const batchId = validateBatchId(args.batchId);
+      const readings = validateReadings(args.readings, { maxBatchSize: ctx.limits.maxBatchSize, receivedAt });
+      return ctx.trackWrite(recordBatch(ctx.store, readings, { batchId, receivedAt, logger: ctx.logger }));
     },
   }),
 }));

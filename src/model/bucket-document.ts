@@ -55,6 +55,13 @@ export interface BucketDocument {
   first?: Date;
   /** Exact time of the latest reading in the document (absent in an unused skeleton). */
   last?: Date;
+  /**
+   * Marks (see `model/batch.ts`) of the last batches with a `batchId` applied to this
+   * document, oldest first, at most `BATCH_MARKS_KEPT`: the update that applies a batch
+   * appends its mark and is refused while the mark is present, so a batch is applied
+   * to a document at most once. Absent until such a batch writes.
+   */
+  batches?: string[];
   /** Whole-day statistics per field. */
   fields: FieldStats;
   /** Hour slots keyed by the hour of the day as a string `"0"`..`"23"`. */

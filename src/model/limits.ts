@@ -17,12 +17,32 @@ export const Limits = {
    * metric keeps a minute slot per field, so this bounds the bucket document size.
    */
   fieldsPerMetric: 32,
+  /**
+   * Most distinct tag keys one metric may have over its lifetime. Tag keys are listed
+   * in the metric's registry document, so without a bound a client could grow it
+   * without end (one request with 16,000 keys made a 1.2 MB registry document).
+   */
+  tagKeysPerMetric: 64,
   /** Most tag keys a query may group by. */
   groupByKeys: 8,
-  /** Earliest accepted time (inclusive): 1970-01-01T00:00:00Z, in ms since the Unix epoch. */
+  /**
+   * Largest accepted absolute field value. Each slot keeps the sum of squares of its
+   * values (for variance), and a square above about 1.8e308 is infinite in IEEE-754
+   * doubles: 1e150 squared is 1e300, so more than a hundred million readings at this
+   * limit still sum to a finite number.
+   */
+  maxAbsValue: 1e150,
+  /** Earliest time a reading may have and a query may start at: 1970-01-01T00:00:00Z, in ms since the Unix epoch (inclusive). */
   minTimeMs: Date.UTC(1970, 0, 1),
-  /** Latest accepted time (exclusive): 10000-01-01T00:00:00Z, past which ISO-8601 needs 5-digit years. */
-  maxTimeMs: Date.UTC(10000, 0, 1),
+  /**
+   * End of the supported time range: 9999-01-01T00:00:00Z. Readings must be earlier
+   * (exclusive); a query's `to` may equal it, so every reading that can be recorded can
+   * be queried, and the end of every bucket (the year 9998 ends at this instant) still
+   * has a four-digit year in RFC 3339.
+   */
+  maxTimeMs: Date.UTC(9999, 0, 1),
+  /** Longest `batchId`, in characters. */
+  batchIdLength: 128,
 } as const;
 
 /**
@@ -32,6 +52,22 @@ export const Limits = {
  * "Field Names") are excluded; names starting with `__` are reserved, as in Prometheus.
  */
 export const NAME_PATTERN = /^(?!__)[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/**
+ * True when `text` is well-formed UTF-16: no unpaired surrogate (ECMAScript's
+ * `String.prototype.isWellFormed`). Unpaired surrogates cannot be encoded in UTF-8 or
+ * BSON, so drivers replace them with U+FFFD and two different strings would become one.
+ */
+export function isWellFormed(text: string): boolean {
+  return text.isWellFormed();
+}
+
+/**
+ * The rule for a client-chosen `batchId`: 1 to {@link Limits.batchIdLength} characters
+ * of letters, digits and `_ - . : / + =` (room for UUIDs, ULIDs, base64 hashes and
+ * `source:offset` names).
+ */
+export const BATCH_ID_PATTERN = /^[A-Za-z0-9_\-.:/+=]+$/;
 
 /** True when `name` satisfies {@link NAME_PATTERN} and {@link Limits.nameLength}. */
 export function isValidName(name: string): boolean {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode, InputError } from '../errors.ts';
-import { isValidName, Limits } from './limits.ts';
+import { isValidName, isWellFormed, Limits } from './limits.ts';
 
 /**
  * Shared zod rules for client input. Each failing rule carries its stable error code
@@ -21,12 +21,39 @@ export const nameRule = (what: string) =>
       ),
     );
 
-/** A time within [1970-01-01, 10000-01-01) UTC. */
+const isoLimit = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/** The time of a reading: within [1970-01-01T00:00:00Z, 9999-01-01T00:00:00Z), see `Limits.maxTimeMs`. */
 export const timeRule = z
   .date()
   .refine(
     (time) => !Number.isNaN(time.getTime()) && time.getTime() >= Limits.minTimeMs && time.getTime() < Limits.maxTimeMs,
-    coded(ErrorCode.INVALID_TIME, 'time must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z'),
+    coded(
+      ErrorCode.INVALID_TIME,
+      `time must lie in [${isoLimit(Limits.minTimeMs)}, ${isoLimit(Limits.maxTimeMs)}) (the latest time a query can reach)`,
+    ),
+  );
+
+/**
+ * A bound of a query range: within [1970-01-01T00:00:00Z, 9999-01-01T00:00:00Z], the end
+ * included so that a range ending there covers every reading that can be recorded.
+ */
+export const rangeTimeRule = z
+  .date()
+  .refine(
+    (time) => !Number.isNaN(time.getTime()) && time.getTime() >= Limits.minTimeMs && time.getTime() <= Limits.maxTimeMs,
+    coded(ErrorCode.INVALID_TIME, `a range bound must lie in [${isoLimit(Limits.minTimeMs)}, ${isoLimit(Limits.maxTimeMs)}]`),
+  );
+
+/** A tag value: a non-empty, well-formed string of at most `Limits.tagValueLength` characters. */
+export const tagValueRule = z
+  .string()
+  .refine(
+    (value) => value.length > 0 && value.length <= Limits.tagValueLength && isWellFormed(value),
+    coded(
+      ErrorCode.INVALID_TAG_VALUE,
+      `A tag value must be a non-empty, well-formed Unicode string (no unpaired surrogate) of at most ${Limits.tagValueLength} characters`,
+    ),
   );
 
 /** Adds a DUPLICATE_NAME issue for every item whose name was seen before in `items`. */

@@ -60,10 +60,18 @@ export interface Summary {
 }
 
 /**
+ * `value`, or null when it is NaN or infinite. GraphQL's Float cannot carry either, and a
+ * query must never fail because of what is stored: values are bounded at recording
+ * (`Limits.maxAbsValue`) so this only guards against arithmetic overflow in `n * sq`.
+ */
+const finiteOrNull = (value: number): number | null => (Number.isFinite(value) ? value : null);
+
+/**
  * Derives the client-facing {@link Summary} from stored {@link Stats}.
  * The variance is computed as `(n*sq - sum^2) / n^2`: for integer data whose sums stay
  * below 2^53 every intermediate is exact, so the result is the correctly rounded
- * variance; rounding noise on other data is clamped at 0.
+ * variance; rounding noise on other data is clamped at 0. A statistic whose arithmetic
+ * overflows (`n * sq` beyond about 1.8e308) is null rather than infinite.
  */
 export function summarize(stats: Stats | null | undefined): Summary {
   if (!stats || stats.n <= 0) {
@@ -72,14 +80,15 @@ export function summarize(stats: Stats | null | undefined): Summary {
   const { n, sum, sq } = stats;
   const spread = Math.max(0, n * sq - sum * sum);
   const variance = spread / (n * n);
+  const sample = n > 1 ? Math.sqrt(spread / (n * (n - 1))) : null;
   return {
     count: n,
-    sum,
-    min: stats.min,
-    max: stats.max,
-    avg: sum / n,
-    variance,
-    stddev: Math.sqrt(variance),
-    sampleStddev: n > 1 ? Math.sqrt(spread / (n * (n - 1))) : null,
+    sum: finiteOrNull(sum),
+    min: finiteOrNull(stats.min),
+    max: finiteOrNull(stats.max),
+    avg: finiteOrNull(sum / n),
+    variance: finiteOrNull(variance),
+    stddev: finiteOrNull(Math.sqrt(variance)),
+    sampleStddev: sample === null ? null : finiteOrNull(sample),
   };
 }

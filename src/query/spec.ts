@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorCode, InputError } from '../errors.ts';
-import { Limits } from '../model/limits.ts';
-import { coded, nameRule, noDuplicates, parseInput, timeRule } from '../model/rules.ts';
+import { isWellFormed, Limits } from '../model/limits.ts';
+import { coded, nameRule, noDuplicates, parseInput, rangeTimeRule } from '../model/rules.ts';
 import { MINUTE_MS, floorTo } from '../model/time.ts';
 import { countBuckets, granularity, GRANULARITY_NAMES, type Granularity, type GranularityName } from './granularity.ts';
 
@@ -59,16 +59,21 @@ export interface BucketingSpec {
 }
 
 const rangeRule = z
-  .object({ field: nameRule('The field name'), from: timeRule, to: timeRule })
+  .object({ field: nameRule('The field name'), from: rangeTimeRule, to: rangeTimeRule })
   .refine((args) => args.from.getTime() < args.to.getTime(), {
     ...coded(ErrorCode.INVALID_RANGE, '`from` must be earlier than `to` (the range is [from, to))'),
     path: ['from'],
   });
 
+/** A value in `where.in`: any string (unknown values match nothing), but well-formed, as stored tag values are. */
+const filterValueRule = z
+  .string()
+  .refine(isWellFormed, coded(ErrorCode.INVALID_TAG_VALUE, 'A tag value in `where` must be well-formed Unicode (no unpaired surrogate)'));
+
 const selectionRule = z.object({
   metric: nameRule('The metric name'),
   where: z
-    .array(z.object({ key: nameRule('A tag key in `where`'), in: z.array(z.string()) }))
+    .array(z.object({ key: nameRule('A tag key in `where`'), in: z.array(filterValueRule) }))
     .nullish()
     .superRefine((filters, ctx) => noDuplicates(filters ?? [], (filter) => filter.key, ctx, 'Tag key')),
   groupBy: z

@@ -1,4 +1,5 @@
-import { Double, type UpdateFilter } from 'mongodb';
+import { Double, type Filter, type UpdateFilter } from 'mongodb';
+import { BATCH_MARKS_KEPT } from '../model/batch.ts';
 import { BucketPath, type BucketDocument } from '../model/bucket-document.ts';
 import { addValue, emptyStats, type Stats } from '../model/stats.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
@@ -141,14 +142,27 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
 }
 
 /**
+ * The filter that selects a {@link BucketWrite}'s document: its series and day, and, for a
+ * batch with an id, only while the document does not carry the batch's mark yet
+ * (`batches: {$ne: mark}`). A document that already applied the batch then matches
+ * nothing: an upsert of it fails on the unique `{series, date}` index (error 11000) and
+ * a plain update matches 0 documents, which is how a retry is recognised.
+ */
+export function bucketFilter(write: BucketWrite, mark?: string): Filter<BucketDocument> {
+  return mark === undefined ? { series: write.series, date: write.date } : { series: write.series, date: write.date, batches: { $ne: mark } };
+}
+
+/**
  * The single atomic update that applies a {@link BucketWrite} to its document: `$inc`
  * of count, sum and sum of squares, `$min`/`$max` of min, max and the first/last
  * reading time, at the day, hour and minute levels at once. Numbers are sent as BSON
  * doubles so a pre-allocated slot keeps its size. With `upsert`, `$setOnInsert` fills
  * the identity of a document created by this write (`series` and `date` come from the
- * filter).
+ * filter). With a batch `mark`, the same update appends the mark to the document's
+ * `batches` list, keeping the last `BATCH_MARKS_KEPT` (`$push` with `$slice`), so
+ * applying the batch and remembering it are one atomic write.
  */
-export function bucketUpdate(write: BucketWrite, upsert: boolean): UpdateFilter<BucketDocument> {
+export function bucketUpdate(write: BucketWrite, upsert: boolean, mark?: string): UpdateFilter<BucketDocument> {
   const inc: Record<string, Double> = {};
   const min: Record<string, Double | Date> = { first: new Date(write.first) };
   const max: Record<string, Double | Date> = { last: new Date(write.last) };
@@ -160,6 +174,7 @@ export function bucketUpdate(write: BucketWrite, upsert: boolean): UpdateFilter<
     max[`${path}.max`] = new Double(stats.max);
   }
   const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
+  if (mark !== undefined) update.$push = { batches: { $each: [mark], $slice: -BATCH_MARKS_KEPT } };
   if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs };
   return update as UpdateFilter<BucketDocument>;
 }

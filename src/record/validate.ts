@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorCode, InputError } from '../errors.ts';
-import { Limits } from '../model/limits.ts';
-import { coded, nameRule, noDuplicates, parseInput, timeRule } from '../model/rules.ts';
+import { BATCH_ID_PATTERN, Limits } from '../model/limits.ts';
+import { coded, nameRule, noDuplicates, parseInput, tagValueRule, timeRule } from '../model/rules.ts';
 import { seriesId, seriesKey, sortTags, type Tag } from '../model/series.ts';
 
 /** One reading as a client sends it (the GraphQL `ReadingInput`). */
@@ -27,24 +27,21 @@ export interface Reading {
   seriesId: string;
   /** Milliseconds since the Unix epoch, UTC. */
   time: number;
+  /** True when the client sent no time and `time` is the time the server received the batch. */
+  timeFromServer: boolean;
   fields: { name: string; value: number }[];
 }
 
-const tagRule = z.object({
-  key: nameRule('A tag key'),
-  value: z
-    .string()
-    .refine(
-      (value) => value.length > 0 && value.length <= Limits.tagValueLength,
-      coded(ErrorCode.INVALID_TAG_VALUE, `A tag value must be a non-empty string of at most ${Limits.tagValueLength} characters`),
-    ),
-});
+const tagRule = z.object({ key: nameRule('A tag key'), value: tagValueRule });
 
 const fieldRule = z.object({
   name: nameRule('A field name'),
   value: z.custom<number>(
-    (value) => typeof value === 'number' && Number.isFinite(value),
-    coded(ErrorCode.INVALID_FIELD_VALUE, 'A field value must be a finite number (not NaN or infinite)'),
+    (value) => typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= Limits.maxAbsValue,
+    coded(
+      ErrorCode.INVALID_FIELD_VALUE,
+      `A field value must be a finite number of absolute value at most ${Limits.maxAbsValue} (its square must stay finite)`,
+    ),
   ),
 });
 
@@ -122,7 +119,31 @@ function normalize(batch: readonly z.output<typeof readingRule>[], receivedAt: n
       seriesKey: key,
       seriesId: id,
       time: input.time?.getTime() ?? receivedAt,
+      timeFromServer: input.time === null || input.time === undefined,
       fields: input.fields,
     };
   });
+}
+
+/**
+ * Validates a client-chosen batch id (see `BATCH_ID_PATTERN`); `null`/`undefined` mean
+ * the client sent none.
+ * @returns the id, or undefined when none was sent.
+ * @throws InputError INVALID_BATCH_ID (inputPath `batchId`).
+ */
+export function validateBatchId(batchId: string | null | undefined): string | undefined {
+  if (batchId === null || batchId === undefined) return undefined;
+  if (batchId.length === 0 || batchId.length > Limits.batchIdLength || !BATCH_ID_PATTERN.test(batchId)) {
+    throw new InputError(
+      ErrorCode.INVALID_BATCH_ID,
+      `batchId must have 1 to ${Limits.batchIdLength} characters among letters, digits and _ - . : / + =`,
+      'batchId',
+    );
+  }
+  return batchId;
+}
+
+/** Gives the readings whose time the server chose (`timeFromServer`) the time `receivedAt` instead (ms since epoch). */
+export function withServerTime(readings: readonly Reading[], receivedAt: number): Reading[] {
+  return readings.map((reading) => (reading.timeFromServer ? { ...reading, time: receivedAt } : reading));
 }

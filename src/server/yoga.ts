@@ -42,6 +42,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     schema,
     context: (): Context => ({
       store: options.store,
+      logger: options.logger,
       limits: options.limits,
       trackWrite,
       bucketLoader: createBucketLoader(options.store, options.limits.maxBuckets),

@@ -1,86 +1,116 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import type { BucketDocument, BucketLayout } from '../model/bucket-document.ts';
+import type { BucketDocument } from '../model/bucket-document.ts';
 import { bucketSkeleton } from '../model/bucket-document.ts';
 import { Limits } from '../model/limits.ts';
-import { bucketUpdate, planWrites, type BucketWrite, type MetricWrite, type SeriesWrite } from '../record/plan.ts';
-import type { Reading } from '../record/validate.ts';
+import { bucketFilter, bucketUpdate, type BucketWrite, type MetricWrite, type SeriesWrite, type WritePlan } from '../record/plan.ts';
+import { isUnavailable } from './failures.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
-/** What one call of {@link recordReadings} wrote. */
-export interface RecordSummary {
-  /** Readings recorded. */
-  recorded: number;
-  /** Distinct series written to. */
-  series: number;
-  /** Bucket documents written to (one update each). */
-  buckets: number;
+/** What applying a write plan did to the bucket documents. */
+export interface ApplyOutcome {
+  /** Bucket documents this call applied the batch to. */
+  appliedDocuments: number;
+  /** Readings in those documents. */
+  appliedReadings: number;
+  /** Bucket documents that had applied the batch before (an earlier attempt with the same batch id). */
+  alreadyAppliedDocuments: number;
+  /** Readings in those documents. */
+  alreadyAppliedReadings: number;
 }
 
-/** How often an operation that lost a first-insert race (error 11000) is retried. */
+/** How often an upsert that lost a first-insert race (error 11000) without a batch mark is retried. */
 const DUPLICATE_KEY_RETRIES = 5;
 
-/**
- * The record path: writes a validated batch (see `record/validate.ts`).
- * 1. Plans the batch: readings grouped by bucket document and merged in memory.
- * 2. Registers new metrics, fields and tag keys, checking the per-metric field limit
- *    for every metric before anything is written.
- * 3. Registers new series (before their buckets, so a query that finds series
- *    through the registry never misses data).
- * 4. Applies ONE atomic update per bucket document, updating the day, hour and
- *    minute levels at once, in one unordered `bulkWrite`.
- * 5. Widens the metric's first/last reading time in the registry when the batch
- *    reaches outside it.
- * Readings may be late or out of order; an empty batch writes nothing.
- * @throws InputError TOO_MANY_NAMES when a metric would exceed `Limits.fieldsPerMetric`
- * fields (nothing is written then). Driver errors propagate unchanged.
- */
-export async function recordReadings(store: Store, readings: readonly Reading[]): Promise<RecordSummary> {
-  if (readings.length === 0) return { recorded: 0, series: 0, buckets: 0 };
-  const plan = planWrites(readings);
-  const layouts = await registerMetrics(store, plan.metrics);
-  await registerSeries(store, plan.series);
-  await writeBuckets(store, plan.buckets, layouts);
-  await widenMetricSpans(store, plan.metrics);
-  return { recorded: plan.readings, series: plan.series.length, buckets: plan.buckets.length };
-}
-
-const isSubset = (items: Iterable<string>, of: Set<string>) => {
-  for (const item of items) if (!of.has(item)) return false;
+const isSubset = (items: Iterable<string>, of: ReadonlySet<string> | readonly string[]) => {
+  const set = of instanceof Set ? of : new Set(of);
+  for (const item of items) if (!set.has(item)) return false;
   return true;
 };
 
-function tooManyFields(metric: string, count: number): InputError {
-  return new InputError(
-    ErrorCode.TOO_MANY_NAMES,
-    `Metric "${metric}" would have ${count} fields; a metric may have at most ${Limits.fieldsPerMetric}`,
-  );
+function tooMany(metric: string, what: 'fields' | 'tag keys', count: number, limit: number): InputError {
+  return new InputError(ErrorCode.TOO_MANY_NAMES, `Metric "${metric}" would have ${count} ${what}; a metric may have at most ${limit}`);
 }
 
 /**
- * Makes sure every metric of the batch exists with all the batch's fields and tag
- * keys, and returns each metric's layout. All limits are checked before the first
- * write; the update of an existing metric re-checks the limit atomically in its filter.
+ * Reads the registry entries of the plan's metrics and refuses the plan when a metric
+ * would outgrow `Limits.fieldsPerMetric` fields or `Limits.tagKeysPerMetric` tag keys.
+ * Reads only: a refused batch has written nothing.
+ * @returns the registry entries found, by metric name.
+ * @throws InputError TOO_MANY_NAMES.
  */
-async function registerMetrics(store: Store, writes: readonly MetricWrite[]): Promise<Map<string, BucketLayout>> {
-  const layouts = new Map<string, BucketLayout>();
-  const pending: { write: MetricWrite; existing: MetricDocument | null }[] = [];
+export async function checkMetricLimits(store: Store, writes: readonly MetricWrite[]): Promise<Map<string, MetricDocument>> {
+  const found = await store.metrics.find({ _id: { $in: writes.map((write) => write.name) } }).toArray();
+  const registered = new Map(found.map((doc) => [doc._id, doc]));
   for (const write of writes) {
-    const cached = store.cache.metrics.get(write.name);
-    if (cached && isSubset(write.fields, cached.fields) && isSubset(write.tagKeys, cached.tagKeys)) {
-      layouts.set(write.name, cached.layout);
+    const existing = registered.get(write.name);
+    const fields = new Set([...(existing?.fields ?? []), ...write.fields]).size;
+    if (fields > Limits.fieldsPerMetric) throw tooMany(write.name, 'fields', fields, Limits.fieldsPerMetric);
+    const tagKeys = new Set([...(existing?.tagKeys ?? []), ...write.tagKeys]).size;
+    if (tagKeys > Limits.tagKeysPerMetric) throw tooMany(write.name, 'tag keys', tagKeys, Limits.tagKeysPerMetric);
+  }
+  return registered;
+}
+
+/**
+ * Applies a validated, planned batch (see `record/plan.ts`) to the database:
+ * 1. registers new metrics, fields and tag keys, re-checking the per-metric limits
+ *    atomically in the update's filter (a concurrent writer may have added names since
+ *    {@link checkMetricLimits});
+ * 2. registers series not known to be registered (before their bucket documents, so a
+ *    query that finds series through the registry never misses data);
+ * 3. applies ONE atomic update per bucket document, the day, hour and minute levels at
+ *    once, in one unordered `bulkWrite`. With a batch `mark`, each update is refused by
+ *    a document that carries the mark already and appends the mark otherwise, so every
+ *    document applies the batch exactly once however often it is sent;
+ * 4. widens the metrics' first/last reading times.
+ * Every step is idempotent, so a retry after any failure completes what is missing.
+ * @param registered the registry entries from {@link checkMetricLimits}.
+ * @param mark the batch's mark (`model/batch.ts`), when the client sent a batch id.
+ * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a
+ * limit (nothing of the batch is written then). Driver errors propagate unchanged,
+ * including a `MongoBulkWriteError` without write errors (a connection lost mid-write:
+ * some updates may have been applied); `isUnavailable` recognises those.
+ */
+export async function applyWritePlan(
+  store: Store,
+  plan: WritePlan,
+  registered: ReadonlyMap<string, MetricDocument>,
+  mark?: string,
+): Promise<ApplyOutcome> {
+  const outcome: ApplyOutcome = { appliedDocuments: 0, appliedReadings: 0, alreadyAppliedDocuments: 0, alreadyAppliedReadings: 0 };
+  if (plan.buckets.length === 0) return outcome;
+  const metrics = await registerMetrics(store, plan.metrics, registered);
+  await registerSeries(store, plan.series);
+  const preallocated = plan.buckets.filter((write) => metrics.get(write.metric)?.layout === 'preallocated');
+  if (preallocated.length > 0) await insertSkeletons(store, preallocated, metrics);
+  await writeBuckets(store, plan.buckets, mark, outcome);
+  await widenMetricSpans(store, plan.metrics, metrics);
+  return outcome;
+}
+
+/**
+ * Makes sure every metric of the batch exists with all the batch's fields and tag keys.
+ * Metrics whose entry already lists them are not written. The update of an existing
+ * metric re-checks both limits in its filter, so concurrent writers cannot together
+ * exceed them.
+ * @returns the registry entry of every metric of the batch after the update.
+ */
+async function registerMetrics(
+  store: Store,
+  writes: readonly MetricWrite[],
+  registered: ReadonlyMap<string, MetricDocument>,
+): Promise<Map<string, MetricDocument>> {
+  const entries = new Map<string, MetricDocument>();
+  for (const write of writes) {
+    const existing = registered.get(write.name);
+    if (existing && isSubset(write.fields, existing.fields) && isSubset(write.tagKeys, existing.tagKeys)) {
+      entries.set(write.name, existing);
       continue;
     }
-    const existing = await store.metrics.findOne({ _id: write.name });
-    const fields = new Set([...(existing?.fields ?? []), ...write.fields]);
-    if (fields.size > Limits.fieldsPerMetric) throw tooManyFields(write.name, fields.size);
-    pending.push({ write, existing });
-  }
-
-  for (const { write, existing } of pending) {
     const addToSet = { fields: { $each: [...write.fields] }, tagKeys: { $each: [...write.tagKeys] } };
     let stored: MetricDocument | null = null;
-    if (existing === null) {
+    if (existing === undefined) {
       try {
         stored = await store.metrics.findOneAndUpdate(
           { _id: write.name },
@@ -92,13 +122,16 @@ async function registerMetrics(store: Store, writes: readonly MetricWrite[]): Pr
       }
     }
     if (stored === null) {
-      // The metric exists (or a concurrent writer just created it): add the fields only
-      // while the total stays within the limit.
+      // The metric exists (or a concurrent writer just created it): add the names only
+      // while both totals stay within their limits.
+      const withinLimit = (path: string, names: Set<string>, limit: number) => ({
+        $lte: [{ $size: { $setUnion: [{ $ifNull: [path, []] }, [...names]] } }, limit],
+      });
       stored = await store.metrics.findOneAndUpdate(
         {
           _id: write.name,
           $expr: {
-            $lte: [{ $size: { $setUnion: [{ $ifNull: ['$fields', []] }, [...write.fields]] } }, Limits.fieldsPerMetric],
+            $and: [withinLimit('$fields', write.fields, Limits.fieldsPerMetric), withinLimit('$tagKeys', write.tagKeys, Limits.tagKeysPerMetric)],
           },
         },
         { $addToSet: addToSet },
@@ -106,47 +139,34 @@ async function registerMetrics(store: Store, writes: readonly MetricWrite[]): Pr
       );
       if (stored === null) {
         const now = await store.metrics.findOne({ _id: write.name });
-        throw tooManyFields(write.name, new Set([...(now?.fields ?? []), ...write.fields]).size);
+        const fields = new Set([...(now?.fields ?? []), ...write.fields]).size;
+        if (fields > Limits.fieldsPerMetric) throw tooMany(write.name, 'fields', fields, Limits.fieldsPerMetric);
+        throw tooMany(write.name, 'tag keys', new Set([...(now?.tagKeys ?? []), ...write.tagKeys]).size, Limits.tagKeysPerMetric);
       }
     }
-    store.cache.metrics.set(write.name, {
-      fields: new Set(stored.fields),
-      tagKeys: new Set(stored.tagKeys),
-      layout: stored.layout,
-      first: stored.first?.getTime(),
-      last: stored.last?.getTime(),
-    });
-    layouts.set(write.name, stored.layout);
+    entries.set(write.name, stored);
   }
-  return layouts;
+  return entries;
+}
+
+/** Widens each metric's first/last reading time (`$min`/`$max`) where the batch reaches outside it. */
+async function widenMetricSpans(store: Store, writes: readonly MetricWrite[], entries: ReadonlyMap<string, MetricDocument>): Promise<void> {
+  for (const write of writes) {
+    const entry = entries.get(write.name);
+    const first = entry?.first?.getTime();
+    const last = entry?.last?.getTime();
+    if (first !== undefined && last !== undefined && first <= write.first && last >= write.last) continue;
+    await store.metrics.updateOne({ _id: write.name }, { $min: { first: new Date(write.first) }, $max: { last: new Date(write.last) } });
+  }
 }
 
 /**
- * Records the earliest and latest reading time per metric (`$min`/`$max`), skipped when
- * this process already knows the metric's span covers the batch.
+ * Upserts the series of the batch that this process has not registered recently with
+ * all the batch's fields (see `Store.seriesCache`).
  */
-async function widenMetricSpans(store: Store, writes: readonly MetricWrite[]): Promise<void> {
-  for (const write of writes) {
-    const cached = store.cache.metrics.get(write.name);
-    if (cached?.first !== undefined && cached.last !== undefined && cached.first <= write.first && cached.last >= write.last) {
-      continue;
-    }
-    const stored = await store.metrics.findOneAndUpdate(
-      { _id: write.name },
-      { $min: { first: new Date(write.first) }, $max: { last: new Date(write.last) } },
-      { returnDocument: 'after', projection: { first: 1, last: 1 } },
-    );
-    if (cached && stored) {
-      cached.first = stored.first?.getTime();
-      cached.last = stored.last?.getTime();
-    }
-  }
-}
-
-/** Upserts series the process has not seen yet, and fields new to known series. */
 async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Promise<void> {
   const unknown = writes.filter((write) => {
-    const cached = store.cache.series.get(write.id);
+    const cached = store.seriesCache.get(write.id);
     return cached === undefined || !isSubset(write.fields, cached);
   });
   if (unknown.length === 0) return;
@@ -154,112 +174,111 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Pro
     updateOne: {
       filter: { _id: write.id },
       update: {
-        $setOnInsert: {
-          key: write.key,
-          metric: write.metric,
-          tags: write.tags,
-          tagPairs: write.tagPairs,
-        },
+        $setOnInsert: { key: write.key, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs },
         $addToSet: { fields: { $each: [...write.fields] } },
       },
       upsert: true,
     },
   }));
-  await bulkWriteRetryingDuplicates(store.series, operations);
-  for (const write of unknown) {
-    store.cache.series.set(write.id, new Set([...(store.cache.series.get(write.id) ?? []), ...write.fields]));
-  }
-}
-
-/**
- * Runs an unordered `bulkWrite` of upserts and retries the operations that failed with
- * a duplicate-key error: two writers upserting the same new document race, one inserts
- * and the other fails with 11000; retried, its update matches the inserted document.
- */
-async function bulkWriteRetryingDuplicates<T extends Document>(
-  collection: { bulkWrite(ops: AnyBulkWriteOperation<T>[], options: { ordered: false }): Promise<unknown> },
-  operations: AnyBulkWriteOperation<T>[],
-): Promise<void> {
   let remaining = operations;
   for (let attempt = 0; remaining.length > 0; attempt++) {
-    try {
-      await collection.bulkWrite(remaining, { ordered: false });
-      return;
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError) || attempt >= DUPLICATE_KEY_RETRIES) throw error;
-      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      if (writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
-      remaining = writeErrors.map((writeError) => remaining[writeError.index]!);
+    const failed = await bulkWriteDuplicates(store.series, remaining);
+    if (failed.length > 0 && attempt >= DUPLICATE_KEY_RETRIES) {
+      throw new Error(`Series registration still lost ${failed.length} first-insert races after ${DUPLICATE_KEY_RETRIES} retries`);
     }
+    // A lost first-insert race: retried, the upsert matches the document the winner inserted.
+    remaining = failed.map((index) => remaining[index]!);
+  }
+  for (const write of unknown) {
+    store.seriesCache.set(write.id, new Set([...(store.seriesCache.get(write.id) ?? []), ...write.fields]));
   }
 }
-
-/** Applies the batch's bucket writes, one atomic update per bucket document. */
-async function writeBuckets(
-  store: Store,
-  writes: readonly BucketWrite[],
-  layouts: ReadonlyMap<string, BucketLayout>,
-): Promise<void> {
-  const sparse = writes.filter((write) => layouts.get(write.metric) !== 'preallocated');
-  const preallocated = writes.filter((write) => layouts.get(write.metric) === 'preallocated');
-  if (sparse.length > 0) {
-    await bulkWriteRetryingDuplicates(
-      store.buckets,
-      sparse.map((write) => ({
-        updateOne: { filter: { series: write.series, date: write.date }, update: bucketUpdate(write, true), upsert: true },
-      })),
-    );
-  }
-  if (preallocated.length > 0) await writePreallocated(store, preallocated);
-}
-
-const skeletonKey = (write: BucketWrite) => `${write.series}:${write.date.getTime()}`;
 
 /**
- * The `preallocated` layout, seed 001's three-step initialization done for a whole
- * batch: (1) find which target documents exist, (2) insert zeroed skeletons for the
- * missing ones, ignoring duplicates a concurrent writer inserted first, (3) apply every
- * update without upsert. Each update runs exactly once, and runs on a full skeleton,
- * so it never changes the document's size.
+ * Runs an unordered `bulkWrite` and returns the indexes of the operations that failed
+ * with a duplicate-key error (11000), the only failure a caller can act on. Any other
+ * failure is thrown, and so is a `MongoBulkWriteError` that lists no write errors at all:
+ * the driver throws that when the connection is lost mid-write, and then it is unknown
+ * which operations were applied; treating it as success would acknowledge readings that
+ * were never stored.
  */
-async function writePreallocated(store: Store, writes: readonly BucketWrite[]): Promise<void> {
-  const unknown = writes.filter((write) => !store.cache.skeletons.has(skeletonKey(write)));
-  if (unknown.length > 0) {
-    const existing = await store.buckets
-      .find(
-        {
-          series: { $in: [...new Set(unknown.map((write) => write.series))] },
-          date: { $in: [...new Set(unknown.map((write) => write.date.getTime()))].map((ms) => new Date(ms)) },
-        },
-        { projection: { _id: 0, series: 1, date: 1 } },
-      )
-      .toArray();
-    const found = new Set(existing.map((doc) => `${doc.series}:${doc.date.getTime()}`));
-    const missing = unknown.filter((write) => !found.has(skeletonKey(write)));
-    if (missing.length > 0) {
-      const skeletons = missing.map((write) => {
-        const fields = store.cache.metrics.get(write.metric)?.fields ?? write.fields;
-        return bucketSkeleton(
-          { series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date },
-          [...new Set([...fields, ...write.fields])],
-        );
-      });
-      try {
-        await store.buckets.insertMany(skeletons as unknown as BucketDocument[], { ordered: false });
-      } catch (error) {
-        const writeErrors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : null;
-        if (writeErrors === null || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
-      }
-    }
-    for (const write of unknown) store.cache.skeletons.set(skeletonKey(write), true);
+async function bulkWriteDuplicates<T extends Document>(
+  collection: { bulkWrite(ops: AnyBulkWriteOperation<T>[], options: { ordered: false }): Promise<unknown> },
+  operations: AnyBulkWriteOperation<T>[],
+): Promise<number[]> {
+  try {
+    await collection.bulkWrite(operations, { ordered: false });
+    return [];
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
+    const writeErrors = [error.writeErrors].flat();
+    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
+    return writeErrors.map((writeError) => writeError.index);
   }
-  const result = await store.buckets.bulkWrite(
-    writes.map((write) => ({
-      updateOne: { filter: { series: write.series, date: write.date }, update: bucketUpdate(write, false) },
-    })),
-    { ordered: false },
+}
+
+/**
+ * Applies the batch's bucket writes, one atomic upsert per bucket document, and counts
+ * which documents applied the batch now and which had applied it before (see
+ * `bucketFilter`). An upsert that fails with a duplicate key lost a first-insert race
+ * (without a mark) or met a document that carries the mark (with one): it is retried as
+ * a plain update with the same filter, which applies it in the first case and matches
+ * nothing in the second.
+ */
+async function writeBuckets(store: Store, writes: readonly BucketWrite[], mark: string | undefined, outcome: ApplyOutcome): Promise<void> {
+  const failed = await bulkWriteDuplicates(
+    store.buckets,
+    writes.map((write) => ({ updateOne: { filter: bucketFilter(write, mark), update: bucketUpdate(write, true, mark), upsert: true } })),
   );
-  if (result.matchedCount !== writes.length) {
-    throw new Error(`Pre-allocated bucket update matched ${result.matchedCount} of ${writes.length} documents`);
+  const retried = new Set(failed);
+  writes.forEach((write, index) => {
+    if (retried.has(index)) return;
+    outcome.appliedDocuments += 1;
+    outcome.appliedReadings += write.readings;
+  });
+  for (const index of failed) {
+    const write = writes[index]!;
+    const result = await store.buckets.updateOne(bucketFilter(write, mark), bucketUpdate(write, false, mark));
+    if (result.matchedCount === 1) {
+      outcome.appliedDocuments += 1;
+      outcome.appliedReadings += write.readings;
+    } else if (mark !== undefined && (await store.buckets.countDocuments({ series: write.series, date: write.date, batches: mark }, { limit: 1 })) === 1) {
+      outcome.alreadyAppliedDocuments += 1;
+      outcome.alreadyAppliedReadings += write.readings;
+    } else {
+      throw new Error(`Bucket document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`);
+    }
+  }
+}
+
+/**
+ * The `preallocated` layout: seed-style three-step initialization for a whole batch.
+ * (1) find which target documents exist, (2) insert zeroed skeletons for the missing
+ * ones, ignoring duplicates a concurrent writer inserted first; the updates that follow
+ * then find every document in place and keep its size.
+ */
+async function insertSkeletons(store: Store, writes: readonly BucketWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+  const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
+  const existing = await store.buckets
+    .find(
+      { series: { $in: [...new Set(writes.map((write) => write.series))] }, date: { $in: days } },
+      { projection: { _id: 0, series: 1, date: 1 } },
+    )
+    .toArray();
+  const found = new Set(existing.map((doc) => `${doc.series}:${doc.date.getTime()}`));
+  const missing = writes.filter((write) => !found.has(`${write.series}:${write.date.getTime()}`));
+  if (missing.length === 0) return;
+  const skeletons = missing.map((write) =>
+    bucketSkeleton(
+      { series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date },
+      [...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields])],
+    ),
+  );
+  try {
+    await store.buckets.insertMany(skeletons as unknown as BucketDocument[], { ordered: false });
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
+    const writeErrors = [error.writeErrors].flat();
+    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
   }
 }

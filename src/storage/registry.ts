@@ -16,7 +16,6 @@ export async function setMetricLayout(store: Store, name: string, layout: Bucket
       try {
         const created: MetricDocument = { _id: name, fields: [], tagKeys: [], layout, createdAt: new Date() };
         await store.metrics.insertOne(created);
-        store.cache.metrics.delete(name);
         return created;
       } catch (error) {
         if (isDuplicateKeyError(error)) continue; // created concurrently: decide again
@@ -33,7 +32,6 @@ export async function setMetricLayout(store: Store, name: string, layout: Bucket
     }
     const updated = await store.metrics.findOneAndUpdate({ _id: name, layout: existing.layout }, { $set: { layout } }, { returnDocument: 'after' });
     if (updated === null) continue; // changed concurrently: decide again
-    store.cache.metrics.delete(name);
     return updated;
   }
 }

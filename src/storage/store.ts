@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { MongoClient, type Collection, type Db, type MongoClientOptions } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import type { BucketDocument, BucketLayout } from '../model/bucket-document.ts';
 import type { TagMap } from '../model/series.ts';
 
@@ -34,17 +34,28 @@ export interface MetricDocument {
   last?: Date;
 }
 
-/** What this process remembers of the registries so a steady stream of writes skips them. */
-export interface RegistryCache {
-  /** Metric name -> its fields, tag keys and layout, as last seen in the database. */
-  metrics: Map<string, { fields: Set<string>; tagKeys: Set<string>; layout: BucketLayout; first?: number; last?: number }>;
-  /** Series id -> fields known to be registered. */
-  series: LRUCache<string, Set<string>>;
-  /** `${seriesId}:${dayMs}` of pre-allocated bucket documents known to exist. */
-  skeletons: LRUCache<string, true>;
+/**
+ * The claim of a batch sent with a `batchId` (collection `batches`), kept for the
+ * retention period (a TTL index on `createdAt`): it tells a retry from a reuse of the id
+ * for other readings, and lets a retry of a completed batch answer without writing.
+ */
+export interface BatchDocument {
+  /** The client's `batchId`. */
+  _id: string;
+  /** SHA-256 of the batch's readings (see `batchFingerprint`). */
+  fingerprint: string;
+  /** Number of readings in the batch. */
+  readings: number;
+  /** When the server first received the batch; the time of readings sent without one. */
+  receivedAt: Date;
+  /** When the claim was made; the TTL index removes it `BATCH_RETENTION_HOURS` later. */
+  createdAt: Date;
+  /** `applying` until every bucket document has applied the batch, then `applied`. */
+  state: 'applying' | 'applied';
+  appliedAt?: Date;
 }
 
-/** The storage layer's handle: the driver objects and the process-local caches. */
+/** The storage layer's handle: the driver objects and the settings of the record path. */
 export interface Store {
   client: MongoClient;
   db: Db;
@@ -52,13 +63,25 @@ export interface Store {
   buckets: Collection<BucketDocument>;
   series: Collection<SeriesDocument>;
   metrics: Collection<MetricDocument>;
-  cache: RegistryCache;
+  /** Claims of batches sent with a `batchId`. */
+  batches: Collection<BatchDocument>;
   /** Layout given to metrics created from now on. */
   defaultLayout: BucketLayout;
+  /**
+   * Series id -> fields known to be in the series registry, remembered for a short
+   * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
+   * same series with every batch. Entries expire, so a registry entry removed from
+   * outside this process (a restore, a manual delete, another instance deleting a
+   * series) is written again by the next batch of that series after at most the TTL.
+   */
+  seriesCache: LRUCache<string, Set<string>>;
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
-export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics' } as const;
+export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches' } as const;
+
+/** Default retention of batch claims: 24 hours, in seconds. */
+export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
 
 /**
  * Creates the indexes the queries and the record path rely on (idempotent):
@@ -70,8 +93,10 @@ export const CollectionName = { buckets: 'buckets', series: 'series', metrics: '
  *   equality on a `key=value` string plus the day range.
  * - `series {metric, key}`: listing a metric's series in key order.
  * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
+ * - `batches {createdAt}` TTL: batch claims expire `batchRetentionSeconds` after they
+ *   were made (MongoDB manual, "TTL Indexes"; a changed retention is applied with `collMod`).
  */
-export async function ensureIndexes(db: Db): Promise<void> {
+export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
   await db.collection(CollectionName.buckets).createIndexes([
     { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
@@ -81,20 +106,50 @@ export async function ensureIndexes(db: Db): Promise<void> {
     { key: { metric: 1, key: 1 }, name: 'metric_key' },
     { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
   ]);
+  const ttl = { key: { createdAt: 1 }, name: 'createdAt_ttl', expireAfterSeconds: batchRetentionSeconds };
+  try {
+    await db.collection(CollectionName.batches).createIndexes([ttl]);
+  } catch (error) {
+    // 85 IndexOptionsConflict: the index exists with another retention.
+    if (!(error instanceof MongoServerError && error.code === 85)) throw error;
+    await db.command({ collMod: CollectionName.batches, index: { name: ttl.name, expireAfterSeconds: batchRetentionSeconds } });
+  }
+}
+
+/** What an acknowledged write must have reached before the server answers (MongoDB manual, "Write Concern"). */
+export interface WriteConcernSetting {
+  /** `majority` (default; on a standalone server the same as 1) or a number of members. */
+  w: W;
+  /** Wait for the write to reach the on-disk journal (default true). */
+  journal: boolean;
 }
 
 /**
  * Connects to `uri`, checks the server answers, creates the indexes and returns a
- * {@link Store} on database `dbName`.
+ * {@link Store} on database `dbName`. Every write waits for `writeConcern` (default
+ * `{w: 'majority', journal: true}`).
  * @throws Error "Cannot reach the database at …" when the server does not answer
  * within `serverSelectionTimeoutMS` (default 10 s).
  */
 export async function openStore(
   uri: string,
   dbName: string,
-  options: { defaultLayout?: BucketLayout; client?: MongoClientOptions } = {},
+  options: {
+    defaultLayout?: BucketLayout;
+    client?: MongoClientOptions;
+    writeConcern?: WriteConcernSetting;
+    /** How long batch claims are kept, in seconds (default 24 hours). */
+    batchRetentionSeconds?: number;
+    /** How long registered series are remembered, in ms (default 10,000; 0: not at all). */
+    registryCacheTtlMs?: number;
+  } = {},
 ): Promise<Store> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, ...options.client });
+  const writeConcern = options.writeConcern ?? { w: 'majority', journal: true };
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: 10_000,
+    writeConcern: { w: writeConcern.w, journal: writeConcern.journal },
+    ...options.client,
+  });
   try {
     await client.connect();
     await client.db('admin').command({ ping: 1 });
@@ -103,18 +158,15 @@ export async function openStore(
     throw new Error(`Cannot reach the database at ${redact(uri)}: ${(error as Error).message}`);
   }
   const db = client.db(dbName);
-  await ensureIndexes(db);
+  await ensureIndexes(db, options.batchRetentionSeconds);
   return {
     client,
     db,
     buckets: db.collection<BucketDocument>(CollectionName.buckets),
     series: db.collection<SeriesDocument>(CollectionName.series),
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
-    cache: {
-      metrics: new Map(),
-      series: new LRUCache({ max: 200_000 }),
-      skeletons: new LRUCache({ max: 200_000 }),
-    },
+    batches: db.collection<BatchDocument>(CollectionName.batches),
+    seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
     defaultLayout: options.defaultLayout ?? 'sparse',
   };
 }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BucketLayout } from '../../src/model/bucket-document.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { recordReadings } from '../../src/storage/record.ts';
+import { recordBatch } from '../../src/engine/record.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { randomBytes } from 'node:crypto';
 
@@ -48,7 +48,7 @@ describe.each<BucketLayout>(['sparse', 'preallocated'])('%s layout', (layout) =>
           ],
           { maxBatchSize: 1, receivedAt: 0 },
         );
-        return recordReadings(stores[i % STORES]!, readings);
+        return recordBatch(stores[i % STORES]!, readings, { batchId: `w${i}`, receivedAt: 0 });
       }),
     );
 
@@ -85,7 +85,9 @@ describe.each<BucketLayout>(['sparse', 'preallocated'])('%s layout', (layout) =>
       })),
     );
     await Promise.all(
-      batches.map((batch, b) => recordReadings(stores[b % STORES]!, validateReadings(batch, { maxBatchSize: 50, receivedAt: 0 }))),
+      batches.map((batch, b) =>
+        recordBatch(stores[b % STORES]!, validateReadings(batch, { maxBatchSize: 50, receivedAt: 0 }), { batchId: `b${b}`, receivedAt: 0 }),
+      ),
     );
     const all = batches.flat();
     const docs = await stores[0]!.buckets.find({ metric: 'mem' }).toArray();

@@ -1,0 +1,92 @@
+import { CodedError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { batchFingerprint, batchMark } from '../model/batch.ts';
+import { planWrites } from '../record/plan.ts';
+import { withServerTime, type Reading } from '../record/validate.ts';
+import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
+import { isUnavailable, unavailable } from '../storage/failures.ts';
+import { applyWritePlan, checkMetricLimits } from '../storage/record.ts';
+import type { Store } from '../storage/store.ts';
+
+/** What one call of {@link recordBatch} did. */
+export interface RecordOutcome {
+  /** The client's batch id, or null when it sent none. */
+  batchId: string | null;
+  /** Readings of the batch, all of them stored when the call returns. */
+  recorded: number;
+  /** Readings this call applied. */
+  applied: number;
+  /** Readings an earlier call with the same batch id had applied (so this call did not apply them again). */
+  alreadyApplied: number;
+  /** Distinct series of the batch. */
+  series: number;
+  /** Bucket documents of the batch (one atomic update each). */
+  buckets: number;
+}
+
+/**
+ * Records a validated batch (see `record/validate.ts`) so that an answer means stored,
+ * and, with a `batchId`, exactly once however often the same batch is sent:
+ * 1. plans it (readings grouped and merged per bucket document) and checks the
+ *    per-metric limits, reading only;
+ * 2. with a batch id, claims the id (`storage/batches.ts`): a reuse for other readings
+ *    is refused, a retry of a completed batch answers at once without writing, a retry
+ *    of an incomplete one goes on, its readings without a time taking the first
+ *    attempt's arrival time;
+ * 3. applies the plan: registries, then one atomic update per bucket document, each
+ *    refused by a document that already applied the batch (`storage/record.ts`);
+ * 4. marks the batch applied.
+ * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
+ * readings sent without one, as already set by validation.
+ * @throws InputError TOO_MANY_NAMES or BATCH_ID_REUSED, nothing written then.
+ * @throws ServiceError UNAVAILABLE when the database could not be reached or did not
+ * confirm a write: some documents may have applied the batch; the client retries with
+ * the same batch id. It is logged with the batch id.
+ */
+export async function recordBatch(
+  store: Store,
+  readings: readonly Reading[],
+  options: { batchId?: string; receivedAt: number; logger?: Logger },
+): Promise<RecordOutcome> {
+  const batchId = options.batchId ?? null;
+  let plan = planWrites(readings);
+  const outcome: RecordOutcome = {
+    batchId,
+    recorded: plan.readings,
+    applied: 0,
+    alreadyApplied: 0,
+    series: plan.series.length,
+    buckets: plan.buckets.length,
+  };
+  if (plan.readings === 0) return outcome;
+  let claim: BatchClaim | undefined;
+  try {
+    const registered = await checkMetricLimits(store, plan.metrics);
+    if (batchId !== null) {
+      const fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
+      claim = await claimBatch(store, { id: batchId, fingerprint, readings: plan.readings, receivedAt: options.receivedAt });
+      if (claim.status === 'retry' && claim.state === 'applied') return { ...outcome, alreadyApplied: plan.readings };
+      if (claim.receivedAt !== options.receivedAt && readings.some((reading) => reading.timeFromServer)) {
+        plan = planWrites(withServerTime(readings, claim.receivedAt));
+      }
+    }
+    let applied;
+    try {
+      applied = await applyWritePlan(store, plan, registered, batchId === null ? undefined : batchMark(batchId));
+    } catch (error) {
+      // Refused before any bucket document was written: leave no claim behind.
+      if (error instanceof CodedError && claim?.status === 'new') await releaseBatch(store, batchId!);
+      throw error;
+    }
+    if (batchId !== null) await markBatchApplied(store, batchId);
+    return { ...outcome, applied: applied.appliedReadings, alreadyApplied: applied.alreadyAppliedReadings };
+  } catch (error) {
+    if (error instanceof CodedError) throw error;
+    options.logger?.error(
+      { err: error, batchId, readings: plan.readings, unavailable: isUnavailable(error) },
+      'A batch of readings was not acknowledged; the client should retry it with the same batchId',
+    );
+    if (isUnavailable(error)) throw unavailable('The batch was not stored completely');
+    throw error;
+  }
+}
