@@ -135,11 +135,12 @@ async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigu
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`;
+  let sent = 0;
   try {
     return await sliceRates(data, 1000, async (slice) => {
       const payloads = batches(slice.map(readingInput), 1000);
       const started = performance.now();
-      for (const payload of payloads) await sendBatch(url, payload);
+      for (const payload of payloads) await sendBatch(url, payload, { batchId: `graphql-ingest-${++sent}` });
       return slice.length / ((performance.now() - started) / 1000);
     });
   } finally {

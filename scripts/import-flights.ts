@@ -5,6 +5,11 @@
  *
  *   npm run import:flights -- --file flights-20k
  *   npm run import:flights -- --file flights-3m --before 2001-02-01 --batch 1000
+ *
+ * Every batch carries a batch id derived from the file and its position, so an import
+ * that was interrupted (Ctrl-C, a crash, the server going away) is completed by running
+ * the same command again: batches already stored are not counted twice. Keep the same
+ * `--batch` size when resuming (the ids depend on it).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
@@ -30,6 +35,7 @@ const program = new Command()
   .option('--batch <n>', 'readings per recordReadings call', positiveInt, 1000)
   .option('--concurrency <n>', 'requests in flight at once', positiveInt, 2)
   .option('--url <url>', 'GraphQL endpoint of the server', 'http://127.0.0.1:4000/graphql')
+  .option('--token <token>', 'API token with the write scope (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
   .parse();
 
 const options = program.opts<{
@@ -39,6 +45,7 @@ const options = program.opts<{
   batch: number;
   concurrency: number;
   url: string;
+  token?: string;
 }>();
 
 const bar = new SingleBar({ format: ' {bar} {value}/{total} readings | {rate}/s | ETA {eta}s' }, Presets.shades_classic);
@@ -51,6 +58,7 @@ try {
     before: options.before,
     batchSize: options.batch,
     concurrency: options.concurrency,
+    token: options.token,
     onProgress: (recorded, total) => {
       if (!started) {
         bar.start(total ?? 3_000_000, 0, { rate: 0 });
@@ -63,6 +71,7 @@ try {
   console.log(
     `Imported ${result.recorded} readings from ${options.file} in ${result.seconds.toFixed(1)} s: ${Math.round(result.recorded / result.seconds)} readings/s (batches of ${options.batch}, ${options.concurrency} in flight).`,
   );
+  if (result.alreadyApplied > 0) console.log(`${result.alreadyApplied} of them had been stored by an earlier run and were not counted again.`);
 } catch (error) {
   bar.stop();
   console.error(`Import failed: ${(error as Error).message}`);

@@ -44,6 +44,32 @@ const ConfigSchema = z.object({
    * (the seeds' three-step initialization). Stored per metric; see README "Design".
    */
   DEFAULT_LAYOUT: z.enum(['sparse', 'preallocated']).default('sparse'),
+  /**
+   * Write concern of every write (MongoDB manual, "Write Concern"): `majority` (default;
+   * on a standalone server the same as 1) or a number of replica-set members. An
+   * answer to a record mutation is sent only once the database confirmed this.
+   */
+  WRITE_CONCERN: z
+    .string()
+    .regex(/^(majority|[0-9]+)$/, 'must be "majority" or a number of members')
+    .default('majority')
+    .transform((value) => (value === 'majority' ? value : Number(value))),
+  /** Whether writes also wait for the on-disk journal (`j: true`). */
+  WRITE_JOURNAL: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true'),
+  /**
+   * How long a `batchId` is remembered, in hours: within it, a retry of a completed
+   * batch answers at once and a reuse of the id for other readings is refused.
+   */
+  BATCH_RETENTION_HOURS: integer(1, 24 * 365).default(24),
+  /**
+   * How long the record path remembers that a series is registered, in milliseconds
+   * (0: not at all, every batch re-registers its series). A registry entry removed
+   * from outside the process is written again by the series' next batch after at most this long.
+   */
+  REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
 });

@@ -12,6 +12,8 @@ export interface ImportOptions {
   batchSize: number;
   /** Requests in flight at once. */
   concurrency: number;
+  /** API token for the server (sent as `Authorization: Bearer`). */
+  token?: string;
   /** Called with the number recorded so far and the total expected (when known). */
   onProgress?: (recorded: number, total: number | undefined) => void;
 }
@@ -28,21 +30,34 @@ async function* flightChunks(options: ImportOptions): AsyncGenerator<Flight[]> {
 /**
  * Imports flights from a `vega-datasets` file into the server at `url` as metric
  * `flights` (tags origin and destination, fields delay and distance) through
- * `recordReadings` mutations over HTTP.
- * @returns readings recorded and the wall-clock seconds it took.
- * @throws SendError when the server refuses a batch (earlier batches stay recorded).
+ * `recordReadings` mutations over HTTP. Every batch carries a deterministic batch id
+ * (`<file>:<index of its first flight>+<size>`), so running an interrupted import again
+ * with the same options completes it without counting any flight twice.
+ * @returns readings recorded (all of them stored), how many of them an earlier run had
+ * already applied, and the wall-clock seconds it took.
+ * @throws SendError when the server refuses a batch or stays unavailable (earlier
+ * batches stay recorded; run the import again to complete it).
  */
-export async function importFlights(url: string, options: ImportOptions): Promise<{ recorded: number; seconds: number }> {
+export async function importFlights(
+  url: string,
+  options: ImportOptions,
+): Promise<{ recorded: number; alreadyApplied: number; seconds: number }> {
   const started = performance.now();
   const total = options.file === 'flights-20k' ? Math.min(20_000, options.rows ?? 20_000) : options.rows;
   let recorded = 0;
+  let alreadyApplied = 0;
   for await (const flights of flightChunks(options)) {
     const base = recorded;
-    recorded += await sendAll(url, flights.map(flightReading), {
+    const sent = await sendAll(url, flights.map(flightReading), {
       batchSize: options.batchSize,
       concurrency: options.concurrency,
+      idPrefix: options.file,
+      firstIndex: base,
+      token: options.token,
       onProgress: (done) => options.onProgress?.(base + done, total),
     });
+    recorded += sent.recorded;
+    alreadyApplied += sent.alreadyApplied;
   }
-  return { recorded, seconds: (performance.now() - started) / 1000 };
+  return { recorded, alreadyApplied, seconds: (performance.now() - started) / 1000 };
 }

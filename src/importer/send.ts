@@ -1,59 +1,134 @@
 /**
  * Client side of ingestion: sends readings to a running server as `recordReadings`
- * mutations over HTTP, as an external service would.
+ * mutations over HTTP, as an external service would, each batch with a batch id so a
+ * batch that failed on the way (time-out, UNAVAILABLE, lost connection) is retried
+ * safely: the server applies it exactly once.
  */
 
-const RECORD_MUTATION = `mutation Record($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }`;
+const RECORD_MUTATION = `mutation Record($readings: [ReadingInput!]!, $batchId: String) {
+  recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
+}`;
 
-/** Thrown when the server answers a batch with an HTTP or GraphQL error. */
+/** Thrown when the server refuses a batch (an input error), or keeps failing after every retry. */
 export class SendError extends Error {
   override name = 'SendError';
 }
 
-/**
- * Posts one batch of readings (GraphQL `ReadingInput` JSON) to `url` (e.g.
- * `http://127.0.0.1:4000/graphql`).
- * @returns the number of readings the server recorded.
- * @throws SendError with the server's first error message and code.
- */
-export async function sendBatch(url: string, readings: readonly unknown[]): Promise<number> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
-    body: JSON.stringify({ query: RECORD_MUTATION, variables: { readings } }),
-  });
+/** A failure worth retrying with the same batch id: the batch may or may not be stored. */
+class RetryableError extends Error {}
+
+/** The server's answer to one batch. */
+export interface SendResult {
+  /** Readings of the batch, all stored. */
+  recorded: number;
+  /** Readings this request applied. */
+  applied: number;
+  /** Readings an earlier request with the same batch id had applied. */
+  alreadyApplied: number;
+}
+
+/** Options of {@link sendBatch}. */
+export interface SendOptions {
+  /** The batch id (see the `batchId` argument of `recordReadings`). */
+  batchId: string;
+  /** API token sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Attempts after the first one when the batch fails in a retryable way (default 8). */
+  retries?: number;
+  /** Wait before the first retry in ms, doubled on each retry up to 5 s (default 250). */
+  backoffMs?: number;
+}
+
+async function attempt(url: string, readings: readonly unknown[], options: SendOptions): Promise<SendResult> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      },
+      body: JSON.stringify({ query: RECORD_MUTATION, variables: { readings, batchId: options.batchId } }),
+    });
+  } catch (error) {
+    throw new RetryableError(`no answer from ${url}: ${(error as Error).message}`);
+  }
   const body = (await response.json().catch(() => null)) as {
-    data?: { recordReadings?: { recorded: number } };
+    data?: { recordReadings?: SendResult | null } | null;
     errors?: { message: string; extensions?: { code?: string } }[];
   } | null;
   const error = body?.errors?.[0];
-  if (error) throw new SendError(`${error.extensions?.code ?? 'ERROR'}: ${error.message}`);
-  const recorded = body?.data?.recordReadings?.recorded;
-  if (!response.ok || recorded === undefined) throw new SendError(`HTTP ${response.status} from ${url}`);
-  return recorded;
+  const code = error?.extensions?.code;
+  if (code === 'UNAVAILABLE' || response.status === 502 || response.status === 503 || response.status === 504) {
+    throw new RetryableError(`${code ?? `HTTP ${response.status}`}: ${error?.message ?? 'service unavailable'}`);
+  }
+  if (error) throw new SendError(`${code ?? 'ERROR'}: ${error.message}`);
+  const result = body?.data?.recordReadings;
+  if (!response.ok || !result) throw new SendError(`HTTP ${response.status} from ${url}`);
+  return result;
+}
+
+/**
+ * Posts one batch of readings (GraphQL `ReadingInput` JSON) to `url` (e.g.
+ * `http://127.0.0.1:4000/graphql`) with its batch id, retrying with the same id when
+ * the server cannot be reached, answers UNAVAILABLE or a 502/503/504.
+ * @returns the server's counts for the batch.
+ * @throws SendError with the server's first error message and code (an input error is
+ * not retried), or the last failure once the retries are spent.
+ */
+export async function sendBatch(url: string, readings: readonly unknown[], options: SendOptions): Promise<SendResult> {
+  const retries = options.retries ?? 8;
+  let wait = options.backoffMs ?? 250;
+  for (let tries = 0; ; tries++) {
+    try {
+      return await attempt(url, readings, options);
+    } catch (error) {
+      if (!(error instanceof RetryableError)) throw error;
+      if (tries >= retries) throw new SendError(`batch ${options.batchId} failed after ${tries + 1} attempts: ${error.message}`);
+      await new Promise((done) => setTimeout(done, wait));
+      wait = Math.min(wait * 2, 5000);
+    }
+  }
 }
 
 /**
  * Sends `readings` in batches of `batchSize`, keeping up to `concurrency` requests in
- * flight, and reports progress after each batch.
- * @returns the number of readings recorded.
+ * flight, and reports progress after each batch. Batch ids are
+ * `<idPrefix>:<index of the batch's first reading>+<batch size>` (index counted from
+ * `firstIndex`): deterministic, so sending the same readings again with the same batch
+ * size (an interrupted import run again) stores nothing twice.
+ * @returns the readings recorded and how many of them earlier runs had already applied.
  */
 export async function sendAll(
   url: string,
   readings: readonly unknown[],
-  options: { batchSize: number; concurrency: number; onProgress?: (recorded: number) => void },
-): Promise<number> {
+  options: {
+    batchSize: number;
+    concurrency: number;
+    idPrefix: string;
+    firstIndex?: number;
+    token?: string;
+    onProgress?: (recorded: number) => void;
+  },
+): Promise<{ recorded: number; alreadyApplied: number }> {
   let next = 0;
   let recorded = 0;
+  let alreadyApplied = 0;
   const worker = async () => {
     while (next < readings.length) {
       const start = next;
       next += options.batchSize;
-      const count = await sendBatch(url, readings.slice(start, start + options.batchSize));
-      recorded += count;
+      const batch = readings.slice(start, start + options.batchSize);
+      const result = await sendBatch(url, batch, {
+        batchId: `${options.idPrefix}:${(options.firstIndex ?? 0) + start}+${batch.length}`,
+        token: options.token,
+      });
+      recorded += result.recorded;
+      alreadyApplied += result.alreadyApplied;
       options.onProgress?.(recorded);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-  return recorded;
+  return { recorded, alreadyApplied };
 }

@@ -95,7 +95,12 @@ async function main(): Promise<void> {
   }
   let store: Store;
   try {
-    store = await openStore(uri, config.MONGODB_DB, { defaultLayout: config.DEFAULT_LAYOUT });
+    store = await openStore(uri, config.MONGODB_DB, {
+      defaultLayout: config.DEFAULT_LAYOUT,
+      writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
+      batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
+      registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,
+    });
   } catch (error) {
     logger.fatal((error as Error).message);
     await embedded?.stop();
