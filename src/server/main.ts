@@ -44,13 +44,19 @@ async function loadDemoData(store: Store, url: string, logger: Logger): Promise<
     logger.info(`Demo data already loaded: ${already} flights`);
     return;
   }
-  if (already > 0) {
+  if (already > DEMO_FLIGHTS) {
     logger.warn(
-      `The database holds ${already} flights, not ${DEMO_FLIGHTS}; left as is. Stop the server and delete the embedded data directory to load the demo afresh.`,
+      `The database holds ${already} flights, more than the ${DEMO_FLIGHTS} of the demo; left as is. Stop the server and delete the embedded data directory to load the demo afresh.`,
     );
     return;
   }
-  logger.info(`Loading ${DEMO_FLIGHTS} real US flights (vega-datasets flights-20k, Jan-Mar 2001) through ${url}`);
+  // Batch ids make the import resumable: after an interrupted first start, loading again
+  // completes the demo without counting a flight twice.
+  logger.info(
+    already > 0
+      ? `Completing the demo data: ${already} of ${DEMO_FLIGHTS} flights are loaded (an earlier start was interrupted)`
+      : `Loading ${DEMO_FLIGHTS} real US flights (vega-datasets flights-20k, Jan-Mar 2001) through ${url}`,
+  );
   let reported = 0;
   const result = await importFlights(url, {
     file: 'flights-20k',
