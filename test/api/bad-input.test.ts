@@ -2,9 +2,9 @@
  * Bad input: every case gets a GraphQL error with its stable `extensions.code`, and the
  * database is left exactly as it was (compared document by document).
  */
-import { EJSON } from 'bson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { databaseSnapshot } from '../helpers/snapshot.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -16,18 +16,19 @@ beforeAll(async () => {
     { r: [{ metric: 'wide', tags: [{ key: 'host', value: 'a' }], time: '2024-01-01T00:00:00Z', fields }] },
   );
   expect(response.errors).toBeUndefined();
+  // A metric with all 64 of its tag keys used, by two series of 32 tags each.
+  const tagged = [0, 32].map((offset) => ({
+    metric: 'tagged',
+    tags: Array.from({ length: 32 }, (_, i) => ({ key: `k${offset + i}`, value: 'v' })),
+    time: '2024-01-01T00:00:00Z',
+    fields: [{ name: 'x', value: 1 }],
+  }));
+  const taggedResponse = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: tagged });
+  expect(taggedResponse.errors).toBeUndefined();
 });
 afterAll(async () => t.close());
 
-/** Every document of every collection, in a canonical order and text. */
-async function snapshot(): Promise<string> {
-  const collections = await t.store.db.listCollections().toArray();
-  const all: Record<string, unknown[]> = {};
-  for (const { name } of collections.sort((a, b) => a.name.localeCompare(b.name))) {
-    all[name] = await t.store.db.collection(name).find({}).sort({ _id: 1 }).toArray();
-  }
-  return EJSON.stringify(all, { relaxed: false });
-}
+const snapshot = () => databaseSnapshot(t.store.db);
 
 const good = (over: Record<string, unknown> = {}) => ({
   metric: 'cpu',
@@ -61,6 +62,16 @@ const writes: [string, string, string, Record<string, unknown>?][] = [
   ['33 tags', 'TOO_MANY_NAMES', RECORD, { readings: [good({ tags: Array.from({ length: 33 }, (_, i) => ({ key: `k${i}`, value: 'v' })) })] }],
   ['33 fields', 'TOO_MANY_NAMES', RECORD, { readings: [good({ fields: Array.from({ length: 33 }, (_, i) => ({ name: `f${i}`, value: i })) })] }],
   ['a metric growing past 32 fields', 'TOO_MANY_NAMES', RECORD, { readings: [good({ metric: 'wide', fields: [{ name: 'n1', value: 1 }, { name: 'n2', value: 2 }, { name: 'n3', value: 3 }] })] }],
+  ['a metric growing past 64 tag keys', 'TOO_MANY_NAMES', RECORD, { readings: [good({ metric: 'tagged', tags: [{ key: 'k64', value: 'v' }] })] }],
+  ['a value whose square overflows', 'INVALID_FIELD_VALUE', RECORD, { readings: [good({ fields: [{ name: 'usage', value: 1.3e154 }] })] }],
+  ['a value just over the bound', 'INVALID_FIELD_VALUE', RECORD, { readings: [good({ fields: [{ name: 'usage', value: -1.0000001e150 }] })] }],
+  ['a tag value with an unpaired high surrogate', 'INVALID_TAG_VALUE', RECORD, { readings: [good({ tags: [{ key: 'host', value: 'a\ud800' }] })] }],
+  ['a tag value with an unpaired low surrogate', 'INVALID_TAG_VALUE', RECORD, { readings: [good({ tags: [{ key: 'host', value: '\udfff' }] })] }],
+  ['a time no query can reach', 'INVALID_TIME', RECORD, { readings: [good({ time: '9999-12-31T23:59:30Z' })] }],
+  ['a time at the end of the range', 'INVALID_TIME', RECORD, { readings: [good({ time: '9999-01-01T00:00:00Z' })] }],
+  ['an empty batch id', 'INVALID_BATCH_ID', `mutation($r: [ReadingInput!]!) { recordReadings(readings: $r, batchId: "") { recorded } }`, { r: [good()] }],
+  ['a batch id with a space', 'INVALID_BATCH_ID', `mutation($r: [ReadingInput!]!) { recordReadings(readings: $r, batchId: "a b") { recorded } }`, { r: [good()] }],
+  ['a batch id of 129 characters', 'INVALID_BATCH_ID', `mutation($r: ReadingInput!, $id: String) { recordReading(reading: $r, batchId: $id) { recorded } }`, { r: good(), id: 'x'.repeat(129) }],
   ['a batch over MAX_BATCH_SIZE', 'BATCH_TOO_LARGE', RECORD, { readings: Array.from({ length: 51 }, () => good()) }],
   [
     '49 good readings and a bad last one',
@@ -87,6 +98,8 @@ const reads: [string, string, string, Record<string, unknown>?][] = [
   ['a repeated groupBy key', 'DUPLICATE_NAME', BUCKETS, { metric: 'cpu', field: 'usage', granularity: 'DAY', ...range, groupBy: ['host', 'host'] }],
   ['an unknown granularity', 'BAD_USER_INPUT', BUCKETS, { metric: 'cpu', field: 'usage', granularity: 'FORTNIGHT', ...range }],
   ['an aggregate with from after to', 'INVALID_RANGE', `{ aggregate(metric: "cpu", field: "usage", from: "2024-01-02T00:00:00Z", to: "2024-01-01T00:00:00Z") { count } }`],
+  ['a filter value with an unpaired surrogate', 'INVALID_TAG_VALUE', BUCKETS, { metric: 'cpu', field: 'usage', granularity: 'DAY', ...range, where: [{ key: 'host', in: ['\ud800'] }] }],
+  ['a range ending after 9999-01-01', 'INVALID_TIME', BUCKETS, { metric: 'cpu', field: 'usage', granularity: 'YEAR', from: range.from, to: '9999-01-01T00:01:00Z' }],
   ['a series limit of 0', 'INVALID_ARGUMENT', `{ series(metric: "cpu", limit: 0) { id } }`],
   ['a metric name that is an operator', 'INVALID_NAME', `{ metric(name: "$where") { name } }`],
   ['tag values of a key that is a path', 'INVALID_NAME', `{ tagValues(metric: "cpu", key: "a.b") }`],

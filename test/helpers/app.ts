@@ -26,12 +26,13 @@ export interface GraphQLResponse<T> {
 /** Opens a {@link TestApp}; `limits` default to a batch of 10,000 and 100,000 buckets. */
 export async function openTestApp(
   label: string,
-  options: { layout?: BucketLayout; maxBatchSize?: number; maxBuckets?: number } = {},
+  options: { layout?: BucketLayout; maxBatchSize?: number; maxBuckets?: number; registryCacheTtlMs?: number } = {},
 ): Promise<TestApp> {
   const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
   const store = await openStore(inject('mongoUri'), dbName, {
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
+    registryCacheTtlMs: options.registryCacheTtlMs,
   });
   const commands: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {
