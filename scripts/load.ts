@@ -1,0 +1,174 @@
+/**
+ * A bounded load test on loopback: N writers send `recordReadings` batches, each with
+ * its own batch id, while M readers run bucket and aggregate queries, for a fixed time
+ * (autocannon). It prints throughput and latency (p50, p99) per operation, then
+ * retries every batch that was not acknowledged (with the same id) and checks that the
+ * stored totals equal a plain sum over every reading sent: nothing lost, nothing doubled.
+ *
+ *   npm run load                                   # own embedded database and server
+ *   npm run load -- --writers 8 --readers 2 --duration 30 --batch 200
+ *   npm run load -- --url http://127.0.0.1:4000/graphql --token tsg_...
+ *
+ * Only loopback addresses are accepted for --url.
+ */
+import { createServer, type Server } from 'node:http';
+import autocannon, { type Result } from 'autocannon';
+import { Command, InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
+import { sendBatch } from '../src/importer/send.ts';
+import { createApp } from '../src/server/yoga.ts';
+import { openStore, type Store } from '../src/storage/store.ts';
+
+const positiveInt = (value: string) => {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
+  return number;
+};
+const loopback = (value: string) => {
+  const host = new URL(value).hostname;
+  if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(host)) throw new InvalidArgumentError('only loopback addresses are load-tested');
+  return value;
+};
+
+const options = new Command()
+  .name('load')
+  .description('Bounded load test: writers with batch ids and readers at once, then exact totals.')
+  .option('--writers <n>', 'concurrent writer connections', positiveInt, 4)
+  .option('--readers <n>', 'concurrent reader connections', positiveInt, 4)
+  .option('--duration <s>', 'seconds of load', positiveInt, 20)
+  .option('--batch <n>', 'readings per batch', positiveInt, 100)
+  .option('--hosts <n>', 'series (hosts) written to', positiveInt, 50)
+  .option('--url <url>', 'GraphQL endpoint of a running server on loopback (default: start one)', loopback)
+  .option('--token <token>', 'API token with read and write scopes (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
+  .parse()
+  .opts<{ writers: number; readers: number; duration: number; batch: number; hosts: number; url?: string; token?: string }>();
+
+const METRIC = `load_${Date.now().toString(36)}`;
+const START = Date.UTC(2024, 0, 1);
+
+/** Reading `k` of the run: host, time (7 s apart, so batches spread over hours and days) and an integer value (exact sums). */
+const readingAt = (k: number) => ({
+  metric: METRIC,
+  tags: [{ key: 'host', value: `h${k % options.hosts}` }],
+  time: new Date(START + k * 7000).toISOString(),
+  fields: [{ name: 'v', value: (k * 31) % 101 }],
+});
+const batchReadings = (seq: number) => Array.from({ length: options.batch }, (_, i) => readingAt(seq * options.batch + i));
+
+const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { recorded } }`;
+const headers = {
+  'content-type': 'application/json',
+  accept: 'application/graphql-response+json',
+  ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+};
+
+interface Local {
+  embedded: EmbeddedServer;
+  store: Store;
+  server: Server;
+}
+
+async function startLocal(): Promise<{ url: string; local: Local }> {
+  const config = loadConfig();
+  const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, (message) => console.log(message));
+  const embedded = await startSecantus({ binary, dataDir: ':memory:', say: () => {} });
+  const store = await openStore(embedded.uri, 'load');
+  const app = createApp({ store, logger: pino({ level: 'warn' }), limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS } });
+  const server = createServer(app);
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const address = server.address();
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`, local: { embedded, store, server } };
+}
+
+async function graphql<T>(url: string, query: string, variables?: Record<string, unknown>): Promise<T> {
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  const body = (await response.json()) as { data?: T; errors?: { message: string }[] };
+  if (body.errors?.length) throw new Error(body.errors[0]!.message);
+  return body.data as T;
+}
+
+const { url, local } = options.url ? { url: options.url, local: undefined } : await startLocal();
+console.log(`Load test against ${url}: ${options.writers} writers (batches of ${options.batch}), ${options.readers} readers, ${options.duration} s; metric ${METRIC}`);
+
+let nextSeq = 0;
+const acknowledged = new Set<number>();
+const sent = new Set<number>();
+let refused = 0;
+
+const writers = autocannon({
+  url,
+  connections: options.writers,
+  duration: options.duration,
+  requests: [
+    {
+      method: 'POST',
+      headers,
+      setupRequest: (request, context) => {
+        const seq = nextSeq++;
+        sent.add(seq);
+        (context as { seq?: number }).seq = seq;
+        return { ...request, body: JSON.stringify({ query: RECORD, variables: { readings: batchReadings(seq), batchId: `${METRIC}:${seq}` } }) };
+      },
+      onResponse: (status, body, context) => {
+        const seq = (context as { seq: number }).seq;
+        const parsed = JSON.parse(body) as { data?: { recordReadings?: { recorded: number } }; errors?: unknown[] };
+        if (status === 200 && parsed.data?.recordReadings?.recorded === options.batch) acknowledged.add(seq);
+        else refused += 1;
+      },
+    },
+  ],
+});
+
+const span = { from: new Date(START).toISOString(), to: new Date(START + 30 * 86_400_000).toISOString() };
+const READ_HOURS = `{ buckets(metric: "${METRIC}", field: "v", granularity: HOUR, from: "${span.from}", to: "${new Date(START + 2 * 86_400_000).toISOString()}", where: [{key: "host", in: ["h1", "h2"]}]) { buckets { start count avg } } }`;
+const READ_GROUPS = `{ aggregate(metric: "${METRIC}", field: "v", from: "${span.from}", to: "${span.to}", groupBy: ["host"]) { tags { value } count avg max } }`;
+const readers = autocannon({
+  url,
+  connections: options.readers,
+  duration: options.duration,
+  requests: [
+    { method: 'POST', headers, body: JSON.stringify({ query: READ_HOURS }) },
+    { method: 'POST', headers, body: JSON.stringify({ query: READ_GROUPS }) },
+  ],
+});
+
+const [writeResult, readResult] = (await Promise.all([writers, readers])) as [Result, Result];
+
+// Complete what was not acknowledged, with the same ids: exactly once either way.
+const unacknowledged = [...sent].filter((seq) => !acknowledged.has(seq));
+for (const seq of unacknowledged) await sendBatch(url, batchReadings(seq), { batchId: `${METRIC}:${seq}`, token: options.token });
+
+// The expected totals: a plain loop over every reading of every batch sent.
+let count = 0;
+let sum = 0;
+for (const seq of sent) {
+  for (const reading of batchReadings(seq)) {
+    count += 1;
+    sum += reading.fields[0]!.value;
+  }
+}
+const stored = await graphql<{ aggregate: { count: number; sum: number }[] }>(
+  url,
+  `{ aggregate(metric: "${METRIC}", field: "v", from: "${span.from}", to: "9999-01-01T00:00:00Z") { count sum } }`,
+);
+const actual = stored.aggregate[0] ?? { count: 0, sum: 0 };
+
+const row = (name: string, result: Result, unit: number) =>
+  `| ${name} | ${result.requests.total} | ${(result.requests.total / options.duration).toFixed(1)} | ${((result.requests.total * unit) / options.duration).toFixed(0)} | ${result.latency.p50} | ${result.latency.p99} | ${result.non2xx + result.errors + result.timeouts} |`;
+console.log('\n| operation | requests | requests/s | readings/s | p50 ms | p99 ms | errors |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log(row(`recordReadings (batch ${options.batch})`, writeResult, options.batch));
+console.log(row('reads (HOUR buckets of 2 hosts, aggregate by host)', readResult, 0));
+console.log(
+  `\nBatches sent ${sent.size}, acknowledged during the load ${acknowledged.size}, refused or failed ${refused}, completed afterwards with the same id ${unacknowledged.length}.`,
+);
+console.log(`Expected ${count} readings, sum ${sum}; stored ${actual.count}, sum ${actual.sum}: ${actual.count === count && actual.sum === sum ? 'EXACT' : 'MISMATCH'}`);
+
+if (local) {
+  await new Promise<void>((closed) => local.server.close(() => closed()));
+  await local.store.client.close();
+  await local.embedded.stop();
+}
+process.exitCode = actual.count === count && actual.sum === sum ? 0 : 1;
