@@ -77,7 +77,7 @@ async function main(): Promise<void> {
 
   let config: Config;
   try {
-    config = loadConfig(demo ? { LOG_FORMAT: 'pretty', ...process.env } : process.env);
+    config = loadConfig(demo ? { LOG_FORMAT: 'pretty', AUTH: 'off', ...process.env } : process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(error.message);
