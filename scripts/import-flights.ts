@@ -5,6 +5,8 @@
  *
  *   npm run import:flights -- --file flights-20k
  *   npm run import:flights -- --file flights-3m --before 2001-02-01 --batch 1000
+ *
+ * A server with AUTH=tokens needs a token of scope `write`: `--token` or TSGRAPH_TOKEN.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
@@ -30,6 +32,7 @@ const program = new Command()
   .option('--batch <n>', 'readings per recordReadings call', positiveInt, 1000)
   .option('--concurrency <n>', 'requests in flight at once', positiveInt, 2)
   .option('--url <url>', 'GraphQL endpoint of the server', 'http://127.0.0.1:4000/graphql')
+  .option('--token <token>', 'API token with scope write (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
   .parse();
 
 const options = program.opts<{
@@ -39,6 +42,7 @@ const options = program.opts<{
   batch: number;
   concurrency: number;
   url: string;
+  token?: string;
 }>();
 
 const bar = new SingleBar({ format: ' {bar} {value}/{total} readings | {rate}/s | ETA {eta}s' }, Presets.shades_classic);
@@ -51,6 +55,7 @@ try {
     before: options.before,
     batchSize: options.batch,
     concurrency: options.concurrency,
+    token: options.token,
     onProgress: (recorded, total) => {
       if (!started) {
         bar.start(total ?? 3_000_000, 0, { rate: 0 });

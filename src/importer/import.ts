@@ -12,6 +12,8 @@ export interface ImportOptions {
   batchSize: number;
   /** Requests in flight at once. */
   concurrency: number;
+  /** API token with scope `write` (needed unless the server runs with AUTH=off). */
+  token?: string;
   /** Called with the number recorded so far and the total expected (when known). */
   onProgress?: (recorded: number, total: number | undefined) => void;
 }
@@ -41,6 +43,7 @@ export async function importFlights(url: string, options: ImportOptions): Promis
     recorded += await sendAll(url, flights.map(flightReading), {
       batchSize: options.batchSize,
       concurrency: options.concurrency,
+      token: options.token,
       onProgress: (done) => options.onProgress?.(base + done, total),
     });
   }

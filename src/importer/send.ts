@@ -12,14 +12,19 @@ export class SendError extends Error {
 
 /**
  * Posts one batch of readings (GraphQL `ReadingInput` JSON) to `url` (e.g.
- * `http://127.0.0.1:4000/graphql`).
+ * `http://127.0.0.1:4000/graphql`), with `Authorization: Bearer <token>` when a token
+ * (scope `write`) is given.
  * @returns the number of readings the server recorded.
  * @throws SendError with the server's first error message and code.
  */
-export async function sendBatch(url: string, readings: readonly unknown[]): Promise<number> {
+export async function sendBatch(url: string, readings: readonly unknown[], token?: string): Promise<number> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ query: RECORD_MUTATION, variables: { readings } }),
   });
   const body = (await response.json().catch(() => null)) as {
@@ -41,7 +46,7 @@ export async function sendBatch(url: string, readings: readonly unknown[]): Prom
 export async function sendAll(
   url: string,
   readings: readonly unknown[],
-  options: { batchSize: number; concurrency: number; onProgress?: (recorded: number) => void },
+  options: { batchSize: number; concurrency: number; token?: string; onProgress?: (recorded: number) => void },
 ): Promise<number> {
   let next = 0;
   let recorded = 0;
@@ -49,7 +54,7 @@ export async function sendAll(
     while (next < readings.length) {
       const start = next;
       next += options.batchSize;
-      const count = await sendBatch(url, readings.slice(start, start + options.batchSize));
+      const count = await sendBatch(url, readings.slice(start, start + options.batchSize), options.token);
       recorded += count;
       options.onProgress?.(recorded);
     }
