@@ -10,6 +10,8 @@
  * that was interrupted (Ctrl-C, a crash, the server going away) is completed by running
  * the same command again: batches already stored are not counted twice. Keep the same
  * `--batch` size when resuming (the ids depend on it).
+ *
+ * A server with AUTH=tokens needs a token of scope `write`: `--token` or TSGRAPH_TOKEN.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';

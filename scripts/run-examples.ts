@@ -3,6 +3,8 @@
  * prints each answer, as quoted in the README.
  *
  *   npm run examples -- --url http://127.0.0.1:4000/graphql [names...]
+ *
+ * A server with AUTH=tokens needs a token of scope `read`: `--token` or TSGRAPH_TOKEN.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
@@ -11,8 +13,9 @@ const program = new Command()
   .name('run-examples')
   .argument('[names...]', 'example files to run (default: all queries, not mutations)')
   .option('--url <url>', 'GraphQL endpoint', 'http://127.0.0.1:4000/graphql')
+  .option('--token <token>', 'API token with scope read (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
   .parse();
-const { url } = program.opts<{ url: string }>();
+const { url, token } = program.opts<{ url: string; token?: string }>();
 const directory = new URL('../schema/examples/', import.meta.url);
 const names = program.args.length > 0 ? program.args : readdirSync(directory).filter((name) => name.endsWith('.graphql'));
 
@@ -22,7 +25,7 @@ for (const name of names) {
   const started = performance.now();
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ query }),
   });
   const body = await response.json();

@@ -1,3 +1,4 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -72,7 +73,67 @@ const ConfigSchema = z.object({
   REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
   /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+  /**
+   * `tokens`: every GraphQL request needs `Authorization: Bearer <token>` (see README
+   * "Access"); `off`: no authentication, every client has every scope (refused on a
+   * non-loopback HOST unless ALLOW_OPEN_ACCESS=true).
+   */
+  AUTH: z.enum(['tokens', 'off']).default('tokens'),
+  /** `true` allows AUTH=off on a HOST other than a loopback address; only `true` or `false`. */
+  ALLOW_OPEN_ACCESS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  /**
+   * Comma-separated origins whose web pages may call the API from a browser (CORS),
+   * e.g. `https://dash.example.com,http://localhost:5173`; none by default.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const origins = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      for (const origin of origins) {
+        if (!isOrigin(origin)) {
+          ctx.addIssue({ code: 'custom', message: `"${origin}" is not an origin such as https://dash.example.com (scheme, host, optional port; no path)` });
+        }
+      }
+      return origins;
+    }),
+}).superRefine((config, ctx) => {
+  if (config.AUTH === 'off' && !isLoopbackHost(config.HOST) && !config.ALLOW_OPEN_ACCESS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH'],
+      message: `AUTH=off on HOST=${config.HOST} (not a loopback address) would let anyone on the network read, write and delete; use AUTH=tokens, HOST=127.0.0.1, or set ALLOW_OPEN_ACCESS=true`,
+    });
+  }
 });
+
+/** True for an `http:` or `https:` origin written exactly as browsers send it in `Origin` (no path, no trailing slash). */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when `host` (a HOST setting) is a loopback address: `localhost`, an IPv4
+ * address in 127.0.0.0/8 (also IPv4-mapped, `::ffff:127.x.x.x`), or `::1`.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost') return true;
+  const v4 = name.replace(/^::ffff:/, '');
+  if (isIPv4(v4)) return v4.startsWith('127.');
+  if (!isIPv6(name)) return false;
+  const list = new BlockList();
+  list.addAddress('::1', 'ipv6');
+  return list.check(name, 'ipv6');
+}
 
 /** Validated configuration; see {@link ConfigSchema} for each setting. */
 export type Config = z.infer<typeof ConfigSchema>;
@@ -94,3 +155,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }
+

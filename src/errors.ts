@@ -61,6 +61,10 @@ export const ErrorCode = {
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
   /** The thing to change or delete does not exist. */
   NOT_FOUND: 'NOT_FOUND',
+  /** A POST body that is not JSON or a GraphQL document: forms, multipart and plain text are refused (HTTP 415). */
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  /** A request a web page could send cross-site without a CORS preflight: a GET without `Authorization` or `x-graphql-yoga-csrf` (HTTP 403). */
+  CSRF_HEADER_REQUIRED: 'CSRF_HEADER_REQUIRED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

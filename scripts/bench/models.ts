@@ -102,6 +102,8 @@ export class OursModel implements Model {
       store,
       logger: pino({ level: 'silent' }),
       limits: { maxBatchSize: 100_000, maxBuckets: 10_000_000 },
+      // In-process benchmark client: no token.
+      auth: { mode: 'off', corsOrigins: [] },
     });
     return new OursModel(store, app, layout);
   }

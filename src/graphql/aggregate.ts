@@ -25,8 +25,9 @@ builder.queryField('aggregate', (t) =>
   t.field({
     type: [AggregateRef],
     description:
-      'count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES. An unknown metric, field or tag value gives an empty list.',
+      'count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES. An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
     args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg) },
+    authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     resolve: async (_root, args, ctx) => {
       const selection = normalizeSelection(args);
       const range = normalizeRange(args);

@@ -75,8 +75,9 @@ builder.queryField('buckets', (t) =>
   t.field({
     type: [BucketGroupRef],
     description:
-      'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (more than MAX_BUCKETS buckets). An unknown metric, field or tag value gives an empty list.',
+      'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (more than MAX_BUCKETS buckets). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
     args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
+    authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     resolve: async (_root, args, ctx) => {
       const selection = normalizeSelection(args);
       const range = normalizeRange(args);

@@ -1,11 +1,16 @@
 import SchemaBuilder, { type ArgBuilder as PothosArgBuilder } from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { Context } from './context.ts';
+import { authScopes, forbidden, type AuthScopes } from './scopes.ts';
 import { DateTimeScalar, SafeIntScalar } from './scalars.ts';
 
 /** The builder's type parameters: context and scalar shapes. */
 export interface BuilderTypes {
   Context: Context;
+  /** Scopes fields require in `authScopes` (see `scopes.ts`); all listed scopes must hold. */
+  AuthScopes: AuthScopes;
+  DefaultAuthStrategy: 'all';
   /** Fields are non-null unless they say `nullable: true`. */
   DefaultFieldNullability: false;
   Scalars: {
@@ -23,10 +28,16 @@ export type ArgBuilder = PothosArgBuilder<SchemaTypes>;
 /** The Pothos schema builder: context, scalars and plugins only; types live in their own modules. */
 export const builder = new SchemaBuilder<BuilderTypes>({
   defaultFieldNullability: false,
-  plugins: [DataloaderPlugin],
+  // Scope auth first, so its checks run before any other plugin's resolver wrapper.
+  plugins: [ScopeAuthPlugin, DataloaderPlugin],
+  scopeAuth: {
+    defaultStrategy: 'all',
+    authScopes,
+    unauthorizedError: (_parent, ctx, _info, result) => forbidden(ctx, result.failure),
+  },
 });
 
 builder.addScalarType('DateTime', DateTimeScalar);
 builder.addScalarType('SafeInt', SafeIntScalar);
-builder.queryType({ description: 'Discovery of metrics and series, and time-bucketed statistics.' });
-builder.mutationType({ description: 'Recording readings.' });
+builder.queryType({ description: 'Discovery of metrics and series, and time-bucketed statistics (scope `read`).' });
+builder.mutationType({ description: 'Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`).' });

@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import type { Logger } from '../logger.ts';
+import type { Access } from '../auth/access.ts';
 import type { Store } from '../storage/store.ts';
 import type { BucketAnswer, BucketRequest } from './bucket-loader.ts';
 
@@ -21,4 +22,6 @@ export interface Context {
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
   /** Batches bucket and aggregate pipelines of this request (see `bucket-loader.ts`); new for every request. */
   bucketLoader: DataLoader<BucketRequest, BucketAnswer, string>;
+  /** What the request's API token allows (every scope when `AUTH=off`); checked by the fields' `authScopes`. */
+  access: Access;
 }

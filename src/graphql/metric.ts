@@ -1,6 +1,7 @@
 import { normalizeSelection } from '../query/spec.ts';
 import { countSeries, findMetric, findSeries, listMetrics, tagValues } from '../storage/read.ts';
 import { setMetricLayout } from '../storage/registry.ts';
+import { mayTouchMetric } from '../auth/access.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
@@ -69,19 +70,23 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
 builder.queryFields((t) => ({
   metrics: t.field({
     type: [MetricRef],
-    description: 'Every metric, sorted by name.',
-    resolve: (_root, _args, ctx) => listMetrics(ctx.store),
+    description: 'Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`.',
+    authScopes: { read: true },
+    resolve: async (_root, _args, ctx) => (await listMetrics(ctx.store)).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
   }),
   metric: t.field({
     type: MetricRef,
     nullable: true,
-    description: 'One metric by name; null when it was never recorded. Errors: INVALID_NAME.',
+    description:
+      'One metric by name; null when it was never recorded. Needs scope `read` and a token that may touch the metric. Errors: INVALID_NAME, FORBIDDEN.',
     args: { name: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }) },
+    authScopes: (_root, args) => ({ read: true, metric: args.name }),
     resolve: (_root, args, ctx) => findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric),
   }),
   tagValues: t.stringList({
     description:
-      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Errors: INVALID_NAME, DUPLICATE_NAME.',
+      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, FORBIDDEN.',
+    authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
       key: t.arg.string({ required: true, description: 'Tag key, e.g. `origin`.' }),
@@ -98,7 +103,8 @@ builder.mutationField('setMetricLayout', (t) =>
   t.field({
     type: MetricRef,
     description:
-      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout).',
+      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN.',
+    authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),
       layout: t.arg({ type: BucketLayoutRef, required: true, description: 'The layout.' }),

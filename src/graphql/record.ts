@@ -52,11 +52,12 @@ const recordErrors =
 builder.mutationFields((t) => ({
   recordReading: t.field({
     type: RecordResultRef,
-    description: `Records one reading. ${recordErrors}.`,
+    description: `Records one reading. Needs scope \`write\` and a token that may touch its metric (FORBIDDEN otherwise). ${recordErrors}.`,
     args: {
       reading: t.arg({ type: ReadingInputRef, required: true, description: 'The reading.' }),
       batchId: t.arg.string({ description: BATCH_ID_DESCRIPTION }),
     },
+    authScopes: (_root, args) => ({ write: true, metric: args.reading.metric }),
     resolve: (_root, args, ctx) => {
       const receivedAt = Date.now();
       const batchId = validateBatchId(args.batchId);
@@ -66,7 +67,8 @@ builder.mutationFields((t) => ({
   }),
   recordReadings: t.field({
     type: RecordResultRef,
-    description: `Records a batch of readings: the whole batch is validated first, then grouped by bucket document and written with one atomic update per document. Readings may be late or out of order. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
+    description: `Records a batch of readings: the whole batch is validated first, then grouped by bucket document and written with one atomic update per document. Readings may be late or out of order. Needs scope \`write\` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
+    authScopes: (_root, args) => ({ write: true, metrics: args.readings.map((reading) => reading.metric) }),
     args: {
       readings: t.arg({
         type: [ReadingInputRef],

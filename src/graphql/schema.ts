@@ -7,6 +7,7 @@ import './aggregate.ts';
 import './series.ts';
 import './metric.ts';
 import './record.ts';
+import './delete.ts';
 
 /** The executable GraphQL schema, built code-first from the modules above. */
 export const schema = builder.toSchema();

@@ -1,3 +1,4 @@
+import { metricOfSeriesKey } from '../auth/access.ts';
 import { ErrorCode, InputError } from '../errors.ts';
 import { seriesId, tagList } from '../model/series.ts';
 import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
@@ -106,7 +107,8 @@ builder.queryFields((t) => ({
   series: t.field({
     type: [SeriesRef],
     description:
-      'The series of a metric whose tags match `where`, sorted by series key. An unknown metric or tag value gives an empty list. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT (limit).',
+      'The series of a metric whose tags match `where`, sorted by series key. An unknown metric or tag value gives an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT (limit), FORBIDDEN.',
+    authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     args: { metric: t.arg.string({ required: true, description: 'Metric name.' }), ...seriesListArgs(t.arg) },
     resolve: async (_root, args, ctx) => {
       const selection = normalizeSelection(args);
@@ -116,7 +118,9 @@ builder.queryFields((t) => ({
   seriesById: t.field({
     type: SeriesRef,
     nullable: true,
-    description: 'One series by its id (the series key, e.g. `flights,destination=PHL,origin=LAS`); null when unknown.',
+    description:
+      'One series by its id (the series key, e.g. `flights,destination=PHL,origin=LAS`); null when unknown. Needs scope `read` and a token that may touch the metric the key starts with. Errors: FORBIDDEN.',
+    authScopes: (_root, args) => ({ read: true, metric: metricOfSeriesKey(String(args.id)) }),
     args: { id: t.arg.id({ required: true, description: 'Series key.' }) },
     resolve: async (_root, args, ctx) => (await findSeriesByIds(ctx.store, [seriesId(String(args.id))]))[0] ?? null,
   }),

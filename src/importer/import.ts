@@ -12,7 +12,7 @@ export interface ImportOptions {
   batchSize: number;
   /** Requests in flight at once. */
   concurrency: number;
-  /** API token for the server (sent as `Authorization: Bearer`). */
+  /** API token with scope `write` (needed unless the server runs with AUTH=off). */
   token?: string;
   /** Called with the number recorded so far and the total expected (when known). */
   onProgress?: (recorded: number, total: number | undefined) => void;

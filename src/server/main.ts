@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
 import { aggregateBuckets, findMetric } from '../storage/read.ts';
 import { openStore, redact, type Store } from '../storage/store.ts';
+import { authSettings } from './access-control.ts';
 import { createApp } from './yoga.ts';
 
 const DEMO_FLIGHTS = 20_000;
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
 
   let config: Config;
   try {
-    config = loadConfig(demo ? { LOG_FORMAT: 'pretty', ...process.env } : process.env);
+    config = loadConfig(demo ? { LOG_FORMAT: 'pretty', AUTH: 'off', ...process.env } : process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(error.message);
@@ -126,6 +127,7 @@ async function main(): Promise<void> {
     logger,
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
     trackWrite,
+    auth: authSettings(config),
   });
   const server = createServer(yoga);
   await new Promise<void>((listening, failed) => {

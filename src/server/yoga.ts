@@ -5,6 +5,8 @@ import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
 import { createBucketLoader } from '../graphql/bucket-loader.ts';
+import { loadConfig } from '../config.ts';
+import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -13,6 +15,11 @@ export interface AppOptions {
   limits: Context['limits'];
   /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
   trackWrite?: Context['trackWrite'];
+  /**
+   * Authentication and CORS (see `access-control.ts`). Omitted: the secure defaults
+   * (tokens required, no CORS origin).
+   */
+  auth?: AuthSettings;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -34,21 +41,35 @@ query DailyDelaysAtLAS {
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
  * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
  * the database does not answer a ping). Unexpected errors are masked; input errors
- * carry a stable `extensions.code`.
+ * carry a stable `extensions.code`. GraphQL requests need an API token unless
+ * `auth.mode` is `off`; see `access-control.ts` for CORS and the CSRF checks.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
+  const access = createAccessControl(
+    options.store,
+    options.auth ?? authSettings(loadConfig({})),
+    options.logger,
+  );
   return createYoga<Record<string, unknown>, Context>({
     schema,
-    context: (): Context => ({
+    context: ({ request }): Context => ({
       store: options.store,
       logger: options.logger,
       limits: options.limits,
       trackWrite,
       bucketLoader: createBucketLoader(options.store, options.limits.maxBuckets),
+      access: access.accessOf(request),
     }),
-    graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
+    graphiql: {
+      title: 'tsgraph: time series on MongoDB',
+      defaultQuery: EXAMPLE_QUERY,
+      ...(access.graphiqlHeaders === undefined ? {} : { headers: access.graphiqlHeaders }),
+    },
     landingPage: false,
+    cors: access.cors,
+    // File uploads are not used; multipart bodies are refused (see access-control.ts).
+    multipart: false,
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
       info: (...args) => options.logger.info(args.map(String).join(' ')),
@@ -56,6 +77,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      ...access.plugins,
       useErrorCodes(),
       useReadinessCheck({
         endpoint: '/ready',

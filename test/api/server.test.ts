@@ -20,7 +20,12 @@ describe('health, readiness and error masking', () => {
     const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {});
     server = await startSecantus({ binary, dataDir: ':memory:', say: () => {} });
     store = await openStore(server.uri, 'readiness', { client: { serverSelectionTimeoutMS: 1000 } });
-    app = createApp({ store, logger: pino({ level: 'silent' }), limits: { maxBatchSize: 10, maxBuckets: 100 } });
+    app = createApp({
+      store,
+      logger: pino({ level: 'silent' }),
+      limits: { maxBatchSize: 10, maxBuckets: 100 },
+      auth: { mode: 'off', corsOrigins: [] },
+    });
   });
   afterAll(async () => {
     await store.client.close();

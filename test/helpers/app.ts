@@ -13,8 +13,16 @@ export interface TestApp {
   /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate`. */
   commands: string[];
   resetCommands(): void;
-  /** Sends a GraphQL request through `yoga.fetch` (no socket) and returns the parsed JSON body. */
-  graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResponse<T>>;
+  /**
+   * Sends a GraphQL request through `yoga.fetch` (no socket) and returns the parsed JSON
+   * body. `request.token` sends `Authorization: Bearer <token>` (default: the app's
+   * `token` option; null: no header).
+   */
+  graphql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    request?: { token?: string | null },
+  ): Promise<GraphQLResponse<T>>;
   close(): Promise<void>;
 }
 
@@ -23,10 +31,24 @@ export interface GraphQLResponse<T> {
   errors?: { message: string; path?: string[]; extensions?: { code?: string; inputPath?: string } }[];
 }
 
-/** Opens a {@link TestApp}; `limits` default to a batch of 10,000 and 100,000 buckets. */
+/**
+ * Opens a {@link TestApp}; `limits` default to a batch of 10,000 and 100,000 buckets.
+ * Authentication is off unless `auth` is `tokens`; `token` is then sent with every
+ * request unless a request says otherwise.
+ */
 export async function openTestApp(
   label: string,
-  options: { layout?: BucketLayout; maxBatchSize?: number; maxBuckets?: number; registryCacheTtlMs?: number } = {},
+  options: {
+    layout?: BucketLayout;
+    maxBatchSize?: number;
+    maxBuckets?: number;
+    auth?: 'off' | 'tokens';
+    token?: string;
+    /** How long verified tokens are cached (default: the server's). */
+    tokenCacheMs?: number;
+    corsOrigins?: string[];
+    registryCacheTtlMs?: number;
+  } = {},
 ): Promise<TestApp> {
   const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
   const store = await openStore(inject('mongoUri'), dbName, {
@@ -42,16 +64,26 @@ export async function openTestApp(
     store,
     logger: pino({ level: 'silent' }),
     limits: { maxBatchSize: options.maxBatchSize ?? 10_000, maxBuckets: options.maxBuckets ?? 100_000 },
+    auth: {
+      mode: options.auth ?? 'off',
+      corsOrigins: options.corsOrigins ?? [],
+      ...(options.tokenCacheMs === undefined ? {} : { cacheMs: options.tokenCacheMs }),
+    },
   });
   return {
     store,
     app,
     commands,
     resetCommands: () => commands.splice(0, commands.length),
-    async graphql<T>(query: string, variables?: Record<string, unknown>) {
+    async graphql<T>(query: string, variables?: Record<string, unknown>, request: { token?: string | null } = {}) {
+      const token = request.token === undefined ? options.token : request.token;
       const response = await app.fetch('http://yoga/graphql', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: JSON.stringify({ query, variables }),
       });
       return (await response.json()) as GraphQLResponse<T>;

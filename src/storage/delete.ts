@@ -1,0 +1,49 @@
+import type { Store } from './store.ts';
+
+/** What a deletion removed. */
+export interface DeleteSummary {
+  /** Bucket documents deleted. */
+  buckets: number;
+  /** Series registry entries deleted. */
+  series: number;
+  /** Metric registry entries deleted (0 or 1). */
+  metrics: number;
+}
+
+/** Forgets that this process registered the series `ids` (see `Store.seriesCache`). */
+function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
+  for (const id of ids) store.seriesCache.delete(id);
+}
+
+/**
+ * Deletes metric `name` with all its data: its bucket documents, then its series
+ * registry entries, then its metric registry entry (so an interrupted deletion leaves
+ * the registry pointing at less data, never data without registry, and running it
+ * again finishes it), and clears this process's registry caches for it. Readings of the
+ * metric recorded while it runs may survive; stop its writers first. Other server
+ * processes on the same database re-register a series they write to again within their
+ * registry cache time (`REGISTRY_CACHE_TTL_MS`). Batch claims are kept: a retry of a
+ * batch completed before the deletion does not bring its readings back.
+ * @returns how many documents of each kind were deleted (all 0: the metric was unknown).
+ */
+export async function deleteMetric(store: Store, name: string): Promise<DeleteSummary> {
+  const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
+  const buckets = await store.buckets.deleteMany({ metric: name });
+  const series = await store.series.deleteMany({ metric: name });
+  const metrics = await store.metrics.deleteOne({ _id: name });
+  forgetSeries(store, ids);
+  return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: metrics.deletedCount };
+}
+
+/**
+ * Deletes one series (by its id, the hash of its key): its bucket documents, then its
+ * registry entry, and clears this process's caches for it. The metric's registry entry
+ * (fields, tag keys, first and last reading time) is left as it is.
+ * @returns how many documents were deleted (`metrics` is always 0; all 0: the series was unknown).
+ */
+export async function deleteSeries(store: Store, id: string): Promise<DeleteSummary> {
+  const buckets = await store.buckets.deleteMany({ series: id });
+  const series = await store.series.deleteOne({ _id: id });
+  forgetSeries(store, new Set([id]));
+  return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: 0 };
+}
