@@ -5,6 +5,8 @@ import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
 import { createBucketLoader } from '../graphql/bucket-loader.ts';
+import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
+import { createMaskError } from './mask-error.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -13,6 +15,11 @@ export interface AppOptions {
   limits: Context['limits'];
   /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
   trackWrite?: Context['trackWrite'];
+  /**
+   * Whether the database is down, for `/ready` and for refusing requests at once
+   * (default: one on `store.client` without an embedded supervisor, closed with the app).
+   */
+  health?: DatabaseHealth;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -32,12 +39,17 @@ query DailyDelaysAtLAS {
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
- * the database does not answer a ping). Unexpected errors are masked; input errors
- * carry a stable `extensions.code`.
+ * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 at once
+ * while the database is known to be down, or when it does not answer a ping in time).
+ * While the database is down, operations are answered with UNAVAILABLE without
+ * running (see `database-health.ts`). Driver errors meaning the database is
+ * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
+ * (`mask-error.ts`); input errors carry a stable `extensions.code`.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
+  const ownHealth = options.health ? undefined : new DatabaseHealth({ client: options.store.client, logger: options.logger });
+  const health = options.health ?? ownHealth!;
   return createYoga<Record<string, unknown>, Context>({
     schema,
     context: (): Context => ({
@@ -48,6 +60,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     }),
     graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
     landingPage: false,
+    maskedErrors: {
+      maskError: createMaskError({ onUnavailable: () => health.reportFailure('an operation could not reach the database') }),
+    },
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
       info: (...args) => options.logger.info(args.map(String).join(' ')),
@@ -56,12 +71,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     },
     plugins: [
       useErrorCodes(),
-      useReadinessCheck({
-        endpoint: '/ready',
-        check: async () => {
-          await options.store.client.db('admin').command({ ping: 1 }, { timeoutMS: 2000 });
-        },
-      }),
+      useDatabaseGate(health),
+      useReadinessCheck({ endpoint: '/ready', check: () => health.ready() }),
+      { onDispose: () => ownHealth?.close() },
     ],
   });
 }
