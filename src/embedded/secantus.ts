@@ -1,7 +1,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import getPort from 'get-port';
 import { MongoClient } from 'mongodb';
@@ -66,11 +66,23 @@ export async function ensureSecantusInstalled(venvDir: string, python: string, s
   }
 }
 
+/** How a database process ended: its exit code, or the signal that ended it (one of the two is null). */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 /** A running embedded database server process. */
 export interface EmbeddedServer {
   /** Connection string for the official driver, e.g. `mongodb://127.0.0.1:41234/?directConnection=true`. */
   readonly uri: string;
   readonly port: number;
+  /** Process id of `secantusd-py`. */
+  readonly pid: number;
+  /** Settles when the process has exited, for whatever reason (never rejects). */
+  readonly exited: Promise<ProcessExit>;
+  /** The last lines the process printed (at most 4,000 characters), for error reports. */
+  output(): string;
   /** Stops the process (SIGTERM, then SIGKILL after 10 s) and waits for it to exit. */
   stop(): Promise<void>;
 }
@@ -95,31 +107,39 @@ export interface StartOptions {
  */
 export async function startSecantus(options: StartOptions): Promise<EmbeddedServer> {
   const port = options.port ?? (await getPort({ host: '127.0.0.1' }));
-  if (options.dataDir !== ':memory:') await mkdir(options.dataDir, { recursive: true });
+  // An absolute path, so the process's command line names the directory unambiguously
+  // (see `embedded/state.ts`).
+  const dataDir = options.dataDir === ':memory:' ? ':memory:' : resolve(options.dataDir);
+  if (dataDir !== ':memory:') await mkdir(dataDir, { recursive: true });
   // --standalone: no replica-set advertisement and so no oplog. Nothing here uses
   // change streams or transactions, and without the oplog an update no longer pays for
   // a diff of the whole document (a single $inc on a 1 MiB bucket document: 121 ms
   // instead of 441 ms, scripts/bench/server-costs.ts).
-  const child = spawn(
-    options.binary,
-    ['--host', '127.0.0.1', '--port', String(port), '--storage-path', options.dataDir, '--log-level', 'WARNING', '--standalone'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const args = [
+    '--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone',
+  ];
+  const child = spawnWithDeathSignal(options.binary, args);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const exited = new Promise<ProcessExit>((done) => {
+    child.once('exit', (code, signal) => done({ code, signal }));
+    child.once('error', (error) => {
+      keep(Buffer.from(`\n${error.message}`));
+      done({ code: null, signal: null });
+    });
+  });
 
   const uri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
-  let early: number | null | undefined;
-  void exited.then((code) => (early = code));
+  let early: ProcessExit | undefined;
+  void exited.then((exit) => (early = exit));
   for (;;) {
     if (early !== undefined) {
-      throw new Error(`The embedded database exited with code ${early} before it was ready:\n${output}`);
+      throw new Error(`The embedded database exited (${describeExit(early)}) before it was ready:\n${output}`);
     }
     const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, connectTimeoutMS: 500 });
     try {
@@ -136,10 +156,47 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
     }
   }
   options.say(`Embedded database SecantusDB ${SECANTUS_VERSION} is running on 127.0.0.1:${port} (data: ${options.dataDir})`);
-  return { uri, port, stop: () => stopChild(child, exited) };
+  return { uri, port, pid: child.pid!, exited, output: () => output, stop: () => stopChild(child, exited) };
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+/** "exit code 1" or "signal SIGKILL", for messages. */
+export function describeExit(exit: ProcessExit): string {
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+/**
+ * Python run by the venv's interpreter before the database: on Linux it asks the kernel
+ * to send the process SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, which
+ * survives execve for programs that are not set-user-ID), exits at once if the parent
+ * is already gone, then replaces itself with `secantusd-py`, keeping the process id.
+ * argv: [-c, parent pid, secantusd-py path, its arguments...].
+ */
+const DEATH_SIGNAL_PRELUDE = `
+import os, signal, sys
+parent, target = int(sys.argv[1]), sys.argv[2]
+if sys.platform.startswith("linux"):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+if os.getppid() != parent:
+    sys.exit(0)
+os.execv(target, [target] + sys.argv[3:])
+`;
+
+/**
+ * Spawns `binary args...` so that, on Linux, it receives SIGTERM when this process
+ * dies, even by SIGKILL (see {@link DEATH_SIGNAL_PRELUDE}); elsewhere it is spawned
+ * as is. Uses the Python interpreter next to `binary` (the virtual environment's).
+ */
+function spawnWithDeathSignal(binary: string, args: string[]): ChildProcess {
+  const python = join(dirname(binary), 'python');
+  const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
+  if (process.platform !== 'linux' || !existsSync(python)) return spawn(binary, args, { stdio });
+  return spawn(python, ['-c', DEATH_SIGNAL_PRELUDE, String(process.pid), binary, ...args], { stdio });
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<ProcessExit>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);

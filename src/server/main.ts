@@ -1,21 +1,29 @@
 /**
- * The server process: reads the configuration, starts the embedded database unless
- * MONGODB_URI is set, serves GraphQL over HTTP and shuts down gracefully on SIGINT or
- * SIGTERM. With `--demo` it also loads flights-20k on first start.
+ * The server process: reads the configuration, starts the embedded database under
+ * supervision unless MONGODB_URI is set (restarted when it dies, never outliving this
+ * process: `embedded/supervisor.ts`), serves GraphQL over HTTP and shuts down
+ * gracefully on SIGINT or SIGTERM (http-terminator: idle keep-alive connections are
+ * closed at once, requests in flight get up to SHUTDOWN_TIMEOUT_MS, new requests are
+ * refused with UNAVAILABLE; then the store and the database are closed, exit code 0).
+ * With `--demo` it also loads flights-20k on first start.
  *
  *   npm start            # the server
  *   npm run demo         # the server with real data loaded
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { Command } from 'commander';
+import { createHttpTerminator } from 'http-terminator';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../embedded/secantus.ts';
+import { ensureSecantusInstalled } from '../embedded/secantus.ts';
+import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
+import { ErrorCode, ServiceError } from '../errors.ts';
 import { importFlights } from '../importer/import.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
 import { aggregateBuckets, findMetric } from '../storage/read.ts';
-import { openStore, redact, type Store } from '../storage/store.ts';
+import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
 import { authSettings } from './access-control.ts';
+import { DatabaseHealth } from './database-health.ts';
 import { createApp } from './yoga.ts';
 
 const DEMO_FLIGHTS = 20_000;
@@ -92,12 +100,18 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config);
 
-  let embedded: EmbeddedServer | undefined;
+  let embedded: EmbeddedSupervisor | undefined;
   let uri = config.MONGODB_URI;
   if (!uri) {
     const say = (message: string) => logger.info(message);
     const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
-    embedded = await startSecantus({ binary, dataDir: config.EMBEDDED_DATA_DIR, say });
+    embedded = await superviseSecantus({
+      binary,
+      dataDir: config.EMBEDDED_DATA_DIR,
+      logger,
+      restartDelayMs: config.EMBEDDED_RESTART_DELAY_MS,
+      restartMaxDelayMs: config.EMBEDDED_RESTART_MAX_DELAY_MS,
+    });
     uri = embedded.uri;
   }
   let store: Store;
@@ -107,6 +121,7 @@ async function main(): Promise<void> {
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,
+      client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {
     logger.fatal((error as Error).message);
@@ -114,6 +129,10 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info(`Connected to ${redact(uri)}, database "${config.MONGODB_DB}"`);
+  const health = new DatabaseHealth({ client: store.client, embedded, pingTimeoutMs: config.READY_TIMEOUT_MS, logger });
+  embedded?.onStatus((status) => {
+    if (status === 'up') void afterDatabaseRestart(store, logger, config.BATCH_RETENTION_HOURS * 3600);
+  });
 
   const inFlight = new Set<Promise<unknown>>();
   const trackWrite = <T>(work: Promise<T>): Promise<T> => {
@@ -128,8 +147,17 @@ async function main(): Promise<void> {
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
     trackWrite,
     auth: authSettings(config),
+    health,
   });
-  const server = createServer(yoga);
+  let stopping = false;
+  const server = createServer((request, response) => {
+    if (stopping) {
+      refuseDuringShutdown(response);
+      return;
+    }
+    void yoga(request, response);
+  });
+  const terminator = createHttpTerminator({ server, gracefulTerminationTimeout: config.SHUTDOWN_TIMEOUT_MS });
   await new Promise<void>((listening, failed) => {
     server.once('error', failed);
     server.listen(config.PORT, config.HOST, listening);
@@ -139,25 +167,37 @@ async function main(): Promise<void> {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${yoga.graphqlEndpoint}`;
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal}: no longer accepting connections; finishing ${inFlight.size} in-flight writes`);
-    const closed = new Promise<void>((done) => server.close(() => done()));
-    server.closeIdleConnections();
-    const timeout = setTimeout(() => {
-      logger.warn(`Requests still open after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing their connections`);
-      server.closeAllConnections();
-    }, config.SHUTDOWN_TIMEOUT_MS);
-    await Promise.allSettled([...inFlight]);
-    await closed;
-    clearTimeout(timeout);
-    await yoga.dispose();
-    await store.client.close();
-    await embedded?.stop();
-    logger.info('Stopped');
-    process.exit(0);
+    logger.info(
+      `${signal}: no longer accepting requests; waiting up to ${config.SHUTDOWN_TIMEOUT_MS} ms for those in flight (${inFlight.size} writes)`,
+    );
+    let code = 0;
+    try {
+      // Closes idle keep-alive connections at once, answers the requests in flight with
+      // "Connection: close", and destroys what is still open after the time-out.
+      const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
+      await terminator.terminate();
+      // Writes whose request was cut off at the time-out may still be running: they get
+      // what is left of SHUTDOWN_TIMEOUT_MS (their clients were not answered, so they retry).
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        Promise.allSettled([...inFlight]).then(() => false),
+        new Promise<boolean>((done) => (timer = setTimeout(() => done(true), Math.max(0, deadline - Date.now())))),
+      ]);
+      clearTimeout(timer);
+      if (late) logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
+      await yoga.dispose();
+      health.close();
+      await store.client.close();
+      await embedded?.stop();
+      logger.info('Stopped');
+    } catch (error) {
+      logger.error({ err: error }, 'Shutdown failed');
+      code = 1;
+    }
+    process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -167,6 +207,25 @@ async function main(): Promise<void> {
     await loadDemoData(store, url, logger);
     logger.info(`Ready. Open ${url} in a browser to explore the flights; example queries are in schema/examples/`);
   }
+}
+
+/**
+ * After the embedded database restarted: forgets what this process cached of the
+ * registries (the database may have lost its last writes, or everything when in
+ * memory) and re-creates the indexes (idempotent). Failures are logged only.
+ */
+async function afterDatabaseRestart(store: Store, logger: Logger, batchRetentionSeconds: number): Promise<void> {
+  store.seriesCache.clear();
+  await ensureIndexes(store.db, batchRetentionSeconds).catch((error: unknown) =>
+    logger.error({ err: error }, 'Could not re-create the indexes after the database restarted'),
+  );
+}
+
+/** Answers a request that arrives during shutdown: HTTP 503 with a GraphQL error UNAVAILABLE. */
+function refuseDuringShutdown(response: ServerResponse): void {
+  const error = new ServiceError(ErrorCode.UNAVAILABLE, 'The server is shutting down; retry on another instance or later.');
+  response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+  response.end(JSON.stringify({ errors: [{ message: error.message, extensions: error.extensions }] }));
 }
 
 main().catch((error: unknown) => {

@@ -7,6 +7,8 @@ import { useErrorCodes } from './error-codes.ts';
 import { createBucketLoader } from '../graphql/bucket-loader.ts';
 import { loadConfig } from '../config.ts';
 import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
+import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
+import { createMaskError } from './mask-error.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -20,6 +22,11 @@ export interface AppOptions {
    * (tokens required, no CORS origin).
    */
   auth?: AuthSettings;
+  /**
+   * Whether the database is down, for `/ready` and for refusing requests at once
+   * (default: one on `store.client` without an embedded supervisor, closed with the app).
+   */
+  health?: DatabaseHealth;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -39,13 +46,19 @@ query DailyDelaysAtLAS {
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
- * the database does not answer a ping). Unexpected errors are masked; input errors
- * carry a stable `extensions.code`. GraphQL requests need an API token unless
- * `auth.mode` is `off`; see `access-control.ts` for CORS and the CSRF checks.
+ * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 at once
+ * while the database is known to be down, or when it does not answer a ping in time).
+ * While the database is down, operations are answered with UNAVAILABLE without
+ * running (see `database-health.ts`). Driver errors meaning the database is
+ * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
+ * (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL requests
+ * need an API token unless `auth.mode` is `off`; see `access-control.ts` for CORS and
+ * the CSRF checks.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
+  const ownHealth = options.health ? undefined : new DatabaseHealth({ client: options.store.client, logger: options.logger });
+  const health = options.health ?? ownHealth!;
   const access = createAccessControl(
     options.store,
     options.auth ?? authSettings(loadConfig({})),
@@ -70,6 +83,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     cors: access.cors,
     // File uploads are not used; multipart bodies are refused (see access-control.ts).
     multipart: false,
+    maskedErrors: {
+      maskError: createMaskError({ onUnavailable: () => health.reportFailure('an operation could not reach the database') }),
+    },
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
       info: (...args) => options.logger.info(args.map(String).join(' ')),
@@ -79,12 +95,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     plugins: [
       ...access.plugins,
       useErrorCodes(),
-      useReadinessCheck({
-        endpoint: '/ready',
-        check: async () => {
-          await options.store.client.db('admin').command({ ping: 1 }, { timeoutMS: 2000 });
-        },
-      }),
+      useDatabaseGate(health),
+      useReadinessCheck({ endpoint: '/ready', check: () => health.ready() }),
+      { onDispose: () => ownHealth?.close() },
     ],
   });
 }

@@ -28,6 +28,7 @@ describe('health, readiness and error masking', () => {
     });
   });
   afterAll(async () => {
+    await app.dispose();
     await store.client.close();
     await server.stop();
   });
@@ -43,17 +44,19 @@ describe('health, readiness and error masking', () => {
     expect(await response.text()).toContain('GraphiQL');
   });
 
-  it('reports not ready and masks the driver error once the database is gone', async () => {
+  it('reports not ready and answers UNAVAILABLE, without driver details, once the database is gone', async () => {
     await server.stop();
     expect((await app.fetch('http://yoga/health')).status).toBe(200);
+    const begin = performance.now();
     expect((await app.fetch('http://yoga/ready')).status).toBe(503);
+    expect(performance.now() - begin).toBeLessThan(1500);
     const response = await app.fetch('http://yoga/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ metrics { name } }' }),
     });
     const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
-    expect(body.errors[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(body.errors.map((error) => error.extensions.code)).toEqual(['UNAVAILABLE']);
     expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|Mongo|ECONNREFUSED|selection/i);
   });
 });
@@ -67,8 +70,17 @@ describe('configuration', () => {
       MAX_BATCH_SIZE: 10_000,
       MAX_BUCKETS: 100_000,
       DEFAULT_LAYOUT: 'sparse',
+      MONGODB_SERVER_SELECTION_TIMEOUT_MS: 5000,
+      WRITE_CONCERN: 'majority',
+      WRITE_JOURNAL: true,
+      BATCH_RETENTION_HOURS: 24,
+      REGISTRY_CACHE_TTL_MS: 10_000,
+      READY_TIMEOUT_MS: 1000,
+      EMBEDDED_RESTART_DELAY_MS: 500,
+      EMBEDDED_RESTART_MAX_DELAY_MS: 10_000,
     });
     expect(loadConfig({}).MONGODB_URI).toBeUndefined();
+    expect(loadConfig({ WRITE_JOURNAL: 'false', WRITE_CONCERN: '2' })).toMatchObject({ WRITE_JOURNAL: false, WRITE_CONCERN: 2 });
   });
 
   it('reads numbers and choices from strings and treats empty strings as unset', () => {
