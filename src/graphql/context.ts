@@ -1,6 +1,9 @@
 import type DataLoader from 'dataloader';
+import type { RequestBudget } from '../query/budget.ts';
+import type { QueryOptions } from '../storage/query-options.ts';
 import type { Store } from '../storage/store.ts';
 import type { BucketAnswer, BucketRequest } from './bucket-loader.ts';
+import type { Planning } from './planning.ts';
 
 /** Request context handed to every resolver. */
 export interface Context {
@@ -18,4 +21,13 @@ export interface Context {
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
   /** Batches bucket and aggregate pipelines of this request (see `bucket-loader.ts`); new for every request. */
   bucketLoader: DataLoader<BucketRequest, BucketAnswer, string>;
+  /**
+   * What this request may still spend (buckets, listed series, tag-filter values; see
+   * `query/budget.ts`): every field reserves its share before it reads anything.
+   */
+  budget: RequestBudget;
+  /** This request's registry look-ups that decide its pipelines; pipelines wait for them (see `planning.ts`). */
+  planning: Planning;
+  /** Time limit (`QUERY_TIMEOUT_MS`) and abort signal (the client went away) of every database read of this request. */
+  query: QueryOptions;
 }

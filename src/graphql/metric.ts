@@ -1,9 +1,10 @@
 import { normalizeSelection } from '../query/spec.ts';
-import { countSeries, findMetric, findSeries, listMetrics, tagValues } from '../storage/read.ts';
+import { countSeries, findMetric, listMetrics, tagValues } from '../storage/read.ts';
 import { setMetricLayout } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
-import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
+import { reserveFilterValues } from './bucket.ts';
+import { listSeries, SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
 
 /** `BucketLayout` enum: how a metric's bucket documents are laid out (see README "Design"). */
@@ -29,7 +30,7 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     seriesCount: t.field({
       type: 'SafeInt',
       description: 'Number of series.',
-      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id),
+      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id, [], ctx.query),
     }),
     firstReadingAt: t.field({
       type: 'DateTime',
@@ -50,17 +51,19 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
         where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
       },
       resolve: (metric, args, ctx) => {
+        reserveFilterValues(ctx, args.where);
         const selection = normalizeSelection({ metric: metric._id, where: args.where, groupBy: [args.key] });
-        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where);
+        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where, ctx.query);
       },
     }),
     series: t.field({
       type: [SeriesRef],
-      description: 'The series whose tags match `where`, sorted by series key.',
+      description: 'The series whose tags match `where`, sorted by series key. Errors as `Query.series`.',
       args: seriesListArgs(t.arg),
       resolve: (metric, args, ctx) => {
+        reserveFilterValues(ctx, args.where);
         const selection = normalizeSelection({ metric: metric._id, where: args.where });
-        return findSeries(ctx.store, metric._id, selection.where, checkSeriesLimit(args.limit));
+        return listSeries(ctx, metric._id, selection.where, args.limit);
       },
     }),
   }),
@@ -70,26 +73,27 @@ builder.queryFields((t) => ({
   metrics: t.field({
     type: [MetricRef],
     description: 'Every metric, sorted by name.',
-    resolve: (_root, _args, ctx) => listMetrics(ctx.store),
+    resolve: (_root, _args, ctx) => ctx.planning.track(listMetrics(ctx.store, ctx.query)),
   }),
   metric: t.field({
     type: MetricRef,
     nullable: true,
     description: 'One metric by name; null when it was never recorded. Errors: INVALID_NAME.',
     args: { name: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }) },
-    resolve: (_root, args, ctx) => findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric),
+    resolve: (_root, args, ctx) => ctx.planning.track(findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric, ctx.query)),
   }),
   tagValues: t.stringList({
     description:
-      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Errors: INVALID_NAME, DUPLICATE_NAME.',
+      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Errors: INVALID_NAME, DUPLICATE_NAME, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT.',
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
       key: t.arg.string({ required: true, description: 'Tag key, e.g. `origin`.' }),
       where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
     },
     resolve: (_root, args, ctx) => {
+      reserveFilterValues(ctx, args.where);
       const selection = normalizeSelection({ metric: args.metric, where: args.where, groupBy: [args.key] });
-      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where);
+      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where, ctx.query);
     },
   }),
 }));

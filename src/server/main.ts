@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
 import { aggregateBuckets, findMetric } from '../storage/read.ts';
 import { openStore, redact, type Store } from '../storage/store.ts';
+import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 
 const DEMO_FLIGHTS = 20_000;
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
     logger,
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
     trackWrite,
+    requestLimits: requestLimitsFromConfig(config),
   });
   const server = createServer(yoga);
   await new Promise<void>((listening, failed) => {

@@ -4,7 +4,8 @@ import type { Context } from '../graphql/context.ts';
 import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
-import { createBucketLoader } from '../graphql/bucket-loader.ts';
+import { createRequestScope } from '../graphql/request-scope.ts';
+import { DEFAULT_REQUEST_LIMITS, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -13,6 +14,8 @@ export interface AppOptions {
   limits: Context['limits'];
   /** Wraps writes so a graceful shutdown can wait for them (default: no tracking). */
   trackWrite?: Context['trackWrite'];
+  /** Per-request limits besides `limits` (default: the configuration's defaults, see `limits.ts`). */
+  requestLimits?: Partial<RequestLimits>;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -34,17 +37,22 @@ query DailyDelaysAtLAS {
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
  * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
  * the database does not answer a ping). Unexpected errors are masked; input errors
- * carry a stable `extensions.code`.
+ * carry a stable `extensions.code`. Every request is held to its limits: buckets,
+ * series and tag-filter values by a budget of its own before any pipeline runs; a time
+ * limit on every database read, which the request's abort signal also cancels when
+ * the client goes away.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
+  const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
+  const queryLimits = { maxBuckets: options.limits.maxBuckets, maxSeries: requestLimits.maxSeries, maxFilterValues: requestLimits.maxFilterValues };
   return createYoga<Record<string, unknown>, Context>({
     schema,
-    context: (): Context => ({
+    context: ({ request }): Context => ({
       store: options.store,
       limits: options.limits,
       trackWrite,
-      bucketLoader: createBucketLoader(options.store, options.limits.maxBuckets),
+      ...createRequestScope(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
     }),
     graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
     landingPage: false,
@@ -55,6 +63,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      useOneErrorPerRefusal(),
       useErrorCodes(),
       useReadinessCheck({
         endpoint: '/ready',
