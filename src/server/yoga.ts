@@ -5,7 +5,7 @@ import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
 import { createRequestScope } from '../graphql/request-scope.ts';
-import { DEFAULT_REQUEST_LIMITS, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
+import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -37,10 +37,11 @@ query DailyDelaysAtLAS {
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
  * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 while
  * the database does not answer a ping). Unexpected errors are masked; input errors
- * carry a stable `extensions.code`. Every request is held to its limits: buckets,
- * series and tag-filter values by a budget of its own before any pipeline runs; a time
- * limit on every database read, which the request's abort signal also cancels when
- * the client goes away.
+ * carry a stable `extensions.code`. Every request is held to its limits (see
+ * `limits.ts`): body size, document depth, aliases, tokens and directives before
+ * execution; buckets, series and tag-filter values by a budget of its own before any
+ * pipeline runs; a time limit on every database read, which the request's abort
+ * signal also cancels when the client goes away.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
@@ -54,6 +55,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       trackWrite,
       ...createRequestScope(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
     }),
+    // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
+    maxRequestBodySize: false,
     graphiql: { title: 'tsgraph: time series on MongoDB', defaultQuery: EXAMPLE_QUERY },
     landingPage: false,
     logging: {
@@ -63,6 +66,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      useBodyLimit(requestLimits.maxBodyBytes),
+      ...useDocumentLimits(requestLimits),
       useOneErrorPerRefusal(),
       useErrorCodes(),
       useReadinessCheck({
