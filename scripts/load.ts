@@ -75,7 +75,13 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
   const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, (message) => console.log(message));
   const embedded = await startSecantus({ binary, dataDir: ':memory:', say: () => {} });
   const store = await openStore(embedded.uri, 'load');
-  const app = createApp({ store, logger: pino({ level: 'warn' }), limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS } });
+  // Its own server on loopback, open: the load test measures the API, not token checks.
+  const app = createApp({
+    store,
+    logger: pino({ level: 'warn' }),
+    limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
+    auth: { mode: 'off', corsOrigins: [] },
+  });
   const server = createServer(app);
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();

@@ -37,8 +37,34 @@ const ConfigSchema = z.object({
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   /** Largest number of readings one `recordReadings` call accepts. */
   MAX_BATCH_SIZE: integer(1, 100_000).default(10_000),
-  /** Largest number of buckets one query may return (all groups together). */
+  /**
+   * Largest number of buckets one request may return: every bucket list of every
+   * group, series, field and alias together; an aggregate counts one per group or series.
+   */
   MAX_BUCKETS: integer(1, 10_000_000).default(100_000),
+  /**
+   * Largest number of series the series lists (`series`, `Metric.series`, `seriesById`)
+   * of one request may list together; also the largest `limit` of a list (at least 100,
+   * the default `limit`).
+   */
+  MAX_SERIES: integer(100, 1_000_000).default(1_000),
+  /** Largest number of values in all tag filters (`where: [{in: [...]}]`) of one request together. */
+  MAX_FILTER_VALUES: integer(1, 1_000_000).default(1_000),
+  /**
+   * Time limit of each database read a query runs, in milliseconds: sent as `maxTimeMS`
+   * (the server stops and answers code 50), and the client stops waiting 1 s later.
+   */
+  QUERY_TIMEOUT_MS: integer(1, 3_600_000).default(30_000),
+  /** Largest request body, in bytes (HTTP 413 beyond it), checked before and while reading. */
+  MAX_BODY_BYTES: integer(1_024, 1_073_741_824).default(1_048_576),
+  /** Deepest field nesting a GraphQL document may have. */
+  MAX_DEPTH: integer(1, 1_000).default(12),
+  /** Most aliases a GraphQL document may use. */
+  MAX_ALIASES: integer(0, 10_000).default(30),
+  /** Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count. */
+  MAX_TOKENS: integer(10, 1_000_000).default(5_000),
+  /** Most directives a GraphQL document may use. */
+  MAX_DIRECTIVES: integer(0, 10_000).default(20),
   /**
    * Bucket layout for metrics seen for the first time: `sparse` creates minute
    * slots on first write; `preallocated` inserts a zeroed day skeleton first

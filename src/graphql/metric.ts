@@ -1,10 +1,11 @@
 import { normalizeSelection } from '../query/spec.ts';
-import { countSeries, findMetric, findSeries, listMetrics, tagValues } from '../storage/read.ts';
+import { countSeries, findMetric, listMetrics, tagValues } from '../storage/read.ts';
 import { setMetricLayout } from '../storage/registry.ts';
 import { mayTouchMetric } from '../auth/access.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
-import { checkSeriesLimit, SeriesRef, seriesListArgs } from './series.ts';
+import { reserveFilterValues } from './bucket.ts';
+import { listSeries, SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
 
 /** `BucketLayout` enum: how a metric's bucket documents are laid out (see README "Design"). */
@@ -30,7 +31,7 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     seriesCount: t.field({
       type: 'SafeInt',
       description: 'Number of series.',
-      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id),
+      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id, [], ctx.query),
     }),
     firstReadingAt: t.field({
       type: 'DateTime',
@@ -51,17 +52,19 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
         where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
       },
       resolve: (metric, args, ctx) => {
+        reserveFilterValues(ctx, args.where);
         const selection = normalizeSelection({ metric: metric._id, where: args.where, groupBy: [args.key] });
-        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where);
+        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where, ctx.query);
       },
     }),
     series: t.field({
       type: [SeriesRef],
-      description: 'The series whose tags match `where`, sorted by series key.',
+      description: 'The series whose tags match `where`, sorted by series key. Errors as `Query.series`.',
       args: seriesListArgs(t.arg),
       resolve: (metric, args, ctx) => {
+        reserveFilterValues(ctx, args.where);
         const selection = normalizeSelection({ metric: metric._id, where: args.where });
-        return findSeries(ctx.store, metric._id, selection.where, checkSeriesLimit(args.limit));
+        return listSeries(ctx, metric._id, selection.where, args.limit);
       },
     }),
   }),
@@ -72,7 +75,8 @@ builder.queryFields((t) => ({
     type: [MetricRef],
     description: 'Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`.',
     authScopes: { read: true },
-    resolve: async (_root, _args, ctx) => (await listMetrics(ctx.store)).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
+    resolve: async (_root, _args, ctx) =>
+      (await ctx.planning.track(listMetrics(ctx.store, ctx.query))).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
   }),
   metric: t.field({
     type: MetricRef,
@@ -81,11 +85,11 @@ builder.queryFields((t) => ({
       'One metric by name; null when it was never recorded. Needs scope `read` and a token that may touch the metric. Errors: INVALID_NAME, FORBIDDEN.',
     args: { name: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }) },
     authScopes: (_root, args) => ({ read: true, metric: args.name }),
-    resolve: (_root, args, ctx) => findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric),
+    resolve: (_root, args, ctx) => ctx.planning.track(findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric, ctx.query)),
   }),
   tagValues: t.stringList({
     description:
-      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, FORBIDDEN.',
+      'The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT, FORBIDDEN.',
     authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
@@ -93,8 +97,9 @@ builder.queryFields((t) => ({
       where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
     },
     resolve: (_root, args, ctx) => {
+      reserveFilterValues(ctx, args.where);
       const selection = normalizeSelection({ metric: args.metric, where: args.where, groupBy: [args.key] });
-      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where);
+      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where, ctx.query);
     },
   }),
 }));

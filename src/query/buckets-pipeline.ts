@@ -82,6 +82,24 @@ export function scopeFilter(scope: BucketScope): SplitFilter {
   return { indexed: { metric: scope.metric, ...first }, residual: rest.length > 0 ? { $and: rest } : {} };
 }
 
+/**
+ * Pipeline on the series registry that counts the groups a query grouped by `keys` can
+ * have: the distinct combinations of those tag values among the series of `metric`
+ * matching `where` (series lacking a key group together, as in the bucket pipeline).
+ * It yields one document `{groups: n}`, none when no series matches. The registry has
+ * one small document per series, so this is cheap next to the bucket pipeline whose
+ * size it bounds.
+ */
+export function seriesGroupsPipeline(metric: string, where: readonly TagFilter[], keys: readonly string[]): Document[] {
+  const { indexed, residual } = scopeFilter({ metric, where });
+  return [
+    { $match: indexed },
+    ...(Object.keys(residual).length > 0 ? [{ $match: residual }] : []),
+    { $group: { _id: groupExpression({ by: 'tags', keys }) } },
+    { $count: 'groups' },
+  ];
+}
+
 function groupExpression(grouping: Grouping): Document | string | undefined {
   if (grouping.by === 'series') return '$series';
   if (grouping.by === 'tags') return Object.fromEntries(grouping.keys.map((key) => [key, `$tags.${key}`]));

@@ -3,7 +3,7 @@ import { ErrorCode, InputError } from '../errors.ts';
 import { isWellFormed, Limits } from '../model/limits.ts';
 import { coded, nameRule, noDuplicates, parseInput, rangeTimeRule } from '../model/rules.ts';
 import { MINUTE_MS, floorTo } from '../model/time.ts';
-import { countBuckets, granularity, GRANULARITY_NAMES, type Granularity, type GranularityName } from './granularity.ts';
+import { granularity, GRANULARITY_NAMES, type Granularity, type GranularityName } from './granularity.ts';
 
 /** A tag filter: the series' tag `key` must equal one of the values in `in`. */
 export interface TagFilter {
@@ -116,24 +116,13 @@ export function normalizeSelection(args: SelectionArgs): SelectionSpec {
 }
 
 /**
- * Validates a bucketing and refuses it up front when `groups` groups over `range`
- * could hold more than `maxBuckets` buckets in all.
- * @throws InputError TOO_MANY_BUCKETS, naming the count and how to narrow the query.
+ * Validates a bucketing: a known granularity, and `NULL` fill unless `NONE` is asked.
+ * What it costs is priced by `query/cost.ts` and reserved from the request's budget.
+ * @throws InputError BAD_USER_INPUT for an unknown granularity.
  */
-export function normalizeBucketing(args: BucketingArgs, range: RangeSpec, groups: number, maxBuckets: number): BucketingSpec {
+export function normalizeBucketing(args: BucketingArgs): BucketingSpec {
   if (!GRANULARITY_NAMES.includes(args.granularity)) {
     throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(args.granularity)}`, 'granularity');
   }
-  const spec: BucketingSpec = { granularity: granularity(args.granularity), fill: args.fill ?? 'NULL' };
-  const perGroup = countBuckets(range.from, range.to, spec.granularity.cut);
-  if (perGroup * groups > maxBuckets) throw tooManyBuckets(perGroup * groups, maxBuckets);
-  return spec;
-}
-
-/** The TOO_MANY_BUCKETS error for a query of `count` buckets. */
-export function tooManyBuckets(count: number, maxBuckets: number): InputError {
-  return new InputError(
-    ErrorCode.TOO_MANY_BUCKETS,
-    `This query would return ${count} buckets; the limit is ${maxBuckets}. Use a coarser granularity, a shorter range, a narrower filter or fill: NONE.`,
-  );
+  return { granularity: granularity(args.granularity), fill: args.fill ?? 'NULL' };
 }

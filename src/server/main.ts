@@ -24,6 +24,7 @@ import { aggregateBuckets, findMetric } from '../storage/read.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
 import { authSettings } from './access-control.ts';
 import { DatabaseHealth } from './database-health.ts';
+import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 
 const DEMO_FLIGHTS = 20_000;
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
     trackWrite,
     auth: authSettings(config),
     health,
+    requestLimits: requestLimitsFromConfig(config),
   });
   let stopping = false;
   const server = createServer((request, response) => {

@@ -4,11 +4,12 @@ import type { Context } from '../graphql/context.ts';
 import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
-import { createBucketLoader } from '../graphql/bucket-loader.ts';
 import { loadConfig } from '../config.ts';
 import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
 import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
 import { createMaskError } from './mask-error.ts';
+import { createRequestScope } from '../graphql/request-scope.ts';
+import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -27,6 +28,8 @@ export interface AppOptions {
    * (default: one on `store.client` without an embedded supervisor, closed with the app).
    */
   health?: DatabaseHealth;
+  /** Per-request limits besides `limits` (default: the configuration's defaults, see `limits.ts`). */
+  requestLimits?: Partial<RequestLimits>;
 }
 
 const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
@@ -53,7 +56,11 @@ query DailyDelaysAtLAS {
  * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
  * (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL requests
  * need an API token unless `auth.mode` is `off`; see `access-control.ts` for CORS and
- * the CSRF checks.
+ * the CSRF checks. Every request is held to its limits (see `limits.ts`): body size,
+ * document depth, aliases, tokens and directives before execution; buckets, series and
+ * tag-filter values by a budget of its own before any pipeline runs; a time limit on
+ * every database read, which the request's abort signal also cancels when the client
+ * goes away.
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
@@ -64,6 +71,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     options.auth ?? authSettings(loadConfig({})),
     options.logger,
   );
+  const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
+  const queryLimits = { maxBuckets: options.limits.maxBuckets, maxSeries: requestLimits.maxSeries, maxFilterValues: requestLimits.maxFilterValues };
   return createYoga<Record<string, unknown>, Context>({
     schema,
     context: ({ request }): Context => ({
@@ -71,9 +80,11 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       logger: options.logger,
       limits: options.limits,
       trackWrite,
-      bucketLoader: createBucketLoader(options.store, options.limits.maxBuckets),
       access: access.accessOf(request),
+      ...createRequestScope(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
     }),
+    // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
+    maxRequestBodySize: false,
     graphiql: {
       title: 'tsgraph: time series on MongoDB',
       defaultQuery: EXAMPLE_QUERY,
@@ -94,6 +105,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     },
     plugins: [
       ...access.plugins,
+      useBodyLimit(requestLimits.maxBodyBytes),
+      ...useDocumentLimits(requestLimits),
+      useOneErrorPerRefusal(),
       useErrorCodes(),
       useDatabaseGate(health),
       useReadinessCheck({ endpoint: '/ready', check: () => health.ready() }),

@@ -1,21 +1,31 @@
 import type { Document, Filter } from 'mongodb';
-import { scopeFilter, type BucketRow } from '../query/buckets-pipeline.ts';
+import { scopeFilter, seriesGroupsPipeline, type BucketRow } from '../query/buckets-pipeline.ts';
 import type { TagFilter } from '../query/spec.ts';
+import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
-/** Runs a pipeline built by `query/buckets-pipeline.ts` on the bucket collection. */
-export async function aggregateBuckets(store: Store, pipeline: Document[]): Promise<BucketRow[]> {
-  return store.buckets.aggregate<BucketRow>(pipeline).toArray();
+/**
+ * Runs a pipeline built by `query/buckets-pipeline.ts` on the bucket collection.
+ * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
+ */
+export async function aggregateBuckets(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<BucketRow[]> {
+  return limitedRead(options, (driver) => store.buckets.aggregate<BucketRow>(pipeline, driver).toArray());
 }
 
-/** All metrics, sorted by name. */
-export async function listMetrics(store: Store): Promise<MetricDocument[]> {
-  return store.metrics.find({}).sort({ _id: 1 }).toArray();
+/**
+ * All metrics, sorted by name.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function listMetrics(store: Store, options: QueryOptions = {}): Promise<MetricDocument[]> {
+  return limitedRead(options, (driver) => store.metrics.find({}, driver).sort({ _id: 1 }).toArray());
 }
 
-/** One metric by name, or null when it was never recorded. */
-export async function findMetric(store: Store, name: string): Promise<MetricDocument | null> {
-  return store.metrics.findOne({ _id: name });
+/**
+ * One metric by name, or null when it was never recorded.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findMetric(store: Store, name: string, options: QueryOptions = {}): Promise<MetricDocument | null> {
+  return limitedRead(options, (driver) => store.metrics.findOne({ _id: name }, driver));
 }
 
 /**
@@ -30,32 +40,70 @@ function seriesFilter(metric: string, where: readonly TagFilter[]): Filter<Serie
 /**
  * The series of `metric` whose tags match every filter of `where`, sorted by series
  * key, at most `limit` of them (all when `limit` is omitted).
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
 export async function findSeries(
   store: Store,
   metric: string,
   where: readonly TagFilter[],
   limit?: number,
+  options: QueryOptions = {},
 ): Promise<SeriesDocument[]> {
-  const cursor = store.series.find(seriesFilter(metric, where)).sort({ metric: 1, key: 1 });
-  if (limit !== undefined) cursor.limit(limit);
-  return cursor.toArray();
+  return limitedRead(options, (driver) => {
+    const cursor = store.series.find(seriesFilter(metric, where), driver).sort({ metric: 1, key: 1 });
+    if (limit !== undefined) cursor.limit(limit);
+    return cursor.toArray();
+  });
 }
 
-/** Registry entries by series id, in the order of `ids` (null where unknown). */
-export async function findSeriesByIds(store: Store, ids: readonly string[]): Promise<(SeriesDocument | null)[]> {
-  const found = new Map((await store.series.find({ _id: { $in: [...ids] } }).toArray()).map((doc) => [doc._id, doc]));
+/**
+ * Registry entries by series id, in the order of `ids` (null where unknown).
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findSeriesByIds(store: Store, ids: readonly string[], options: QueryOptions = {}): Promise<(SeriesDocument | null)[]> {
+  const docs = await limitedRead(options, (driver) => store.series.find({ _id: { $in: [...ids] } }, driver).toArray());
+  const found = new Map(docs.map((doc) => [doc._id, doc]));
   return ids.map((id) => found.get(id) ?? null);
 }
 
-/** Number of series of `metric` matching `where`. */
-export async function countSeries(store: Store, metric: string, where: readonly TagFilter[] = []): Promise<number> {
-  return store.series.countDocuments(seriesFilter(metric, where));
+/**
+ * Number of series of `metric` matching `where`.
+ * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
+ */
+export async function countSeries(store: Store, metric: string, where: readonly TagFilter[] = [], options: QueryOptions = {}): Promise<number> {
+  return limitedRead(options, (driver) => store.series.countDocuments(seriesFilter(metric, where), driver));
 }
 
-/** The distinct values of tag `key` among the series of `metric` matching `where`, sorted. */
-export async function tagValues(store: Store, metric: string, key: string, where: readonly TagFilter[]): Promise<string[]> {
-  const values = await store.series.distinct(`tags.${key}`, seriesFilter(metric, where));
+/**
+ * Number of groups a query over the series of `metric` matching `where`, grouped by
+ * the tag keys `keys`, can have: the distinct combinations of their values in the
+ * series registry (see `seriesGroupsPipeline`); 0 when no series matches.
+ * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
+ */
+export async function countSeriesGroups(
+  store: Store,
+  metric: string,
+  where: readonly TagFilter[],
+  keys: readonly string[],
+  options: QueryOptions = {},
+): Promise<number> {
+  const pipeline = seriesGroupsPipeline(metric, where, keys);
+  const [result] = await limitedRead(options, (driver) => store.series.aggregate<{ groups: number }>(pipeline, driver).toArray());
+  return result?.groups ?? 0;
+}
+
+/**
+ * The distinct values of tag `key` among the series of `metric` matching `where`, sorted.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function tagValues(
+  store: Store,
+  metric: string,
+  key: string,
+  where: readonly TagFilter[],
+  options: QueryOptions = {},
+): Promise<string[]> {
+  const values = await limitedRead(options, (driver) => store.series.distinct(`tags.${key}`, seriesFilter(metric, where), driver));
   return values.filter((value): value is string => typeof value === 'string').sort();
 }
 
@@ -67,14 +115,14 @@ export type Edge = 'first' | 'last';
  * `ids`, in that order (null for a series without readings): the `first` of its
  * earliest bucket document or the `last` of its latest, one index lookup on
  * `{series, date}` per series.
+ * @throws ServiceError QUERY_TIMEOUT when a lookup runs longer than `options.maxTimeMS`.
  */
-export async function seriesReadingTimes(store: Store, ids: readonly string[], edge: Edge): Promise<(Date | null)[]> {
+export async function seriesReadingTimes(store: Store, ids: readonly string[], edge: Edge, options: QueryOptions = {}): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
   return Promise.all(
     ids.map(async (series) => {
-      const doc = await store.buckets.findOne(
-        { series, [edge]: { $exists: true } },
-        { sort: { series: 1, date: direction }, projection: { [edge]: 1 } },
+      const doc = await limitedRead(options, (driver) =>
+        store.buckets.findOne({ series, [edge]: { $exists: true } }, { sort: { series: 1, date: direction }, projection: { [edge]: 1 }, ...driver }),
       );
       return doc?.[edge] ?? null;
     }),
