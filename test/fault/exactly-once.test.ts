@@ -172,8 +172,11 @@ describe('exactly once through crashes', { timeout: 400_000 }, () => {
     await server.waitForLog((line) => line.msg.startsWith('The embedded database is back'), 60_000);
     console.info(`(b) database SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`);
     expect(killed).toBe(true);
+    // A new database process serves the data now. Whether batches failed meanwhile depends
+    // on timing: the driver retries a write once when the database comes back within its
+    // server-selection time, and the batch marks make that retry harmless as well.
+    expect(await server.dbPid()).not.toBe(dbPid);
     expect(seen.acknowledged.size).toBe(BATCHES);
-    expect(seen.failures).toBeGreaterThan(0);
     await expectExact(server, 'kill_db');
   });
 });
