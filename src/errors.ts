@@ -1,5 +1,3 @@
-import { GraphQLError } from 'graphql';
-
 /**
  * Stable error codes sent to clients in `extensions.code`. Clients may switch on
  * them; the human-readable message may change between versions, the code may not.
@@ -70,20 +68,37 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
- * An error meant for the client, with a stable {@link ErrorCode} in `extensions.code`.
- * graphql-yoga shows it as is and masks every other error. `httpStatus`, when given,
- * becomes the response's status (yoga reads `extensions.http.status` and does not send it).
+ * An error meant for the client, with a stable {@link ErrorCode}. It does not depend on
+ * GraphQL: the API layer (`server/graphql-errors.ts`) turns it into a GraphQL error
+ * whose `extensions` are {@link CodedError.extensions}: `code`, `inputPath` when known,
+ * and `http: {status}` when the error sets the response's status (graphql-yoga reads
+ * it and does not send it). Every other error is masked as INTERNAL_SERVER_ERROR.
  */
-export class CodedError extends GraphQLError {
+export class CodedError extends Error {
   readonly code: ErrorCode;
+  /** Where in the input the problem is, e.g. `readings[3].tags[0].key`. */
+  readonly inputPath?: string;
+  /** HTTP status of the response, when the error decides it (401, 413, ...). */
+  readonly httpStatus?: number;
+  /**
+   * The GraphQL error extensions of this error. graphql-js copies an original error's
+   * `extensions` to the GraphQL error it wraps it in, so they also survive a resolver.
+   */
+  readonly extensions: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: { inputPath?: string; httpStatus?: number } = {}) {
-    const extensions: Record<string, unknown> = { code };
-    if (options.inputPath !== undefined) extensions.inputPath = options.inputPath;
-    if (options.httpStatus !== undefined) extensions.http = { status: options.httpStatus };
-    super(message, { extensions });
-    this.code = code;
+    super(message);
     this.name = 'CodedError';
+    this.code = code;
+    this.extensions = { code };
+    if (options.inputPath !== undefined) {
+      this.inputPath = options.inputPath;
+      this.extensions.inputPath = options.inputPath;
+    }
+    if (options.httpStatus !== undefined) {
+      this.httpStatus = options.httpStatus;
+      this.extensions.http = { status: options.httpStatus };
+    }
   }
 }
 

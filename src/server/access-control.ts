@@ -10,7 +10,9 @@ import { LRUCache } from 'lru-cache';
 import { OPEN_ACCESS, type Access } from '../auth/access.ts';
 import { hashToken, parseAuthorization, TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
+import type { GraphQLError } from 'graphql';
 import { CodedError, ErrorCode } from '../errors.ts';
+import { toGraphQLError } from './graphql-errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
 import { countValidTokens, findValidToken, touchToken, TOUCH_INTERVAL_MS } from '../storage/tokens.ts';
@@ -49,10 +51,10 @@ export interface AccessControl {
 }
 
 /** A 401 UNAUTHENTICATED error with `WWW-Authenticate: Bearer` (RFC 6750). */
-function unauthenticated(message: string): CodedError {
+function unauthenticated(message: string): GraphQLError {
   const error = new CodedError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
   (error.extensions.http as { headers?: Record<string, string> }).headers = { 'WWW-Authenticate': 'Bearer realm="tsgraph"' };
-  return error;
+  return toGraphQLError(error);
 }
 
 const HOW_TO_GET_ONE = 'send "Authorization: Bearer <token>"; an operator creates tokens with `npm run token -- create`';
@@ -100,10 +102,12 @@ function useBodyTypeCheck(): Plugin {
       if (request.method !== 'POST') return;
       const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (!ACCEPTED_BODY_TYPES.includes(type)) {
-        throw new CodedError(
-          ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-          `POST bodies must be JSON (content-type: application/json) or a GraphQL document (application/graphql), not ${type === '' ? 'untyped' : type}`,
-          { httpStatus: 415 },
+        throw toGraphQLError(
+          new CodedError(
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            `POST bodies must be JSON (content-type: application/json) or a GraphQL document (application/graphql), not ${type === '' ? 'untyped' : type}`,
+            { httpStatus: 415 },
+          ),
         );
       }
     },
@@ -122,10 +126,12 @@ function useCsrfCheck(): Plugin {
       try {
         csrf.onRequestParse?.(payload);
       } catch {
-        throw new CodedError(
-          ErrorCode.CSRF_HEADER_REQUIRED,
-          `Requests without a JSON body need an Authorization or ${CSRF_HEADERS[0]} header (so browsers preflight them)`,
-          { httpStatus: 403 },
+        throw toGraphQLError(
+          new CodedError(
+            ErrorCode.CSRF_HEADER_REQUIRED,
+            `Requests without a JSON body need an Authorization or ${CSRF_HEADERS[0]} header (so browsers preflight them)`,
+            { httpStatus: 403 },
+          ),
         );
       }
     },

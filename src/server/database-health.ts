@@ -9,6 +9,7 @@ import { MongoClientClosedError, MongoTopologyClosedError, type MongoClient, typ
 import type { EmbeddedStatus, EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import type { Logger } from '../logger.ts';
 import { unavailable } from '../storage/failures.ts';
+import { toGraphQLError } from './graphql-errors.ts';
 
 /** Options of {@link DatabaseHealth}. */
 export interface DatabaseHealthOptions {
@@ -175,7 +176,7 @@ export function useDatabaseGate(health: Pick<DatabaseHealth, 'isDown'>): Plugin 
           (args.operationName == null || definition.name?.value === args.operationName),
       );
       if (operation && onlyIntrospection(operation)) return;
-      setResultAndStopExecution({ errors: [unavailable('The request was not run')] });
+      setResultAndStopExecution({ errors: [toGraphQLError(unavailable('The request was not run'))] });
     },
   };
 }

@@ -1,9 +1,9 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ErrorCode } from '../errors.ts';
+import { CodedError, ErrorCode } from '../errors.ts';
 
 const codeOf = (error: unknown): unknown =>
-  error instanceof GraphQLError ? (error.extensions?.code ?? codeOf(error.originalError)) : undefined;
+  error instanceof GraphQLError ? (error.extensions?.code ?? codeOf(error.originalError)) : error instanceof CodedError ? error.code : undefined;
 
 function withCode(error: GraphQLError, fallback: ErrorCode): GraphQLError {
   if (error.extensions?.code !== undefined) return error;

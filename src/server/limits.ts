@@ -13,6 +13,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { loadConfig, type Config } from '../config.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
+import { toGraphQLError } from './graphql-errors.ts';
 
 /** The request limits of the server (configuration variables in brackets). */
 export interface RequestLimits {
@@ -53,7 +54,7 @@ export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = Object.freeze(req
 
 /** GraphQL Armor's rejection as our QUERY_TOO_COMPLEX error (HTTP 400), thrown from its `onReject` callback. */
 function rejectAsTooComplex(_context: unknown, error: GraphQLError): never {
-  throw new CodedError(ErrorCode.QUERY_TOO_COMPLEX, error.message.replace(/^Syntax Error: /, ''), { httpStatus: 400 });
+  throw toGraphQLError(new CodedError(ErrorCode.QUERY_TOO_COMPLEX, error.message.replace(/^Syntax Error: /, ''), { httpStatus: 400 }));
 }
 
 /**
@@ -74,10 +75,10 @@ export function useDocumentLimits(limits: Pick<RequestLimits, 'maxDepth' | 'maxA
 }
 
 /** The REQUEST_TOO_LARGE error (HTTP 413) for a body over `maxBytes`. */
-function tooLarge(maxBytes: number): CodedError {
-  return new CodedError(ErrorCode.REQUEST_TOO_LARGE, `The request body is larger than ${maxBytes.toLocaleString('en-US')} bytes.`, {
-    httpStatus: 413,
-  });
+function tooLarge(maxBytes: number): GraphQLError {
+  return toGraphQLError(
+    new CodedError(ErrorCode.REQUEST_TOO_LARGE, `The request body is larger than ${maxBytes.toLocaleString('en-US')} bytes.`, { httpStatus: 413 }),
+  );
 }
 
 /**
@@ -94,7 +95,7 @@ export function useBodyLimit(maxBytes: number): Plugin {
       const length = request.headers.get('content-length');
       if (length !== null) {
         if (!/^\d+$/.test(length)) {
-          throw new CodedError(ErrorCode.INVALID_ARGUMENT, 'The Content-Length header is not a number.', { httpStatus: 400 });
+          throw toGraphQLError(new CodedError(ErrorCode.INVALID_ARGUMENT, 'The Content-Length header is not a number.', { httpStatus: 400 }));
         }
         if (Number(length) > maxBytes) throw tooLarge(maxBytes);
       }

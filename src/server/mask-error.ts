@@ -1,6 +1,8 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type MaskError } from 'graphql-yoga';
+import { CodedError } from '../errors.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
+import { toGraphQLError } from './graphql-errors.ts';
 
 /** The error behind `error`: the one a resolver threw, when graphql-js wrapped it. */
 function underlying(error: unknown): unknown {
@@ -12,23 +14,18 @@ function underlying(error: unknown): unknown {
  * be reached or did not confirm the operation (`isUnavailable` in `storage/failures.ts`)
  * becomes a client-facing UNAVAILABLE error at the same path, with a plain message, and
  * `onUnavailable` is told (so the health tracker can refuse the next requests at once).
- * Every other error is masked as yoga does by default: errors meant for the client
- * (GraphQL errors of our own, `CodedError`) pass, anything else becomes
+ * A `CodedError` (meant for the client) becomes its GraphQL error (`graphql-errors.ts`).
+ * Every other error is masked as yoga does by default: GraphQL errors of our own pass,
+ * anything else becomes
  * "Unexpected error." with code INTERNAL_SERVER_ERROR. yoga logs every error it replaces.
  */
 export function createMaskError(options: { onUnavailable?: (error: unknown) => void } = {}): MaskError {
   return (error, message, isDev) => {
     const cause = underlying(error);
+    const at = error instanceof GraphQLError ? error : undefined;
+    if (cause instanceof CodedError) return toGraphQLError(cause, at);
     if (!isUnavailable(cause)) return yogaMaskError(error, message, isDev);
     options.onUnavailable?.(cause);
-    const replacement = unavailable('The operation could not be completed');
-    if (!(error instanceof GraphQLError)) return replacement;
-    return new GraphQLError(replacement.message, {
-      nodes: error.nodes,
-      source: error.source,
-      positions: error.positions,
-      path: error.path,
-      extensions: replacement.extensions,
-    });
+    return toGraphQLError(unavailable('The operation could not be completed'), at);
   };
 }

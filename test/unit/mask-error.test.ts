@@ -39,17 +39,20 @@ describe('createMaskError', () => {
     expect(reported).toHaveLength(2);
   });
 
-  it('masks other unexpected errors as INTERNAL_SERVER_ERROR and passes errors meant for the client', () => {
+  it('masks other unexpected errors as INTERNAL_SERVER_ERROR and shows errors meant for the client with their code', () => {
     const reported: unknown[] = [];
     const mask = createMaskError({ onUnavailable: (error) => reported.push(error) });
     const bug = new GraphQLError('Cannot read properties of undefined', { path: ['buckets'], originalError: new TypeError('x') });
     const masked = mask(bug, 'Unexpected error.') as GraphQLError;
     expect([masked.message, masked.extensions.code, masked.path]).toEqual(['Unexpected error.', 'INTERNAL_SERVER_ERROR', ['buckets']]);
     const input = new InputError(ErrorCode.INVALID_NAME, 'bad name', 'metric');
-    expect(mask(input, 'Unexpected error.')).toBe(input);
+    const shown = mask(input, 'Unexpected error.') as GraphQLError;
+    expect(shown).toBeInstanceOf(GraphQLError);
+    expect([shown.message, shown.extensions]).toEqual(['bad name', { code: 'INVALID_NAME', inputPath: 'metric' }]);
     const coded = new CodedError(ErrorCode.QUERY_TIMEOUT, 'too slow');
-    const wrapped = new GraphQLError(coded.message, { path: ['buckets'], originalError: coded, extensions: coded.extensions });
-    expect(mask(wrapped, 'Unexpected error.')).toBe(wrapped);
+    const wrapped = new GraphQLError(coded.message, { path: ['buckets'], originalError: coded });
+    const passed = mask(wrapped, 'Unexpected error.') as GraphQLError;
+    expect([passed.message, passed.extensions, passed.path]).toEqual(['too slow', { code: 'QUERY_TIMEOUT' }, ['buckets']]);
     expect(reported).toEqual([]);
   });
 });
