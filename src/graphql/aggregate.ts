@@ -1,7 +1,6 @@
-import { bucketsPipeline } from '../query/buckets-pipeline.ts';
-import { shapeAggregates, type AggregateResult } from '../query/shape.ts';
-import { normalizeRange, normalizeSelection } from '../query/spec.ts';
-import { rangeArgs, reserveFilterValues, reserveQueryBuckets, selectionArgs } from './bucket.ts';
+import { parseAggregateQuery } from '../engine/query.ts';
+import type { AggregateResult } from '../query/shape.ts';
+import { rangeArgs, selectionArgs } from './bucket.ts';
 import { builder } from './builder.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagRef } from './tag.ts';
@@ -28,19 +27,6 @@ builder.queryField('aggregate', (t) =>
       'count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (each group counts as one bucket of the request\'s MAX_BUCKETS), TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
     args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg) },
     authScopes: (_root, args) => ({ read: true, metric: args.metric }),
-    resolve: async (_root, args, ctx) => {
-      reserveFilterValues(ctx, args.where);
-      const selection = normalizeSelection(args);
-      const range = normalizeRange(args);
-      if ((await reserveQueryBuckets(ctx, selection, { ...range, granularity: null })) === 0) return [];
-      const scope = { metric: selection.metric, where: selection.where };
-      const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const { rows, index } = await ctx.bucketLoader.load({
-        key: JSON.stringify(['aggregate', selection, range.from, range.to]),
-        field: range.field,
-        pipeline: (fields) => bucketsPipeline({ ...range, fields, granularity: null, scope, grouping }),
-      });
-      return shapeAggregates(rows, { ...range, groupBy: selection.groupBy }, index);
-    },
+    resolve: (_root, args, ctx) => ctx.engine.aggregate(parseAggregateQuery(args)),
   }),
 );

@@ -1,12 +1,7 @@
-import { formatCount } from '../query/budget.ts';
-import { bucketsPipeline } from '../query/buckets-pipeline.ts';
-import { bucketsPerGroup, filterValueCount, type CostedQuery } from '../query/cost.ts';
+import { parseBucketsQuery } from '../engine/query.ts';
 import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
-import { shapeBucketGroups, type Bucket, type BucketGroup } from '../query/shape.ts';
-import { normalizeBucketing, normalizeRange, normalizeSelection, type SelectionSpec, type TagFilter } from '../query/spec.ts';
-import { countSeriesGroups } from '../storage/read.ts';
+import type { Bucket, BucketGroup } from '../query/shape.ts';
 import { builder, type ArgBuilder } from './builder.ts';
-import type { Context } from './context.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
@@ -75,40 +70,6 @@ export const bucketArgs = (arg: ArgBuilder) => ({
   fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed.' }),
 });
 
-/**
- * Reserves the tag-filter values of `where` (as the client sent them, before anything
- * else looks at them) from the request's budget.
- * @throws InputError TOO_MANY_FILTER_VALUES when the request's filters hold more than `MAX_FILTER_VALUES` values.
- */
-export function reserveFilterValues(ctx: Context, where: readonly Pick<TagFilter, 'in'>[] | null | undefined): void {
-  const count = filterValueCount(where);
-  if (count > 0) ctx.budget.reserve('filterValues', count, `this field: ${formatCount(count)}`);
-}
-
-/**
- * Reserves from the request's budget the most buckets a query over the series of a
- * metric can return: buckets per group x groups, an aggregate counting 1 per group. A
- * grouped query first checks that one group fits, then counts its groups in the series
- * registry (a look-up the request's pipelines wait for, see `planning.ts`); the
- * reservation is that upper bound whatever the fill.
- * @returns the number of groups reserved for; 0 when the query cannot return anything
- * (an empty range, or no series matching a grouped query), so it need not run.
- * @throws InputError TOO_MANY_BUCKETS; ServiceError QUERY_TIMEOUT when counting the groups runs out of time.
- */
-export async function reserveQueryBuckets(ctx: Context, selection: SelectionSpec, query: CostedQuery): Promise<number> {
-  const perGroup = bucketsPerGroup(query);
-  if (perGroup === 0) return 0;
-  const unit = query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`;
-  if (selection.groupBy.length === 0) {
-    ctx.budget.reserve('buckets', perGroup, `this field: ${unit}`);
-    return 1;
-  }
-  ctx.budget.check('buckets', perGroup, `this field: ${unit} per group`);
-  const groups = await ctx.planning.track(countSeriesGroups(ctx.store, selection.metric, selection.where, selection.groupBy, ctx.query));
-  ctx.budget.reserve('buckets', groups * perGroup, `this field: ${formatCount(groups)} groups x ${unit}`);
-  return groups;
-}
-
 builder.queryField('buckets', (t) =>
   t.field({
     type: [BucketGroupRef],
@@ -116,20 +77,6 @@ builder.queryField('buckets', (t) =>
       'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
     args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
     authScopes: (_root, args) => ({ read: true, metric: args.metric }),
-    resolve: async (_root, args, ctx) => {
-      reserveFilterValues(ctx, args.where);
-      const selection = normalizeSelection(args);
-      const range = normalizeRange(args);
-      const bucketing = normalizeBucketing(args);
-      if ((await reserveQueryBuckets(ctx, selection, { ...range, granularity: bucketing.granularity })) === 0) return [];
-      const scope = { metric: selection.metric, where: selection.where };
-      const grouping = selection.groupBy.length > 0 ? ({ by: 'tags', keys: selection.groupBy } as const) : ({ by: 'none' } as const);
-      const { rows, index } = await ctx.bucketLoader.load({
-        key: JSON.stringify(['buckets', selection, range.from, range.to, bucketing.granularity.name]),
-        field: range.field,
-        pipeline: (fields) => bucketsPipeline({ ...range, ...bucketing, fields, scope, grouping }),
-      });
-      return shapeBucketGroups(rows, { ...range, ...bucketing, cut: bucketing.granularity.cut, groupBy: selection.groupBy }, index);
-    },
+    resolve: (_root, args, ctx) => ctx.engine.buckets(parseBucketsQuery(args)),
   }),
 );

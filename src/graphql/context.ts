@@ -1,11 +1,7 @@
-import type DataLoader from 'dataloader';
 import type { Logger } from '../logger.ts';
 import type { Access } from '../auth/access.ts';
-import type { RequestBudget } from '../query/budget.ts';
-import type { QueryOptions } from '../storage/query-options.ts';
+import type { QueryEngine } from '../engine/engine.ts';
 import type { Store } from '../storage/store.ts';
-import type { BucketAnswer, BucketRequest } from './bucket-loader.ts';
-import type { Planning } from './planning.ts';
 
 /** Request context handed to every resolver. */
 export interface Context {
@@ -23,17 +19,11 @@ export interface Context {
    * in-flight tracker, tests may pass `(work) => work`.
    */
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
-  /** Batches bucket and aggregate pipelines of this request (see `bucket-loader.ts`); new for every request. */
-  bucketLoader: DataLoader<BucketRequest, BucketAnswer, string>;
+  /**
+   * The query engine of this request (new for every request): it answers every query,
+   * holds the request's budget and batches its pipelines (see `engine/engine.ts`).
+   */
+  engine: QueryEngine;
   /** What the request's API token allows (every scope when `AUTH=off`); checked by the fields' `authScopes`. */
   access: Access;
-  /**
-   * What this request may still spend (buckets, listed series, tag-filter values; see
-   * `query/budget.ts`): every field reserves its share before it reads anything.
-   */
-  budget: RequestBudget;
-  /** This request's registry look-ups that decide its pipelines; pipelines wait for them (see `planning.ts`). */
-  planning: Planning;
-  /** Time limit (`QUERY_TIMEOUT_MS`) and abort signal (the client went away) of every database read of this request. */
-  query: QueryOptions;
 }

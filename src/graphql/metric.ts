@@ -1,11 +1,9 @@
-import { normalizeSelection } from '../query/spec.ts';
-import { countSeries, findMetric, listMetrics, tagValues } from '../storage/read.ts';
-import { setMetricLayout } from '../storage/registry.ts';
 import { mayTouchMetric } from '../auth/access.ts';
+import { parseMetricName, parseSeriesListQuery, parseTagValuesQuery } from '../engine/query.ts';
+import { setMetricLayout } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
-import { reserveFilterValues } from './bucket.ts';
-import { listSeries, SeriesRef, seriesListArgs } from './series.ts';
+import { SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
 
 /** `BucketLayout` enum: how a metric's bucket documents are laid out (see README "Design"). */
@@ -31,7 +29,7 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     seriesCount: t.field({
       type: 'SafeInt',
       description: 'Number of series.',
-      resolve: (metric, _args, ctx) => countSeries(ctx.store, metric._id, [], ctx.query),
+      resolve: (metric, _args, ctx) => ctx.engine.seriesCount(metric._id),
     }),
     firstReadingAt: t.field({
       type: 'DateTime',
@@ -52,9 +50,8 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
         where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
       },
       resolve: (metric, args, ctx) => {
-        reserveFilterValues(ctx, args.where);
-        const selection = normalizeSelection({ metric: metric._id, where: args.where, groupBy: [args.key] });
-        return tagValues(ctx.store, metric._id, selection.groupBy[0]!, selection.where, ctx.query);
+        const query = parseTagValuesQuery({ metric: metric._id, key: args.key, where: args.where });
+        return ctx.engine.tagValues(query.metric, query.key, query.where);
       },
     }),
     series: t.field({
@@ -62,9 +59,8 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
       description: 'The series whose tags match `where`, sorted by series key. Errors as `Query.series`.',
       args: seriesListArgs(t.arg),
       resolve: (metric, args, ctx) => {
-        reserveFilterValues(ctx, args.where);
-        const selection = normalizeSelection({ metric: metric._id, where: args.where });
-        return listSeries(ctx, metric._id, selection.where, args.limit);
+        const list = parseSeriesListQuery({ metric: metric._id, where: args.where, limit: args.limit });
+        return ctx.engine.listSeries(list.metric, list.where, list.limit);
       },
     }),
   }),
@@ -76,7 +72,7 @@ builder.queryFields((t) => ({
     description: 'Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`.',
     authScopes: { read: true },
     resolve: async (_root, _args, ctx) =>
-      (await ctx.planning.track(listMetrics(ctx.store, ctx.query))).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
+      (await ctx.engine.metrics()).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
   }),
   metric: t.field({
     type: MetricRef,
@@ -85,7 +81,7 @@ builder.queryFields((t) => ({
       'One metric by name; null when it was never recorded. Needs scope `read` and a token that may touch the metric. Errors: INVALID_NAME, FORBIDDEN.',
     args: { name: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }) },
     authScopes: (_root, args) => ({ read: true, metric: args.name }),
-    resolve: (_root, args, ctx) => ctx.planning.track(findMetric(ctx.store, normalizeSelection({ metric: args.name }).metric, ctx.query)),
+    resolve: (_root, args, ctx) => ctx.engine.metric(parseMetricName(args.name, 'name')),
   }),
   tagValues: t.stringList({
     description:
@@ -97,9 +93,8 @@ builder.queryFields((t) => ({
       where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
     },
     resolve: (_root, args, ctx) => {
-      reserveFilterValues(ctx, args.where);
-      const selection = normalizeSelection({ metric: args.metric, where: args.where, groupBy: [args.key] });
-      return tagValues(ctx.store, selection.metric, selection.groupBy[0]!, selection.where, ctx.query);
+      const query = parseTagValuesQuery(args);
+      return ctx.engine.tagValues(query.metric, query.key, query.where);
     },
   }),
 }));
@@ -114,6 +109,6 @@ builder.mutationField('setMetricLayout', (t) =>
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),
       layout: t.arg({ type: BucketLayoutRef, required: true, description: 'The layout.' }),
     },
-    resolve: (_root, args, ctx) => setMetricLayout(ctx.store, normalizeSelection({ metric: args.metric }).metric, args.layout),
+    resolve: (_root, args, ctx) => setMetricLayout(ctx.store, parseMetricName(args.metric, 'metric'), args.layout),
   }),
 );

@@ -17,72 +17,13 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
 import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import { ErrorCode, ServiceError } from '../errors.ts';
-import { importFlights } from '../importer/import.ts';
+import { loadDemoData } from '../importer/demo.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { bucketsPipeline, rowStats } from '../query/buckets-pipeline.ts';
-import { aggregateBuckets, findMetric } from '../storage/read.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
 import { authSettings } from './access-control.ts';
 import { DatabaseHealth } from './database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
-
-const DEMO_FLIGHTS = 20_000;
-
-/** Counts the flights already recorded in the store (all time). */
-async function recordedFlights(store: Store): Promise<number> {
-  if (!(await findMetric(store, 'flights'))) return 0;
-  const rows = await aggregateBuckets(
-    store,
-    bucketsPipeline(
-      {
-        scope: { metric: 'flights' },
-        fields: ['delay'],
-        from: Date.UTC(1970, 0, 1),
-        to: Date.UTC(9999, 0, 1),
-        granularity: null,
-        grouping: { by: 'none' },
-      }),
-  );
-  return rows[0] ? rowStats(rows[0], 0).n : 0;
-}
-
-/** Loads flights-20k through the server's own GraphQL endpoint unless it is loaded already. */
-async function loadDemoData(store: Store, url: string, logger: Logger): Promise<void> {
-  const already = await recordedFlights(store);
-  if (already === DEMO_FLIGHTS) {
-    logger.info(`Demo data already loaded: ${already} flights`);
-    return;
-  }
-  if (already > DEMO_FLIGHTS) {
-    logger.warn(
-      `The database holds ${already} flights, more than the ${DEMO_FLIGHTS} of the demo; left as is. Stop the server and delete the embedded data directory to load the demo afresh.`,
-    );
-    return;
-  }
-  // Batch ids make the import resumable: after an interrupted first start, loading again
-  // completes the demo without counting a flight twice.
-  logger.info(
-    already > 0
-      ? `Completing the demo data: ${already} of ${DEMO_FLIGHTS} flights are loaded (an earlier start was interrupted)`
-      : `Loading ${DEMO_FLIGHTS} real US flights (vega-datasets flights-20k, Jan-Mar 2001) through ${url}`,
-  );
-  let reported = 0;
-  const result = await importFlights(url, {
-    file: 'flights-20k',
-    batchSize: 1000,
-    concurrency: 2,
-    onProgress: (recorded) => {
-      if (recorded - reported >= 5000 || recorded === DEMO_FLIGHTS) {
-        reported = recorded;
-        logger.info(`  ${recorded}/${DEMO_FLIGHTS} flights recorded`);
-      }
-    },
-  });
-  logger.info(
-    `Loaded ${result.recorded} flights in ${result.seconds.toFixed(1)} s (${Math.round(result.recorded / result.seconds)} readings/s)`,
-  );
-}
 
 async function main(): Promise<void> {
   const cli = new Command()
@@ -206,7 +147,7 @@ async function main(): Promise<void> {
 
   logger.info(`GraphQL endpoint and GraphiQL: ${url}  (health: /health, readiness: /ready)`);
   if (demo) {
-    await loadDemoData(store, url, logger);
+    await loadDemoData(url, logger);
     logger.info(`Ready. Open ${url} in a browser to explore the flights; example queries are in schema/examples/`);
   }
 }

@@ -8,7 +8,7 @@ import { loadConfig } from '../config.ts';
 import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
 import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
 import { createMaskError } from './mask-error.ts';
-import { createRequestScope } from '../graphql/request-scope.ts';
+import { QueryEngine } from '../engine/engine.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
 /** What the GraphQL server needs. */
@@ -81,7 +81,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       limits: options.limits,
       trackWrite,
       access: access.accessOf(request),
-      ...createRequestScope(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
+      engine: new QueryEngine(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
     }),
     // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
     maxRequestBodySize: false,

@@ -1,15 +1,14 @@
 import type { Document, Filter } from 'mongodb';
-import { scopeFilter, seriesGroupsPipeline, type BucketRow } from '../query/buckets-pipeline.ts';
-import type { TagFilter } from '../query/spec.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
 /**
- * Runs a pipeline built by `query/buckets-pipeline.ts` on the bucket collection.
+ * Runs a pipeline (built by `query/buckets-pipeline.ts`) on the collection of series-day
+ * documents and returns its rows, typed `T` by the caller.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
-export async function aggregateBuckets(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<BucketRow[]> {
-  return limitedRead(options, (driver) => store.buckets.aggregate<BucketRow>(pipeline, driver).toArray());
+export async function aggregateBuckets<T extends Document = Document>(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<T[]> {
+  return limitedRead(options, (driver) => store.buckets.aggregate<T>(pipeline, driver).toArray());
 }
 
 /**
@@ -29,28 +28,18 @@ export async function findMetric(store: Store, name: string, options: QueryOptio
 }
 
 /**
- * Registry filter for the series of `metric` matching every tag filter, on the
- * `{metric, tagPairs}` index (the same conditions as on bucket documents).
- */
-function seriesFilter(metric: string, where: readonly TagFilter[]): Filter<SeriesDocument> {
-  const { indexed, residual } = scopeFilter({ metric, where });
-  return { ...indexed, ...residual } as Filter<SeriesDocument>;
-}
-
-/**
- * The series of `metric` whose tags match every filter of `where`, sorted by series
- * key, at most `limit` of them (all when `limit` is omitted).
+ * The registry entries matching `filter` (see `registryFilter` in `query/buckets-pipeline.ts`),
+ * sorted by series key, at most `limit` of them (all when `limit` is omitted).
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
 export async function findSeries(
   store: Store,
-  metric: string,
-  where: readonly TagFilter[],
+  filter: Filter<SeriesDocument>,
   limit?: number,
   options: QueryOptions = {},
 ): Promise<SeriesDocument[]> {
   return limitedRead(options, (driver) => {
-    const cursor = store.series.find(seriesFilter(metric, where), driver).sort({ metric: 1, key: 1 });
+    const cursor = store.series.find(filter, driver).sort({ metric: 1, key: 1 });
     if (limit !== undefined) cursor.limit(limit);
     return cursor.toArray();
   });
@@ -67,43 +56,29 @@ export async function findSeriesByIds(store: Store, ids: readonly string[], opti
 }
 
 /**
- * Number of series of `metric` matching `where`.
+ * Number of registry entries matching `filter`.
  * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
  */
-export async function countSeries(store: Store, metric: string, where: readonly TagFilter[] = [], options: QueryOptions = {}): Promise<number> {
-  return limitedRead(options, (driver) => store.series.countDocuments(seriesFilter(metric, where), driver));
+export async function countSeries(store: Store, filter: Filter<SeriesDocument>, options: QueryOptions = {}): Promise<number> {
+  return limitedRead(options, (driver) => store.series.countDocuments(filter, driver));
 }
 
 /**
- * Number of groups a query over the series of `metric` matching `where`, grouped by
- * the tag keys `keys`, can have: the distinct combinations of their values in the
- * series registry (see `seriesGroupsPipeline`); 0 when no series matches.
+ * Runs a counting pipeline on the series registry (see `seriesGroupsPipeline`) and
+ * returns its `groups`; 0 when it returns no row.
  * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
  */
-export async function countSeriesGroups(
-  store: Store,
-  metric: string,
-  where: readonly TagFilter[],
-  keys: readonly string[],
-  options: QueryOptions = {},
-): Promise<number> {
-  const pipeline = seriesGroupsPipeline(metric, where, keys);
+export async function countSeriesGroups(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<number> {
   const [result] = await limitedRead(options, (driver) => store.series.aggregate<{ groups: number }>(pipeline, driver).toArray());
   return result?.groups ?? 0;
 }
 
 /**
- * The distinct values of tag `key` among the series of `metric` matching `where`, sorted.
+ * The distinct values of tag `key` among the registry entries matching `filter`, sorted.
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
-export async function tagValues(
-  store: Store,
-  metric: string,
-  key: string,
-  where: readonly TagFilter[],
-  options: QueryOptions = {},
-): Promise<string[]> {
-  const values = await limitedRead(options, (driver) => store.series.distinct(`tags.${key}`, seriesFilter(metric, where), driver));
+export async function tagValues(store: Store, key: string, filter: Filter<SeriesDocument>, options: QueryOptions = {}): Promise<string[]> {
+  const values = await limitedRead(options, (driver) => store.series.distinct(`tags.${key}`, filter, driver));
   return values.filter((value): value is string => typeof value === 'string').sort();
 }
 

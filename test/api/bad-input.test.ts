@@ -116,6 +116,13 @@ describe('bad input is refused with a stable code and writes nothing', () => {
     expect(await snapshot()).toBe(before);
   });
 
+  it('names the argument at fault, whatever rule it broke', async () => {
+    const tagValues = await t.graphql(`{ tagValues(metric: "cpu", key: "a.b") }`);
+    expect(tagValues.errors![0]!.extensions).toMatchObject({ code: 'INVALID_NAME', inputPath: 'key' });
+    const metric = await t.graphql(`{ metric(name: "$where") { name } }`);
+    expect(metric.errors![0]!.extensions).toMatchObject({ code: 'INVALID_NAME', inputPath: 'name' });
+  });
+
   it('names where the problem is', async () => {
     const response = await t.graphql(RECORD, { readings: [good(), good({ tags: [{ key: 'host', value: 'a' }, { key: '$x', value: 'b' }] })] });
     expect(response.errors![0]!.extensions?.inputPath).toBe('readings[1].tags[1].key');

@@ -5,7 +5,7 @@
 import { MongoServerError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { CodedError } from '../../src/errors.ts';
-import { Planning } from '../../src/graphql/planning.ts';
+import { Planning } from '../../src/engine/planning.ts';
 import { CLIENT_GRACE_MS, driverOptions, isQueryTimeout, limitedRead } from '../../src/storage/query-options.ts';
 
 describe('query time-outs', () => {

@@ -1,0 +1,178 @@
+import type DataLoader from 'dataloader';
+import { summarize } from '../model/stats.ts';
+import { tagList } from '../model/series.ts';
+import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
+import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
+import { bucketsPerGroup, filterValueCount } from '../query/cost.ts';
+import { registryFilter } from '../query/registry.ts';
+import { bucketList, shapeAggregates, shapeBucketGroups, statsByStart, type AggregateResult, type Bucket, type BucketGroup } from '../query/shape.ts';
+import type { TagFilter } from '../query/spec.ts';
+import type { QueryOptions } from '../storage/query-options.ts';
+import {
+  countSeries,
+  countSeriesGroups,
+  findMetric,
+  findSeries,
+  findSeriesByIds,
+  listMetrics,
+  seriesReadingTimes,
+  tagValues,
+  type Edge,
+} from '../storage/read.ts';
+import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
+import { createLoader, type LoadAnswer, type LoadRequest } from './loader.ts';
+import { Planning } from './planning.ts';
+import type { RangeQuery } from './query.ts';
+
+/**
+ * The query engine of one request: it owns the request's budget (buckets, listed
+ * series, tag-filter values), its planning (the registry look-ups its pipelines wait
+ * for) and its loader (one pipeline per batch key), and answers the query values of
+ * `query.ts`. Resolvers only parse their arguments and call one method. Every read
+ * carries the request's time limit and abort signal.
+ */
+export class QueryEngine {
+  readonly budget: RequestBudget;
+  readonly planning = new Planning();
+  private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
+
+  /**
+   * @param limits the request's limits (`MAX_BUCKETS`, `MAX_SERIES`, `MAX_FILTER_VALUES`).
+   * @param options time limit (`QUERY_TIMEOUT_MS`) and the request's abort signal, for every read.
+   */
+  constructor(
+    private readonly store: Store,
+    limits: QueryLimits,
+    private readonly options: QueryOptions,
+  ) {
+    this.budget = new RequestBudget(limits);
+    this.loader = createLoader({ store, budget: this.budget, planning: this.planning, options });
+  }
+
+  /**
+   * The bucket lists of a `buckets` query, one per group with readings, sorted by tag
+   * values; an empty list when nothing matched.
+   * @throws InputError TOO_MANY_BUCKETS or TOO_MANY_FILTER_VALUES (nothing runs then);
+   * ServiceError QUERY_TIMEOUT.
+   */
+  async buckets(query: RangeQuery): Promise<BucketGroup[]> {
+    if ((await this.reserve(query)) === 0) return [];
+    const { rows, index } = await this.loader.load({ query });
+    const granularity = query.granularity!;
+    return shapeBucketGroups(rows, { ...query, cut: granularity.cut, groupBy: query.groupBy }, index);
+  }
+
+  /**
+   * The results of an `aggregate` query, one per group with readings, sorted by tag values.
+   * @throws InputError TOO_MANY_BUCKETS (a group counts 1) or TOO_MANY_FILTER_VALUES; ServiceError QUERY_TIMEOUT.
+   */
+  async aggregate(query: RangeQuery): Promise<AggregateResult[]> {
+    if ((await this.reserve(query)) === 0) return [];
+    const { rows, index } = await this.loader.load({ query });
+    return shapeAggregates(rows, { ...query, groupBy: query.groupBy }, index);
+  }
+
+  /**
+   * The buckets of one series (`Series.buckets`); asked for many series with the same
+   * query value, they share one pipeline.
+   * @throws InputError TOO_MANY_BUCKETS (counted per series); ServiceError QUERY_TIMEOUT.
+   */
+  async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<Bucket[]> {
+    const perSeries = bucketsPerGroup(query);
+    if (perSeries === 0) return [];
+    this.budget.reserve('buckets', perSeries, `this field: ${formatCount(perSeries)} buckets per series`);
+    const { rows, index } = await this.loader.load({ query, series: series._id });
+    return bucketList(statsByStart(rows, index), { ...query, cut: query.granularity!.cut });
+  }
+
+  /**
+   * The statistics of one series over the range (`Series.aggregate`): count 0 and nulls
+   * without readings; batched like {@link seriesBuckets}.
+   * @throws InputError TOO_MANY_BUCKETS (1 per series); ServiceError QUERY_TIMEOUT.
+   */
+  async seriesAggregate(series: SeriesDocument, query: RangeQuery): Promise<AggregateResult> {
+    const span = { tags: tagList(series.tags), from: new Date(query.from), to: new Date(query.to) };
+    if (query.from >= query.to) return { ...span, ...summarize(null) };
+    this.budget.reserve('buckets', 1, 'this field: an aggregate per series');
+    const { rows, index } = await this.loader.load({ query, series: series._id });
+    return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null) };
+  }
+
+  /**
+   * The series of `metric` matching `where`, sorted by key, at most `limit`; they are
+   * reserved from the request's series budget. The look-up counts as planning: the
+   * request's pipelines wait for it, so the `buckets` of the series it lists reserve
+   * theirs first.
+   * @throws InputError TOO_MANY_SERIES (a `limit` above MAX_SERIES, or more series than
+   * the request has left), TOO_MANY_FILTER_VALUES; ServiceError QUERY_TIMEOUT.
+   */
+  async listSeries(metric: string, where: readonly TagFilter[], limit: number): Promise<SeriesDocument[]> {
+    this.reserveFilterValues(where);
+    if (limit > this.budget.limits.maxSeries) this.budget.refuse('series', limit, `limit: ${formatCount(limit)}`);
+    const take = Math.min(limit, this.budget.remaining('series') + 1);
+    const found = await this.planning.track(findSeries(this.store, registryFilter(metric, where), take, this.options));
+    this.budget.reserve('series', found.length, `this list: ${formatCount(found.length)}${found.length === take && take < limit ? ' or more' : ''}`);
+    return found;
+  }
+
+  /** One series by its id (the hash of its key), or null; counts as one listed series. @throws InputError TOO_MANY_SERIES. */
+  async seriesById(id: string): Promise<SeriesDocument | null> {
+    this.budget.reserve('series', 1, 'seriesById');
+    return (await this.planning.track(findSeriesByIds(this.store, [id], this.options)))[0] ?? null;
+  }
+
+  /** Every metric, sorted by name. */
+  metrics(): Promise<MetricDocument[]> {
+    return this.planning.track(listMetrics(this.store, this.options));
+  }
+
+  /** One metric by name, or null. */
+  metric(name: string): Promise<MetricDocument | null> {
+    return this.planning.track(findMetric(this.store, name, this.options));
+  }
+
+  /** Number of series of `metric`. */
+  seriesCount(metric: string): Promise<number> {
+    return countSeries(this.store, registryFilter(metric, []), this.options);
+  }
+
+  /** The values of tag `key` among the series of `metric` matching `where`, sorted. @throws InputError TOO_MANY_FILTER_VALUES. */
+  tagValues(metric: string, key: string, where: readonly TagFilter[]): Promise<string[]> {
+    this.reserveFilterValues(where);
+    return tagValues(this.store, key, registryFilter(metric, where), this.options);
+  }
+
+  /** Exact time of the earliest or latest reading of each series of `ids`, in that order (null without readings). */
+  readingTimes(ids: readonly string[], edge: Edge): Promise<(Date | null)[]> {
+    return seriesReadingTimes(this.store, ids, edge, this.options);
+  }
+
+  /** Reserves the values of `where` from the request's filter-value budget. @throws InputError TOO_MANY_FILTER_VALUES. */
+  private reserveFilterValues(where: readonly TagFilter[]): void {
+    const count = filterValueCount(where);
+    if (count > 0) this.budget.reserve('filterValues', count, `this field: ${formatCount(count)}`);
+  }
+
+  /**
+   * Reserves the most buckets a query over a metric's series can return: buckets per
+   * group x groups (an aggregate counts 1 per group). A grouped query first checks that
+   * one group fits, then counts its groups in the series registry (a look-up the
+   * request's pipelines wait for); the reservation is that upper bound whatever the fill.
+   * @returns the number of groups reserved for; 0 when the query cannot return anything.
+   */
+  private async reserve(query: RangeQuery): Promise<number> {
+    this.reserveFilterValues(query.where);
+    const perGroup = bucketsPerGroup(query);
+    if (perGroup === 0) return 0;
+    const unit = query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`;
+    if (query.groupBy.length === 0) {
+      this.budget.reserve('buckets', perGroup, `this field: ${unit}`);
+      return 1;
+    }
+    this.budget.check('buckets', perGroup, `this field: ${unit} per group`);
+    const pipeline = seriesGroupsPipeline(query.metric!, query.where, query.groupBy);
+    const groups = await this.planning.track(countSeriesGroups(this.store, pipeline, this.options));
+    this.budget.reserve('buckets', groups * perGroup, `this field: ${formatCount(groups)} groups x ${unit}`);
+    return groups;
+  }
+}

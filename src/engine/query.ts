@@ -1,0 +1,138 @@
+/**
+ * The boundary between the API and the query engine: GraphQL arguments in, one
+ * validated, normalized query value out (Cube's `normalizeQuery` is the model). Every
+ * rule and input path of a query lives here; the engine and the pipeline builders only
+ * ever see these values, and the request's pipelines are batched by a key derived from
+ * them ({@link batchKey}), never built by hand.
+ */
+import { ErrorCode, InputError } from '../errors.ts';
+import type { Granularity } from '../query/granularity.ts';
+import { normalizeBucketing, normalizeRange, normalizeSelection, type Fill, type TagFilter } from '../query/spec.ts';
+
+/**
+ * A bucket or aggregate query over the series of a metric (`Query.buckets`,
+ * `Query.aggregate`), or over given series (`Series.buckets`, `Series.aggregate`: no
+ * `metric`, `where` or `groupBy`; the engine adds the series).
+ */
+export interface RangeQuery {
+  /** `buckets`: time buckets of `granularity`; `aggregate`: one result over the whole range. */
+  kind: 'buckets' | 'aggregate';
+  /** The metric whose series are read, or null for a query on given series. */
+  metric: string | null;
+  /** Tag filters, all of which must hold (empty for a query on given series). */
+  where: TagFilter[];
+  /** Tag keys to group by, at most `Limits.groupByKeys` (empty: one group). */
+  groupBy: string[];
+  /** The field whose statistics are read. */
+  field: string;
+  /** Half-open range `[from, to)` in ms since the epoch, UTC, rounded down to the minute; may be empty (`from == to`). */
+  from: number;
+  to: number;
+  /** The bucket size; null for an aggregate. */
+  granularity: Granularity | null;
+  /** How empty buckets are listed (buckets only). */
+  fill: Fill;
+}
+
+/** Arguments of `Query.buckets` as GraphQL hands them over. */
+export interface BucketsArgs {
+  metric: string;
+  field: string;
+  from: Date;
+  to: Date;
+  where?: readonly TagFilter[] | null;
+  groupBy?: readonly string[] | null;
+  granularity: Granularity['name'];
+  fill?: Fill | null;
+}
+
+/** Arguments of `Query.aggregate`. */
+export type AggregateArgs = Omit<BucketsArgs, 'granularity' | 'fill'>;
+/** Arguments of `Series.buckets`. */
+export type SeriesBucketsArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy'>;
+/** Arguments of `Series.aggregate`. */
+export type SeriesAggregateArgs = Omit<AggregateArgs, 'metric' | 'where' | 'groupBy'>;
+
+/**
+ * `Query.buckets` arguments as a query value.
+ * @throws InputError INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME,
+ * TOO_MANY_NAMES, INVALID_TAG_VALUE, BAD_USER_INPUT (an unknown granularity), each with
+ * the argument's path.
+ */
+export function parseBucketsQuery(args: BucketsArgs): RangeQuery {
+  const selection = normalizeSelection(args);
+  const range = normalizeRange(args);
+  const bucketing = normalizeBucketing(args);
+  return { kind: 'buckets', ...selection, ...range, granularity: bucketing.granularity, fill: bucketing.fill };
+}
+
+/** `Query.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
+export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
+  const selection = normalizeSelection(args);
+  const range = normalizeRange(args);
+  return { kind: 'aggregate', ...selection, ...range, granularity: null, fill: 'NULL' };
+}
+
+/** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
+export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
+  const range = normalizeRange(args);
+  const bucketing = normalizeBucketing(args);
+  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: bucketing.granularity, fill: bucketing.fill };
+}
+
+/** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
+export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery {
+  const range = normalizeRange(args);
+  return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, fill: 'NULL' };
+}
+
+/** JSON with object keys sorted at every level, so equal values give equal text (a key derived from a value, never built by hand). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
+
+/** A metric name argument, validated under its own input path (`name` for `metric(name:)`). @throws InputError INVALID_NAME. */
+export function parseMetricName(name: string, path: string): string {
+  return renamePath(() => normalizeSelection({ metric: name }).metric, 'metric', path);
+}
+
+/**
+ * The arguments of a tag-values query: metric, tag key and filters, each validated
+ * under its own input path (`key`, not `groupBy[0]`).
+ * @throws InputError INVALID_NAME, DUPLICATE_NAME, INVALID_TAG_VALUE.
+ */
+export function parseTagValuesQuery(args: { metric: string; key: string; where?: readonly TagFilter[] | null }): {
+  metric: string;
+  key: string;
+  where: TagFilter[];
+} {
+  const selection = normalizeSelection({ metric: args.metric, where: args.where });
+  const key = renamePath(() => normalizeSelection({ metric: args.metric, groupBy: [args.key] }).groupBy[0]!, 'groupBy[0]', 'key');
+  return { metric: selection.metric, key, where: selection.where };
+}
+
+/** The arguments of a series list: metric, filters and limit (validated by the engine against the budget). */
+export function parseSeriesListQuery(args: { metric: string; where?: readonly TagFilter[] | null; limit?: number | null }): {
+  metric: string;
+  where: TagFilter[];
+  limit: number;
+} {
+  const selection = normalizeSelection({ metric: args.metric, where: args.where });
+  const limit = args.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1) throw new InputError(ErrorCode.INVALID_ARGUMENT, 'limit must be at least 1', 'limit');
+  return { metric: selection.metric, where: selection.where, limit };
+}
+
+/** Runs `parse` and reports an input error at `path` where it said `from` (the rules are shared; the argument names are not). */
+function renamePath<T>(parse: () => T, from: string, path: string): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof InputError) || error.inputPath !== from) throw error;
+    throw new InputError(error.code, error.message.replace(new RegExp(`^${from.replace(/[[\]]/g, '\\$&')}`), path), path);
+  }
+}
