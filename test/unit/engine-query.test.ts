@@ -11,7 +11,7 @@ const base = {
   field: 'delay',
   from: new Date('2001-01-01T00:00:30Z'),
   to: new Date('2001-02-01T00:00:00Z'),
-  granularity: 'DAY' as const,
+  granularity: 'DAY' as 'DAY' | 'WEEK',
   where: [{ key: 'origin', in: ['LAS', 'PHX'] }],
   groupBy: ['origin'],
 };
