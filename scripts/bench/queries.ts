@@ -82,7 +82,9 @@ function build(spec: Spec): BenchQuery {
       if (unit) id.t = truncate(unit, dateTrunc);
       if (perEntity) id.g = `$tags.${data.entityTag}`;
       const group: Document = { _id: Object.keys(id).length ? id : null };
-      fields.forEach((field, i) => (group[`q${i}`] = accumulator(stat, field)));
+      fields.forEach((field, i) => {
+        group[`q${i}`] = accumulator(stat, field);
+      });
       return [{ $match: match }, { $group: group }];
     },
     fromGraphql(answer) {

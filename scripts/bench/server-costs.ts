@@ -38,7 +38,8 @@ for (const paths of [15, 50, 150, 300, 600, 1200]) {
 for (const minutes of [60, 360, 1440]) {
   const hours: Record<string, unknown> = {};
   for (let m = 0; m < minutes; m++) {
-    const hour = (hours[Math.floor(m / 60)] ??= { minutes: {} }) as { minutes: Record<string, unknown> };
+    hours[Math.floor(m / 60)] ??= { minutes: {} };
+    const hour = hours[Math.floor(m / 60)] as { minutes: Record<string, unknown> };
     const fields: Record<string, unknown> = {};
     for (let f = 0; f < 10; f++) fields[`f${f}`] = { n: 1.5, sum: 1.5, min: 1.5, max: 1.5, sq: 1.5 };
     hour.minutes[m % 60] = fields;

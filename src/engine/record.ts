@@ -5,7 +5,7 @@ import { planWrites } from '../record/plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
-import { applyWritePlan, checkMetricLimits } from '../storage/record.ts';
+import { applyWritePlan, checkMetricLimits, type ApplyOutcome } from '../storage/record.ts';
 import type { Store } from '../storage/store.ts';
 
 /** What one call of {@link recordBatch} did. */
@@ -70,7 +70,7 @@ export async function recordBatch(
         plan = planWrites(withServerTime(readings, claim.receivedAt));
       }
     }
-    let applied;
+    let applied: ApplyOutcome;
     try {
       applied = await applyWritePlan(store, plan, registered, batchId === null ? undefined : batchMark(batchId));
     } catch (error) {

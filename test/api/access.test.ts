@@ -9,7 +9,6 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken } from '../../src/auth/manage.ts';
 import { generateToken } from '../../src/auth/tokens.ts';
-import { loadConfig } from '../../src/config.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { revokeToken } from '../../src/storage/tokens.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';

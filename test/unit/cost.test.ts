@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CodedError } from '../../src/errors.ts';
+import type { CodedError } from '../../src/errors.ts';
 import { RequestBudget, type BudgetKind } from '../../src/query/budget.ts';
 import { bucketsPerGroup, filterValueCount, queryCost } from '../../src/query/cost.ts';
 import { granularity, GRANULARITY_NAMES } from '../../src/query/granularity.ts';
