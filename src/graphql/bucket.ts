@@ -37,6 +37,40 @@ export const BucketRef = builder.objectRef<Bucket>('Bucket').implement({
   }),
 });
 
+/**
+ * `BucketColumns`: the buckets of a list as parallel arrays, the chart-ready flat form
+ * (uPlot and most chart libraries take `[times, values…]`): 10,000 buckets cost a few
+ * arrays of numbers instead of 10,000 objects with ISO strings.
+ */
+export const BucketColumnsRef = builder.objectRef<readonly Bucket[]>('BucketColumns').implement({
+  description:
+    'The buckets of a list as parallel arrays, index i being the i-th bucket in time order: compact to send and to parse, and the shape chart libraries take. Statistics are null where a bucket has no readings.',
+  fields: (t) => {
+    const column = (name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev', description: string) =>
+      t.field({ type: ['Float'], nullable: { list: false, items: true }, description, resolve: (buckets) => buckets.map((bucket) => bucket[name]) });
+    return {
+      times: t.field({
+        type: ['Float'],
+        description: 'Bucket starts in epoch milliseconds (UTC instants).',
+        resolve: (buckets) => buckets.map((bucket) => bucket.start.getTime()),
+      }),
+      ends: t.field({
+        type: ['Float'],
+        description: 'Bucket ends (exclusive) in epoch milliseconds.',
+        resolve: (buckets) => buckets.map((bucket) => bucket.end.getTime()),
+      }),
+      count: t.field({ type: ['SafeInt'], description: 'Number of readings per bucket.', resolve: (buckets) => buckets.map((bucket) => bucket.count) }),
+      sum: column('sum', 'Sum per bucket.'),
+      min: column('min', 'Smallest value per bucket.'),
+      max: column('max', 'Largest value per bucket.'),
+      avg: column('avg', 'Mean per bucket.'),
+      variance: column('variance', 'Population variance per bucket.'),
+      stddev: column('stddev', 'Population standard deviation per bucket.'),
+      sampleStddev: column('sampleStddev', 'Sample standard deviation per bucket (null below 2 readings).'),
+    };
+  },
+});
+
 /** `BucketGroup` type: the buckets of one group. */
 export const BucketGroupRef = builder.objectRef<BucketGroup>('BucketGroup').implement({
   description: 'The buckets of one group of series, in time order.',
@@ -47,6 +81,11 @@ export const BucketGroupRef = builder.objectRef<BucketGroup>('BucketGroup').impl
       description: 'The `groupBy` tag values of this group, in `groupBy` order; empty when the query is not grouped.',
     }),
     buckets: t.field({ type: [BucketRef], resolve: (group) => group.buckets, description: 'Buckets in time order.' }),
+    columns: t.field({
+      type: BucketColumnsRef,
+      resolve: (group) => group.buckets,
+      description: 'The same buckets as parallel arrays (epoch-millisecond times and one array per statistic): the compact, chart-ready form.',
+    }),
   }),
 });
 

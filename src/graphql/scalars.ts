@@ -1,4 +1,4 @@
-import { GraphQLScalarType, type ValueNode } from 'graphql';
+import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DateTimeResolver, SafeIntResolver } from 'graphql-scalars';
 import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
@@ -36,3 +36,52 @@ export const DateTimeScalar = new GraphQLScalarType<Date, Date>({
 
 /** `SafeInt` (graphql-scalars): an integer up to 2^53 - 1, used for counts that may outgrow 32 bits. */
 export const SafeIntScalar = SafeIntResolver;
+
+/**
+ * A query bound as the client wrote it, before it is read in the query's time zone:
+ * an instant (epoch milliseconds, UTC) or a local wall-clock date or date-time without
+ * offset (`2001-04-01`, `2001-04-01T06:30`), which the engine reads in `timeZone`.
+ */
+export type TimeInput = { instant: number } | { local: string };
+
+const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?$/;
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function parseTimeInput(value: unknown): TimeInput {
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) throw new InputError(ErrorCode.INVALID_TIME, `Epoch milliseconds must be an integer, not ${value}.`);
+    if (!(value >= Limits.minTimeMs && value <= Limits.maxTimeMs)) {
+      throw new InputError(ErrorCode.INVALID_TIME, `Epoch milliseconds ${value} lie outside 1970-01-01T00:00:00Z .. 9999-01-01T00:00:00Z.`);
+    }
+    return { instant: value };
+  }
+  if (typeof value === 'string') {
+    if (WITH_OFFSET.test(value)) return { instant: checkedTime(() => DateTimeResolver.parseValue(value) as Date).getTime() };
+    if (LOCAL_TIME.test(value)) return { local: value };
+  }
+  throw new InputError(
+    ErrorCode.INVALID_TIME,
+    `${JSON.stringify(value)} is not a time: give epoch milliseconds (1017619200000), an RFC 3339 date-time (2001-04-01T05:00:00Z, 2001-04-01T00:00:00-05:00) or a local date or date-time read in timeZone (2001-04-01, 2001-04-01T06:30).`,
+  );
+}
+
+/**
+ * `Time`: a query bound as epoch milliseconds (what Grafana's `$__from` gives), an RFC
+ * 3339 date-time with offset, or a local date or date-time without offset, read in the
+ * query's `timeZone` (`"2001-04-01"` is the New York day when `timeZone` is
+ * `America/New_York`). Input only; errors carry INVALID_TIME.
+ */
+export const TimeScalar = new GraphQLScalarType<TimeInput, string>({
+  name: 'Time',
+  description:
+    'A query bound: epoch milliseconds (e.g. `985996800000`, as Grafana\'s `$__from` gives), an RFC 3339 date-time with an offset or `Z` (e.g. `2001-04-01T00:00:00-05:00`), or a local date or date-time without offset (`2001-04-01`, `2001-04-01T06:30`), read in the query\'s `timeZone`. A local time that does not exist (skipped by a daylight-saving change) is moved forward by the gap; one that occurs twice is the earlier. Range: 1970-01-01T00:00:00Z to 9999-01-01T00:00:00Z.',
+  serialize: () => {
+    throw new Error('Time is an input type');
+  },
+  parseValue: parseTimeInput,
+  parseLiteral: (ast: ValueNode) => {
+    if (ast.kind === Kind.INT || ast.kind === Kind.FLOAT) return parseTimeInput(Number(ast.value));
+    if (ast.kind === Kind.STRING) return parseTimeInput(ast.value);
+    throw new InputError(ErrorCode.INVALID_TIME, 'A time is a number of epoch milliseconds or a string.');
+  },
+});
