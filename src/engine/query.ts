@@ -5,7 +5,9 @@
  * ever see these values, and the request's pipelines are batched by a key derived from
  * them ({@link batchKey}), never built by hand.
  */
+import { TZDate } from '@date-fns/tz';
 import { ErrorCode, InputError } from '../errors.ts';
+import { Limits } from '../model/limits.ts';
 import type { Granularity } from '../query/granularity.ts';
 import { normalizeBucketing, normalizeRange, normalizeSelection, type Fill, type TagFilter } from '../query/spec.ts';
 
@@ -34,12 +36,20 @@ export interface RangeQuery {
   fill: Fill;
 }
 
+/**
+ * A range bound as the client wrote it: an instant (epoch ms, UTC), or a local date or
+ * date-time without offset (`2001-04-01`, `2001-04-01T06:30`) read in the query's zone.
+ */
+export type BoundInput = { instant: number } | { local: string };
+
 /** Arguments of `Query.buckets` as GraphQL hands them over. */
 export interface BucketsArgs {
   metric: string;
   field: string;
-  from: Date;
-  to: Date;
+  from: BoundInput;
+  to: BoundInput;
+  /** IANA time zone of local bounds (default `UTC`). */
+  timeZone?: string | null;
   where?: readonly TagFilter[] | null;
   groupBy?: readonly string[] | null;
   granularity: Granularity['name'];
@@ -61,7 +71,7 @@ export type SeriesAggregateArgs = Omit<AggregateArgs, 'metric' | 'where' | 'grou
  */
 export function parseBucketsQuery(args: BucketsArgs): RangeQuery {
   const selection = normalizeSelection(args);
-  const range = normalizeRange(args);
+  const range = parseRange(args);
   const bucketing = normalizeBucketing(args);
   return { kind: 'buckets', ...selection, ...range, granularity: bucketing.granularity, fill: bucketing.fill };
 }
@@ -69,21 +79,62 @@ export function parseBucketsQuery(args: BucketsArgs): RangeQuery {
 /** `Query.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
 export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
   const selection = normalizeSelection(args);
-  const range = normalizeRange(args);
+  const range = parseRange(args);
   return { kind: 'aggregate', ...selection, ...range, granularity: null, fill: 'NULL' };
 }
 
 /** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
-  const range = normalizeRange(args);
+  const range = parseRange(args);
   const bucketing = normalizeBucketing(args);
   return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: bucketing.granularity, fill: bucketing.fill };
 }
 
 /** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery {
-  const range = normalizeRange(args);
+  const range = parseRange(args);
   return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, fill: 'NULL' };
+}
+
+/**
+ * An IANA time-zone name as the engine uses it (default `UTC`), checked against the
+ * zones the runtime knows (`Intl`, the IANA tz database).
+ * @throws InputError INVALID_TIME_ZONE (inputPath `timeZone`).
+ */
+export function parseTimeZone(name: string | null | undefined): string {
+  if (name === null || name === undefined || name === 'UTC') return 'UTC';
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    throw new InputError(ErrorCode.INVALID_TIME_ZONE, `Unknown time zone "${name}": give an IANA name such as America/New_York or UTC`, 'timeZone');
+  }
+}
+
+/**
+ * The instant of a range bound: an instant as is; a local date or date-time as that
+ * wall-clock time in `zone` (`@date-fns/tz`: a time skipped by a daylight-saving change
+ * moves forward by the gap, a repeated one is the earlier instant).
+ * @throws InputError INVALID_TIME outside [1970-01-01, 9999-01-01].
+ */
+export function boundInstant(bound: BoundInput, zone: string, path: string): Date {
+  let ms: number;
+  if ('instant' in bound) ms = bound.instant;
+  else {
+    const [date, time = '00:00'] = bound.local.split('T') as [string, string?];
+    const [y, mo, d] = date.split('-').map(Number) as [number, number, number];
+    const [h, mi, sec = '0'] = time.split(':') as [string, string, string?];
+    ms = new TZDate(y, mo - 1, d, Number(h), Number(mi), Math.floor(Number(sec)), zone).getTime() + Math.round((Number(sec) % 1) * 1000);
+  }
+  if (!(ms >= Limits.minTimeMs && ms <= Limits.maxTimeMs)) {
+    throw new InputError(ErrorCode.INVALID_TIME, `${path}: the time lies outside 1970-01-01T00:00:00Z .. 9999-01-01T00:00:00Z`, path);
+  }
+  return new Date(ms);
+}
+
+/** The validated range of a query: the zone, then the bounds read in it. */
+function parseRange(args: { field: string; from: BoundInput; to: BoundInput; timeZone?: string | null }) {
+  const zone = parseTimeZone(args.timeZone);
+  return normalizeRange({ field: args.field, from: boundInstant(args.from, zone, 'from'), to: boundInstant(args.to, zone, 'to') });
 }
 
 /** JSON with object keys sorted at every level, so equal values give equal text (a key derived from a value, never built by hand). */

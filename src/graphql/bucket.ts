@@ -92,8 +92,17 @@ export const BucketGroupRef = builder.objectRef<BucketGroup>('BucketGroup').impl
 /** Arguments of every range query: field, range. */
 export const rangeArgs = (arg: ArgBuilder) => ({
   field: arg.string({ required: true, description: 'Field name, e.g. `delay`.' }),
-  from: arg({ type: 'DateTime', required: true, description: 'Start of the range (inclusive), rounded down to the minute.' }),
-  to: arg({ type: 'DateTime', required: true, description: 'End of the range (exclusive), rounded down to the minute.' }),
+  from: arg({
+    type: 'Time',
+    required: true,
+    description: 'Start of the range (inclusive), rounded down to the minute: epoch ms, RFC 3339, or a local date or date-time read in `timeZone`.',
+  }),
+  to: arg({ type: 'Time', required: true, description: 'End of the range (exclusive), rounded down to the minute; the same forms as `from`.' }),
+  timeZone: arg.string({
+    defaultValue: 'UTC',
+    description:
+      'IANA time zone (e.g. `America/New_York`, `Asia/Kolkata`) in which local `from`/`to` are read. Errors: INVALID_TIME_ZONE.',
+  }),
 });
 
 /** Arguments of queries over a metric's series: metric, tag filters, grouping. */

@@ -3,7 +3,7 @@ import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { Context } from './context.ts';
 import { authScopes, forbidden, type AuthScopes } from './scopes.ts';
-import { DateTimeScalar, SafeIntScalar } from './scalars.ts';
+import { DateTimeScalar, SafeIntScalar, TimeScalar, type TimeInput } from './scalars.ts';
 
 /** The builder's type parameters: context and scalar shapes. */
 export interface BuilderTypes {
@@ -15,6 +15,7 @@ export interface BuilderTypes {
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
+    Time: { Input: TimeInput; Output: string };
     SafeInt: { Input: number; Output: number };
   };
 }
@@ -38,6 +39,7 @@ export const builder = new SchemaBuilder<BuilderTypes>({
 });
 
 builder.addScalarType('DateTime', DateTimeScalar);
+builder.addScalarType('Time', TimeScalar);
 builder.addScalarType('SafeInt', SafeIntScalar);
 builder.queryType({ description: 'Discovery of metrics and series, and time-bucketed statistics (scope `read`).' });
 builder.mutationType({ description: 'Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`).' });

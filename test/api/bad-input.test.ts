@@ -85,7 +85,7 @@ const writes: [string, string, string, Record<string, unknown>?][] = [
 ];
 
 const range = { from: '2024-01-01T00:00:00Z', to: '2024-01-02T00:00:00Z' };
-const BUCKETS = `query($metric: String!, $field: String!, $granularity: Granularity!, $from: DateTime!, $to: DateTime!, $where: [TagFilter!], $groupBy: [String!]) {
+const BUCKETS = `query($metric: String!, $field: String!, $granularity: Granularity!, $from: Time!, $to: Time!, $where: [TagFilter!], $groupBy: [String!]) {
   buckets(metric: $metric, field: $field, granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy) { buckets { count } }
 }`;
 const reads: [string, string, string, Record<string, unknown>?][] = [

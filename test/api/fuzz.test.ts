@@ -102,7 +102,7 @@ describe('fuzzed input', () => {
     await fc.assert(
       fc.asyncProperty(name, name, granularity, bound, bound, where, fc.array(name, { maxLength: 2 }), fc.constantFrom('NULL', 'NONE'), async (metric, field, g, from, to, w, groupBy, fill) => {
         const response = await t.graphql(
-          `query($m: String!, $f: String!, $g: Granularity!, $from: DateTime!, $to: DateTime!, $w: [TagFilter!], $by: [String!], $fill: Fill) {
+          `query($m: String!, $f: String!, $g: Granularity!, $from: Time!, $to: Time!, $w: [TagFilter!], $by: [String!], $fill: Fill) {
             buckets(metric: $m, field: $f, granularity: $g, from: $from, to: $to, where: $w, groupBy: $by, fill: $fill) { tags { key value } buckets { start count avg stddev } }
             aggregate(metric: $m, field: $f, from: $from, to: $to, where: $w, groupBy: $by) { count variance }
           }`,

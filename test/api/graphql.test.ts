@@ -158,7 +158,7 @@ describe('record, then query', () => {
   it('rounds from and to down to the whole minute and keeps adjacent ranges disjoint', async () => {
     const query = (from: string, to: string) =>
       t.graphql<{ aggregate: { count: number }[] }>(
-        `query($from: DateTime!, $to: DateTime!) { aggregate(metric: "cpu", field: "usage", from: $from, to: $to) { count } }`,
+        `query($from: Time!, $to: Time!) { aggregate(metric: "cpu", field: "usage", from: $from, to: $to) { count } }`,
         { from, to },
       );
     const whole = await query('2024-05-01T08:00:00Z', '2024-05-01T08:03:00Z');

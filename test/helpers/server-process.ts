@@ -272,7 +272,7 @@ export async function totals(
   to: string,
 ): Promise<{ count: number; sum: number | null }> {
   const response = await server.graphql<{ aggregate: { count: number; sum: number | null }[] }>(
-    'query Totals($metric: String!, $field: String!, $from: DateTime!, $to: DateTime!) { aggregate(metric: $metric, field: $field, from: $from, to: $to) { count sum } }',
+    'query Totals($metric: String!, $field: String!, $from: Time!, $to: Time!) { aggregate(metric: $metric, field: $field, from: $from, to: $to) { count sum } }',
     { metric, field, from, to },
   );
   if (response.body.errors?.length || !response.body.data) throw new Error(`aggregate failed: ${JSON.stringify(response.body)}`);

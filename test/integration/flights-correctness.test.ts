@@ -21,13 +21,13 @@ const flights = loadFlights20k();
 const MINUTE = 60_000;
 
 const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }`;
-const BUCKETS = `query($metric: String!, $field: String!, $granularity: Granularity!, $from: DateTime!, $to: DateTime!, $where: [TagFilter!], $groupBy: [String!], $fill: Fill) {
+const BUCKETS = `query($metric: String!, $field: String!, $granularity: Granularity!, $from: Time!, $to: Time!, $where: [TagFilter!], $groupBy: [String!], $fill: Fill) {
   buckets(metric: $metric, field: $field, granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy, fill: $fill) {
     tags { key value }
     buckets { start end count sum min max avg stddev sampleStddev }
   }
 }`;
-const AGGREGATE = `query($field: String!, $from: DateTime!, $to: DateTime!, $where: [TagFilter!], $groupBy: [String!]) {
+const AGGREGATE = `query($field: String!, $from: Time!, $to: Time!, $where: [TagFilter!], $groupBy: [String!]) {
   aggregate(metric: "flights", field: $field, from: $from, to: $to, where: $where, groupBy: $groupBy) {
     tags { key value } count sum min max avg stddev sampleStddev
   }

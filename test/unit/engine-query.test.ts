@@ -9,8 +9,8 @@ import { parseAggregateQuery, parseBucketsQuery, parseSeriesBucketsQuery } from 
 const base = {
   metric: 'flights',
   field: 'delay',
-  from: new Date('2001-01-01T00:00:30Z'),
-  to: new Date('2001-02-01T00:00:00Z'),
+  from: { instant: Date.parse('2001-01-01T00:00:30Z') } as { instant: number } | { local: string },
+  to: { instant: Date.parse('2001-02-01T00:00:00Z') } as { instant: number } | { local: string },
   granularity: 'DAY' as 'DAY' | 'WEEK',
   where: [{ key: 'origin', in: ['LAS', 'PHX'] }],
   groupBy: ['origin'],
@@ -33,6 +33,26 @@ describe('parseBucketsQuery', () => {
   });
 });
 
+describe('time zones of the bounds', () => {
+  it('reads a local date or date-time in timeZone, an instant as is', () => {
+    const query = parseBucketsQuery({ ...base, from: { local: '2001-04-01' }, to: { local: '2001-04-02T06:30' }, timeZone: 'America/New_York' });
+    // 2001-04-01 00:00 EST is 05:00Z; DST began at 02:00 that day, so 04-02 06:30 EDT is 10:30Z.
+    expect([new Date(query.from).toISOString(), new Date(query.to).toISOString()]).toEqual(['2001-04-01T05:00:00.000Z', '2001-04-02T10:30:00.000Z']);
+    const kathmandu = parseBucketsQuery({ ...base, from: { local: '2001-04-01' }, to: { instant: Date.parse('2001-04-02T00:00:00Z') }, timeZone: 'Asia/Kathmandu' });
+    expect(new Date(kathmandu.from).toISOString()).toBe('2001-03-31T18:15:00.000Z');
+    expect(new Date(kathmandu.to).toISOString()).toBe('2001-04-02T00:00:00.000Z');
+  });
+
+  it('moves a local time inside a daylight-saving gap forward by the gap', () => {
+    const query = parseBucketsQuery({ ...base, from: { local: '2001-04-01T02:30' }, to: { local: '2001-04-01T04:00' }, timeZone: 'America/New_York' });
+    expect(new Date(query.from).toISOString()).toBe('2001-04-01T07:30:00.000Z');
+  });
+
+  it('refuses an unknown zone', () => {
+    expect(() => parseBucketsQuery({ ...base, timeZone: 'Mars/Olympus' })).toThrow(expect.objectContaining({ code: 'INVALID_TIME_ZONE', inputPath: 'timeZone' }));
+  });
+});
+
 describe('batchKey', () => {
   const key = (over: Partial<typeof base> & { fill?: 'NULL' | 'NONE' }) => batchKey(parseBucketsQuery({ ...base, ...over }));
 
@@ -40,14 +60,14 @@ describe('batchKey', () => {
     expect(key({ field: 'distance' })).toBe(key({}));
     expect(key({ fill: 'NONE' })).toBe(key({}));
     // Rounding to the minute happens before the key: the same range, the same pipeline.
-    expect(key({ from: new Date('2001-01-01T00:00:59Z') })).toBe(key({}));
+    expect(key({ from: { instant: Date.parse('2001-01-01T00:00:59Z') } })).toBe(key({}));
   });
 
   it('differs for anything that shapes the pipeline', () => {
     const others = [
       key({ metric: 'cpu' }),
-      key({ from: new Date('2001-01-02T00:00:00Z') }),
-      key({ to: new Date('2001-03-01T00:00:00Z') }),
+      key({ from: { instant: Date.parse('2001-01-02T00:00:00Z') } }),
+      key({ to: { instant: Date.parse('2001-03-01T00:00:00Z') } }),
       key({ granularity: 'WEEK' }),
       key({ where: [{ key: 'origin', in: ['LAS'] }] }),
       key({ where: [] }),
