@@ -13,6 +13,7 @@ import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
 import { HOUR_MS, MINUTE_MS } from '../model/time.ts';
 import type { BucketSpan } from './fill.ts';
+import type { TransformedBucket } from './transforms.ts';
 
 /** Unit of an {@link Offset}. */
 export type OffsetUnit = 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'MONTH' | 'QUARTER' | 'YEAR';
@@ -87,8 +88,11 @@ export function shiftedRange(range: { from: number; to: number }, offset: Offset
   return { from, to: shiftBack(range.to, offset, timeZone) };
 }
 
-/** A bucket list of one period: every bucket span of its range (as for `fillBuckets`) and the listed buckets with their value. */
-export interface PeriodBuckets<B extends BucketSpan & { value: number | null }> {
+/**
+ * The bucket list of one period: every bucket span of its range (as for `fillBuckets`)
+ * and its listed buckets, each with its `value` (see `transformBuckets`).
+ */
+export interface PeriodBuckets<B extends { start: Date; value: number | null }> {
   spans: readonly BucketSpan[];
   buckets: readonly B[];
 }
@@ -109,6 +113,9 @@ export interface Comparison {
   relativeChange: number | null;
 }
 
+/** A bucket of the current period with its comparison with the earlier one. */
+export interface ComparedBucket extends TransformedBucket, Comparison {}
+
 /**
  * Aligns the bucket list of the earlier period (the same query over
  * {@link shiftedRange}) with the current one and compares their values.
@@ -118,18 +125,19 @@ export interface Comparison {
  * So a MONTH list shifted by one month compares each month with the month before,
  * a DAY list shifted by a year compares the i-th day of the range with the i-th day of
  * the range a year earlier, and a DAY list of March against February has no earlier
- * bucket for its last days (`previous` null). The values are whatever the caller put
- * in `value` (a statistic through the `none` transform, or a transformed value, both
- * lists the same way: see `transformBuckets`); the buckets may be filled in any mode,
- * `NONE` included (an unlisted bucket has no value).
+ * bucket for its last days (`previous` null). The values are those `transformBuckets`
+ * gave (a plain statistic through the `none` transform, or a transformed one; both
+ * periods transformed the same way); the buckets may be filled in any mode, `NONE`
+ * included (an unlisted bucket has no value).
  *
- * @returns the current period's listed buckets, same order, each with its {@link Comparison}.
+ * @returns the current period's listed buckets, same order, each with its
+ * {@link Comparison}: new objects holding exactly the fields of a {@link ComparedBucket}.
  * @throws Error when a listed bucket's start is not among its period's spans.
  */
-export function compareWithPrevious<B extends BucketSpan & { value: number | null }>(
-  current: PeriodBuckets<B>,
-  previous: PeriodBuckets<BucketSpan & { value: number | null }>,
-): (B & Comparison)[] {
+export function compareWithPrevious(
+  current: PeriodBuckets<TransformedBucket>,
+  previous: PeriodBuckets<{ start: Date; value: number | null }>,
+): ComparedBucket[] {
   const position = new Map(current.spans.map((span, i) => [span.start.getTime(), i]));
   const earlier = new Map<number, number | null>();
   const earlierStarts = new Set(previous.spans.map((span) => span.start.getTime()));
@@ -138,15 +146,30 @@ export function compareWithPrevious<B extends BucketSpan & { value: number | nul
     if (!earlierStarts.has(start)) throw new Error(`compareWithPrevious: ${bucket.start.toISOString()} is not a bucket of the earlier period`);
     earlier.set(start, bucket.value);
   }
-  return current.buckets.map((bucket) => {
-    const i = position.get(bucket.start.getTime());
-    if (i === undefined) throw new Error(`compareWithPrevious: ${bucket.start.toISOString()} is not a bucket of the current period`);
+  return current.buckets.map((b) => {
+    const i = position.get(b.start.getTime());
+    if (i === undefined) throw new Error(`compareWithPrevious: ${b.start.toISOString()} is not a bucket of the current period`);
     const span = previous.spans[i];
     const before = span === undefined ? null : (earlier.get(span.start.getTime()) ?? null);
-    const value = bucket.value;
-    const change = value === null || before === null ? null : finiteOrNull(value - before);
-    const relativeChange = change === null || before === 0 ? null : finiteOrNull(change / Math.abs(before!));
-    return { ...bucket, previous: before, previousStart: span?.start ?? null, change, relativeChange };
+    const change = b.value === null || before === null ? null : finiteOrNull(b.value - before);
+    return {
+      start: b.start,
+      end: b.end,
+      count: b.count,
+      sum: b.sum,
+      min: b.min,
+      max: b.max,
+      avg: b.avg,
+      variance: b.variance,
+      stddev: b.stddev,
+      sampleStddev: b.sampleStddev,
+      filled: b.filled,
+      value: b.value,
+      previous: before,
+      previousStart: span?.start ?? null,
+      change,
+      relativeChange: change === null || before === 0 ? null : finiteOrNull(change / Math.abs(before!)),
+    };
   });
 }
 

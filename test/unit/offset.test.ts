@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CodedError } from '../../src/errors.ts';
 import { compareWithPrevious, shiftBack, shiftedRange, validateOffset, type Offset } from '../../src/query/offset.ts';
+import type { TransformedBucket } from '../../src/query/transforms.ts';
 
 const ms = (iso: string) => Date.parse(iso);
 const iso = (t: number) => new Date(t).toISOString();
@@ -21,7 +22,22 @@ const months = (year: number, month0: number, count: number) =>
 /** Day spans from calendar fields. */
 const days = (year: number, month0: number, day: number, count: number) =>
   Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0, day + i)), end: new Date(Date.UTC(year, month0, day + i + 1)) }));
-const withValues = <S extends { start: Date; end: Date }>(spans: S[], values: (number | null)[]) => spans.map((span, i) => ({ ...span, value: values[i]! }));
+/** A transformed bucket of `span` whose value is `value` (its statistics are all `value`, count 1; empty for null). */
+const bucket = (span: { start: Date; end: Date }, value: number | null): TransformedBucket => ({
+  start: span.start,
+  end: span.end,
+  count: value === null ? 0 : 1,
+  sum: value,
+  min: value,
+  max: value,
+  avg: value,
+  variance: value,
+  stddev: value,
+  sampleStddev: null,
+  filled: value === null,
+  value,
+});
+const withValues = (spans: { start: Date; end: Date }[], values: (number | null)[]) => spans.map((span, i) => bucket(span, values[i]!));
 
 describe('shiftBack and shiftedRange', () => {
   it('minutes and hours are exact durations, days and weeks calendar days', () => {
@@ -119,8 +135,8 @@ describe('compareWithPrevious', () => {
     const current = days(2001, 0, 8, 4);
     const previous = days(2001, 0, 1, 4);
     const out = compareWithPrevious(
-      { spans: current, buckets: [{ ...current[1]!, value: 5 }, { ...current[3]!, value: 8 }] },
-      { spans: previous, buckets: [{ ...previous[1]!, value: 4 }, { ...previous[2]!, value: 1 }] },
+      { spans: current, buckets: [bucket(current[1]!, 5), bucket(current[3]!, 8)] },
+      { spans: previous, buckets: [{ start: previous[1]!.start, value: 4 }, { start: previous[2]!.start, value: 1 }] },
     );
     expect(out.map((b) => [b.start.getUTCDate(), b.previousStart?.getUTCDate(), b.previous, b.change])).toEqual([
       [9, 2, 4, 1],
@@ -144,13 +160,13 @@ describe('compareWithPrevious', () => {
 
   it('keeps the buckets and their other properties', () => {
     const spans = days(2001, 0, 1, 1);
-    const [out] = compareWithPrevious({ spans, buckets: [{ ...spans[0]!, value: 1, count: 3 }] }, { spans, buckets: [] });
-    expect(out).toEqual({ ...spans[0], value: 1, count: 3, previous: null, previousStart: spans[0]!.start, change: null, relativeChange: null });
+    const [out] = compareWithPrevious({ spans, buckets: [bucket(spans[0]!, 1)] }, { spans, buckets: [] });
+    expect(out).toEqual({ ...bucket(spans[0]!, 1), previous: null, previousStart: spans[0]!.start, change: null, relativeChange: null });
   });
 
   it('refuses buckets that are not among their period spans', () => {
     const spans = days(2001, 0, 1, 2);
-    const stray = { ...days(2001, 0, 5, 1)[0]!, value: 1 };
+    const stray = bucket(days(2001, 0, 5, 1)[0]!, 1);
     expect(() => compareWithPrevious({ spans, buckets: [stray] }, { spans, buckets: [] })).toThrow(/current period/);
     expect(() => compareWithPrevious({ spans, buckets: [] }, { spans, buckets: [stray] })).toThrow(/earlier period/);
   });
