@@ -5,7 +5,13 @@ import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts
 import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
 import { bucketsPerGroup, filterValueCount } from '../query/cost.ts';
 import { registryFilter } from '../query/registry.ts';
-import { bucketList, shapeAggregates, shapeBucketGroups, statsByStart, type AggregateResult, type Bucket, type BucketGroup } from '../query/shape.ts';
+import { fillBuckets, type BucketSpan } from '../query/fill.ts';
+import { bucketStart, nextBucketStart } from '../query/granularity.ts';
+import { compareWithPrevious, shiftedRange, type Comparison } from '../query/offset.ts';
+import { sortByRank } from '../query/ranking.ts';
+import { bucketList, shapeAggregates, shapeBucketGroups, statsByStart, type AggregateResult, type Bucket } from '../query/shape.ts';
+import { transformBuckets, type TransformedBucket } from '../query/transforms.ts';
+import type { Tag } from '../model/series.ts';
 import type { TagFilter } from '../query/spec.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import {
@@ -23,6 +29,51 @@ import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts'
 import { createLoader, type LoadAnswer, type LoadRequest } from './loader.ts';
 import { Planning } from './planning.ts';
 import type { RangeQuery } from './query.ts';
+
+/** A bucket as a chart gets it: its statistics, whether fill made it up, the chosen `value`, and the comparison with the earlier period (nulls without one). */
+export type ChartBucket = TransformedBucket & Comparison;
+
+/** The chart-ready buckets of one group. */
+export interface ChartGroup {
+  tags: Tag[];
+  buckets: ChartBucket[];
+}
+
+/** The spans and transformed buckets of the earlier period of a comparison, for one group. */
+interface Earlier {
+  spans: BucketSpan[];
+  buckets: TransformedBucket[];
+}
+
+/** A group's identity for matching the groups of two periods. */
+const tagsKey = (tags: readonly Tag[]) => JSON.stringify(tags.map((tag) => [tag.key, tag.value]));
+
+/** Every bucket span `[start, end)` of a query's range, in time order. */
+function bucketSpans(query: RangeQuery): BucketSpan[] {
+  const cut = query.granularity!.cut;
+  const spans: BucketSpan[] = [];
+  for (let start = bucketStart(query.from, cut); start < query.to; start = nextBucketStart(start, cut)) {
+    spans.push({ start: new Date(start), end: new Date(nextBucketStart(start, cut)) });
+  }
+  return spans;
+}
+
+const NO_COMPARISON: Comparison = { previous: null, previousStart: null, change: null, relativeChange: null };
+
+/**
+ * The chart chain of one group's buckets (those with readings, in time order): fill
+ * over every span of the range, the transform of the chosen statistic into `value`,
+ * and the comparison with the earlier period's buckets when there is one.
+ */
+function chart(buckets: readonly Bucket[], spans: readonly BucketSpan[], query: RangeQuery, previous?: Earlier): ChartBucket[] {
+  const transformed = transformBuckets(fillBuckets(spans, buckets, query.fill), {
+    statistic: query.statistic,
+    transform: query.transform,
+    range: query,
+  });
+  if (query.compareWith === null) return transformed.map((bucket) => Object.assign(bucket, NO_COMPARISON));
+  return compareWithPrevious({ spans, buckets: transformed }, previous ?? { spans: [], buckets: [] });
+}
 
 /**
  * The query engine of one request: it owns the request's budget (buckets, listed
@@ -55,11 +106,33 @@ export class QueryEngine {
    * @throws InputError TOO_MANY_BUCKETS or TOO_MANY_FILTER_VALUES (nothing runs then);
    * ServiceError QUERY_TIMEOUT.
    */
-  async buckets(query: RangeQuery): Promise<BucketGroup[]> {
+  async buckets(query: RangeQuery): Promise<ChartGroup[]> {
     if ((await this.reserve(query)) === 0) return [];
+    const earlier = query.compareWith === null ? undefined : this.earlierGroups(query);
     const { rows, index } = await this.loader.load({ query });
-    const granularity = query.granularity!;
-    return shapeBucketGroups(rows, { ...query, cut: granularity.cut, groupBy: query.groupBy }, index);
+    let groups = shapeBucketGroups(rows, { ...query, fill: 'NONE', cut: query.granularity!.cut, groupBy: query.groupBy }, index);
+    if (query.ranking !== null) groups = sortByRank(groups, rows, query.ranking, query.groupBy);
+    const previous = await earlier;
+    const spans = bucketSpans(query);
+    return groups.map((group) => ({ tags: group.tags, buckets: chart(group.buckets, spans, query, previous?.get(tagsKey(group.tags))) }));
+  }
+
+  /**
+   * The bucket lists of the earlier period a query compares with (the same query over
+   * the range shifted back by `compareWith`, reserved from the budget like any query),
+   * by group, with their spans and values, to align with the current period's.
+   */
+  private async earlierGroups(query: RangeQuery): Promise<Map<string, Earlier>> {
+    const shifted = shiftedRange(query, query.compareWith!);
+    const earlier: RangeQuery = { ...query, ...shifted, compareWith: null, ranking: null };
+    const byGroup = new Map<string, Earlier>();
+    if ((await this.reserve(earlier, false)) === 0) return byGroup;
+    const { rows, index } = await this.loader.load({ query: earlier });
+    const spans = bucketSpans(earlier);
+    for (const group of shapeBucketGroups(rows, { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut, groupBy: earlier.groupBy }, index)) {
+      byGroup.set(tagsKey(group.tags), { spans, buckets: chart(group.buckets, spans, earlier) });
+    }
+    return byGroup;
   }
 
   /**
@@ -69,7 +142,8 @@ export class QueryEngine {
   async aggregate(query: RangeQuery): Promise<AggregateResult[]> {
     if ((await this.reserve(query)) === 0) return [];
     const { rows, index } = await this.loader.load({ query });
-    return shapeAggregates(rows, { ...query, groupBy: query.groupBy }, index);
+    const results = shapeAggregates(rows, { ...query, groupBy: query.groupBy }, index);
+    return query.ranking === null ? results : sortByRank(results, rows, query.ranking, query.groupBy);
   }
 
   /**
@@ -77,12 +151,20 @@ export class QueryEngine {
    * query value, they share one pipeline.
    * @throws InputError TOO_MANY_BUCKETS (counted per series); ServiceError QUERY_TIMEOUT.
    */
-  async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<Bucket[]> {
+  async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<ChartBucket[]> {
     const perSeries = bucketsPerGroup(query);
     if (perSeries === 0) return [];
-    this.budget.reserve('buckets', perSeries, `this field: ${formatCount(perSeries)} buckets per series`);
+    this.budget.reserve('buckets', perSeries * (query.compareWith === null ? 1 : 2), `this field: ${formatCount(perSeries)} buckets per series`);
+    let previous: Earlier | undefined;
+    if (query.compareWith !== null) {
+      const earlier: RangeQuery = { ...query, ...shiftedRange(query, query.compareWith), compareWith: null };
+      const spans = bucketSpans(earlier);
+      const answer = await this.loader.load({ query: earlier, series: series._id });
+      previous = { spans, buckets: chart(bucketList(statsByStart(answer.rows, answer.index), { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut }), spans, earlier) };
+    }
     const { rows, index } = await this.loader.load({ query, series: series._id });
-    return bucketList(statsByStart(rows, index), { ...query, cut: query.granularity!.cut });
+    const buckets = bucketList(statsByStart(rows, index), { ...query, fill: 'NONE', cut: query.granularity!.cut });
+    return chart(buckets, bucketSpans(query), query, previous);
   }
 
   /**
@@ -158,10 +240,11 @@ export class QueryEngine {
    * group x groups (an aggregate counts 1 per group). A grouped query first checks that
    * one group fits, then counts its groups in the series registry (a look-up the
    * request's pipelines wait for); the reservation is that upper bound whatever the fill.
+   * @param countFilterValues false for a second query of the same field (the earlier period of a comparison).
    * @returns the number of groups reserved for; 0 when the query cannot return anything.
    */
-  private async reserve(query: RangeQuery): Promise<number> {
-    this.reserveFilterValues(query.where);
+  private async reserve(query: RangeQuery, countFilterValues = true): Promise<number> {
+    if (countFilterValues) this.reserveFilterValues(query.where);
     const perGroup = bucketsPerGroup(query);
     if (perGroup === 0) return 0;
     const unit = query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`;

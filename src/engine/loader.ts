@@ -1,4 +1,6 @@
 import DataLoader from 'dataloader';
+import type { Document } from 'mongodb';
+import { aggregateRankingStages, bucketRankingStages } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
 import { bucketsPipeline, type BucketQuery, type BucketRow } from '../query/buckets-pipeline.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
@@ -53,7 +55,18 @@ function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): B
  */
 export function batchKey(query: RangeQuery): string {
   const { fields: _fields, granularity, ...rest } = pipelineQuery(query, [], []);
-  return canonicalJson({ ...rest, granularity: granularity?.name ?? null });
+  // A ranked pipeline ranks by one field: it is a batch of its own.
+  const ranked = query.ranking === null ? {} : { ranking: query.ranking, rankedField: query.field };
+  return canonicalJson({ ...rest, ...ranked, granularity: granularity?.name ?? null });
+}
+
+/** The pipeline of a batch: the bucket pipeline over its fields and series, then the ranking stages of a ranked query (its one field at index 0). */
+function batchPipeline(query: RangeQuery, fields: string[], series: string[]): Document[] {
+  const pipeline = bucketsPipeline(pipelineQuery(query, fields, series));
+  if (query.ranking === null) return pipeline;
+  const grouping = pipelineQuery(query, fields, series).grouping;
+  const stages = query.kind === 'aggregate' ? aggregateRankingStages(query.ranking, grouping, 0) : bucketRankingStages(query.ranking, grouping, 0);
+  return [...pipeline, ...stages];
 }
 
 /**
@@ -80,7 +93,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         [...batches.values()].map(async (batch) => {
           const fields = [...new Set(batch.map((request) => request.query.field))];
           const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
-          const pipeline = bucketsPipeline(pipelineQuery(batch[0]!.query, fields, series));
+          const pipeline = batchPipeline(batch[0]!.query, fields, series);
           const rows = await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options);
           const bySeries = new Map<string, BucketRow[]>();
           if (series.length > 0) {

@@ -9,7 +9,11 @@ import { TZDate } from '@date-fns/tz';
 import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
 import type { Granularity } from '../query/granularity.ts';
-import { normalizeBucketing, normalizeRange, normalizeSelection, type Fill, type TagFilter } from '../query/spec.ts';
+import type { FillMode } from '../query/fill.ts';
+import { validateOffset, type Offset } from '../query/offset.ts';
+import { RANK_LIMIT, validateRanking, type RankStatistic, type Ranking, type SortDirection } from '../query/ranking.ts';
+import { normalizeBucketing, normalizeRange, normalizeSelection, type TagFilter } from '../query/spec.ts';
+import { validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
 
 /**
  * A bucket or aggregate query over the series of a metric (`Query.buckets`,
@@ -32,8 +36,31 @@ export interface RangeQuery {
   to: number;
   /** The bucket size; null for an aggregate. */
   granularity: Granularity | null;
-  /** How empty buckets are listed (buckets only). */
-  fill: Fill;
+  /** How empty buckets are listed and filled (buckets only). */
+  fill: FillMode;
+  /** The statistic each bucket's `value` carries (buckets only; default `avg`). */
+  statistic: Statistic;
+  /** What is computed from `statistic` bucket by bucket (default none: the statistic itself). */
+  transform: Transform;
+  /** Compare each bucket with the aligned bucket this long before (null: no comparison). */
+  compareWith: Offset | null;
+  /** Keep the first groups by a statistic over the whole range (null: every group, sorted by tag values). */
+  ranking: Ranking | null;
+}
+
+/** Chart options of a bucket list as GraphQL hands them over (all optional). */
+export interface ChartArgs {
+  fill?: FillMode | null;
+  statistic?: Statistic | null;
+  transform?: 'NONE' | 'RATE' | 'DIFFERENCE' | 'CUMULATIVE_SUM' | 'MOVING_AVERAGE' | null;
+  window?: number | null;
+  compareWith?: Offset | null;
+}
+
+/** Ranking options of a grouped query as GraphQL hands them over. */
+export interface RankingArgs {
+  orderBy?: { statistic: RankStatistic; direction?: SortDirection | null } | null;
+  limit?: number | null;
 }
 
 /**
@@ -53,15 +80,59 @@ export interface BucketsArgs {
   where?: readonly TagFilter[] | null;
   groupBy?: readonly string[] | null;
   granularity: Granularity['name'];
-  fill?: Fill | null;
 }
 
 /** Arguments of `Query.aggregate`. */
-export type AggregateArgs = Omit<BucketsArgs, 'granularity' | 'fill'>;
+export type AggregateArgs = Omit<BucketsArgs, 'granularity'> & RankingArgs;
 /** Arguments of `Series.buckets`. */
-export type SeriesBucketsArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy'>;
+export type SeriesBucketsArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy'> & ChartArgs;
 /** Arguments of `Series.aggregate`. */
-export type SeriesAggregateArgs = Omit<AggregateArgs, 'metric' | 'where' | 'groupBy'>;
+export type SeriesAggregateArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy' | 'granularity'>;
+
+const TRANSFORMS = {
+  NONE: { kind: 'none' },
+  RATE: { kind: 'rate' },
+  DIFFERENCE: { kind: 'difference' },
+  CUMULATIVE_SUM: { kind: 'cumulativeSum' },
+} as const;
+
+/**
+ * The chart options of a bucket list: fill (default NULL), statistic (default avg),
+ * transform (a moving average needs `window`), comparison offset.
+ * @throws InputError INVALID_ARGUMENT (a window outside 1..1000 or given without a moving
+ * average; an offset amount outside 1..1000).
+ */
+function parseChart(args: ChartArgs): Pick<RangeQuery, 'fill' | 'statistic' | 'transform' | 'compareWith'> {
+  const kind = args.transform ?? 'NONE';
+  if (kind !== 'MOVING_AVERAGE' && args.window !== null && args.window !== undefined) {
+    throw new InputError(ErrorCode.INVALID_ARGUMENT, '`window` only applies to transform: MOVING_AVERAGE', 'window');
+  }
+  const transform: Transform =
+    kind === 'MOVING_AVERAGE'
+      ? validateTransform({ kind: 'movingAverage', window: args.window ?? 5 })
+      : TRANSFORMS[kind];
+  return {
+    fill: args.fill ?? 'NULL',
+    statistic: args.statistic ?? 'avg',
+    transform,
+    compareWith: args.compareWith ? validateOffset(args.compareWith, 'compareWith') : null,
+  };
+}
+
+/**
+ * The ranking of a grouped query: `orderBy` a statistic (direction DESC unless given),
+ * keeping the first `limit` groups (all of them, up to 10,000, without a limit).
+ * @throws InputError INVALID_ARGUMENT (a limit outside 1..10,000, or a limit without orderBy).
+ */
+function parseRanking(args: RankingArgs): Ranking | null {
+  if (!args.orderBy) {
+    if (args.limit !== null && args.limit !== undefined) {
+      throw new InputError(ErrorCode.INVALID_ARGUMENT, '`limit` keeps the first groups of an `orderBy`; give `orderBy` too', 'limit');
+    }
+    return null;
+  }
+  return validateRanking({ orderBy: args.orderBy.statistic, direction: args.orderBy.direction ?? 'DESC', limit: args.limit ?? RANK_LIMIT.max });
+}
 
 /**
  * `Query.buckets` arguments as a query value.
@@ -69,31 +140,34 @@ export type SeriesAggregateArgs = Omit<AggregateArgs, 'metric' | 'where' | 'grou
  * TOO_MANY_NAMES, INVALID_TAG_VALUE, BAD_USER_INPUT (an unknown granularity), each with
  * the argument's path.
  */
-export function parseBucketsQuery(args: BucketsArgs): RangeQuery {
+export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
-  const bucketing = normalizeBucketing(args);
-  return { kind: 'buckets', ...selection, ...range, granularity: bucketing.granularity, fill: bucketing.fill };
+  const bucketing = normalizeBucketing({ granularity: args.granularity });
+  return { kind: 'buckets', ...selection, ...range, granularity: bucketing.granularity, ...parseChart(args), ranking: parseRanking(args) };
 }
+
+/** Defaults of the chart options for queries without a bucket list. */
+const NO_CHART = { fill: 'NULL', statistic: 'avg', transform: { kind: 'none' }, compareWith: null, ranking: null } as const;
 
 /** `Query.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
 export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
-  return { kind: 'aggregate', ...selection, ...range, granularity: null, fill: 'NULL' };
+  return { kind: 'aggregate', ...selection, ...range, granularity: null, ...NO_CHART, ranking: parseRanking(args) };
 }
 
 /** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
   const range = parseRange(args);
-  const bucketing = normalizeBucketing(args);
-  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: bucketing.granularity, fill: bucketing.fill };
+  const bucketing = normalizeBucketing({ granularity: args.granularity });
+  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: bucketing.granularity, ...parseChart(args), ranking: null };
 }
 
 /** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery {
   const range = parseRange(args);
-  return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, fill: 'NULL' };
+  return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, ...NO_CHART };
 }
 
 /**

@@ -1,7 +1,8 @@
 import { parseBucketsQuery } from '../engine/query.ts';
 import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
-import type { Bucket, BucketGroup } from '../query/shape.ts';
+import type { ChartBucket, ChartGroup } from '../engine/engine.ts';
 import { builder, type ArgBuilder } from './builder.ts';
+import { chartArgs, rankingArgs } from './chart.ts';
 import { StatisticsRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
@@ -20,11 +21,17 @@ export const FillRef = builder.enumType('Fill', {
   values: {
     NULL: { value: 'NULL', description: 'List every bucket of the range; empty ones have count 0 and null statistics.' },
     NONE: { value: 'NONE', description: 'List only buckets with readings.' },
+    ZERO: { value: 'ZERO', description: 'List every bucket; empty ones have 0 for every statistic but `count` (which stays 0, the real number of readings).' },
+    PREVIOUS: { value: 'PREVIOUS', description: 'List every bucket; empty ones repeat the statistics of the last bucket with readings (null before the first).' },
+    LINEAR: {
+      value: 'LINEAR',
+      description: 'List every bucket; empty ones interpolate each statistic linearly in time between the nearest buckets with readings (null at the ends).',
+    },
   } as const,
 });
 
 /** `Bucket` type: one time bucket and its statistics. */
-export const BucketRef = builder.objectRef<Bucket>('Bucket').implement({
+export const BucketRef = builder.objectRef<ChartBucket>('Bucket').implement({
   description: 'One time bucket `[start, end)` (UTC) and the statistics of its readings.',
   interfaces: [StatisticsRef],
   fields: (t) => ({
@@ -34,6 +41,15 @@ export const BucketRef = builder.objectRef<Bucket>('Bucket').implement({
         'Start of the bucket, aligned to the granularity. The first bucket may start before `from`; it only counts readings from `from` on.',
     }),
     end: t.expose('end', { type: 'DateTime', description: 'End of the bucket (exclusive).' }),
+    filled: t.exposeBoolean('filled', { description: 'True when the bucket has no readings and its statistics come from `fill` (ZERO, PREVIOUS, LINEAR).' }),
+    value: t.exposeFloat('value', { nullable: true, description: 'The chosen `statistic`, after `transform` (the statistic itself without one).' }),
+    previous: t.exposeFloat('previous', { nullable: true, description: '`value` of the bucket at the same position of the earlier period (`compareWith`); null without one.' }),
+    previousStart: t.expose('previousStart', { type: 'DateTime', nullable: true, description: 'Start of that earlier bucket.' }),
+    change: t.exposeFloat('change', { nullable: true, description: '`value - previous`.' }),
+    relativeChange: t.exposeFloat('relativeChange', {
+      nullable: true,
+      description: '`(value - previous) / |previous|` as a fraction (0.25 is 25% more); null when `previous` is 0 or null.',
+    }),
   }),
 });
 
@@ -42,11 +58,11 @@ export const BucketRef = builder.objectRef<Bucket>('Bucket').implement({
  * (uPlot and most chart libraries take `[times, values…]`): 10,000 buckets cost a few
  * arrays of numbers instead of 10,000 objects with ISO strings.
  */
-export const BucketColumnsRef = builder.objectRef<readonly Bucket[]>('BucketColumns').implement({
+export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('BucketColumns').implement({
   description:
     'The buckets of a list as parallel arrays, index i being the i-th bucket in time order: compact to send and to parse, and the shape chart libraries take. Statistics are null where a bucket has no readings.',
   fields: (t) => {
-    const column = (name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev', description: string) =>
+    const column = (name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'value' | 'previous' | 'change', description: string) =>
       t.field({ type: ['Float'], nullable: { list: false, items: true }, description, resolve: (buckets) => buckets.map((bucket) => bucket[name]) });
     return {
       times: t.field({
@@ -67,12 +83,16 @@ export const BucketColumnsRef = builder.objectRef<readonly Bucket[]>('BucketColu
       variance: column('variance', 'Population variance per bucket.'),
       stddev: column('stddev', 'Population standard deviation per bucket.'),
       sampleStddev: column('sampleStddev', 'Sample standard deviation per bucket (null below 2 readings).'),
+      value: column('value', '`value` per bucket (the chosen statistic after its transform).'),
+      previous: column('previous', '`previous` per bucket (with `compareWith`).'),
+      change: column('change', '`change` per bucket (with `compareWith`).'),
+      filled: t.field({ type: ['Boolean'], description: 'Whether each bucket was made up by `fill`.', resolve: (buckets) => buckets.map((bucket) => bucket.filled) }),
     };
   },
 });
 
 /** `BucketGroup` type: the buckets of one group. */
-export const BucketGroupRef = builder.objectRef<BucketGroup>('BucketGroup').implement({
+export const BucketGroupRef = builder.objectRef<ChartGroup>('BucketGroup').implement({
   description: 'The buckets of one group of series, in time order.',
   fields: (t) => ({
     tags: t.field({
@@ -115,7 +135,8 @@ export const selectionArgs = (arg: ArgBuilder) => ({
 /** Arguments that shape a bucket list: granularity and fill. */
 export const bucketArgs = (arg: ArgBuilder) => ({
   granularity: arg({ type: GranularityRef, required: true, description: 'Bucket size.' }),
-  fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed.' }),
+  fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed and filled; filled buckets say `filled: true`.' }),
+  ...chartArgs(arg),
 });
 
 builder.queryField('buckets', (t) =>
@@ -123,7 +144,7 @@ builder.queryField('buckets', (t) =>
     type: [BucketGroupRef],
     description:
       'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
-    args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
+    args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg), ...rankingArgs(t.arg) },
     authScopes: (_root, args) => ({ read: true, metric: args.metric }),
     resolve: (_root, args, ctx) => ctx.engine.buckets(parseBucketsQuery(args)),
   }),

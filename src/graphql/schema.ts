@@ -2,6 +2,7 @@ import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
 import './tag.ts';
 import './statistics.ts';
+import './chart.ts';
 import './bucket.ts';
 import './aggregate.ts';
 import './series.ts';

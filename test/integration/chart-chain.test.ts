@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
-import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
+import { bucketsPipeline, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { fillBuckets, type FillMode } from '../../src/query/fill.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import { compareWithPrevious, shiftedRange } from '../../src/query/offset.ts';
@@ -87,7 +87,7 @@ describe('fill, transform and comparison on pipeline results', () => {
   /** The engine's chain for one period: pipeline, shaping (buckets with readings), fill, transform; by host. */
   async function chart(range: { from: number; to: number }, fill: FillMode, transform: Transform, statistic: Statistic = 'avg') {
     const hourly = granularity('HOUR');
-    const rows = await aggregateBuckets(
+    const rows = await aggregateBuckets<BucketRow>(
       store,
       bucketsPipeline({ scope: { metric: 'cpu' }, fields: ['load'], ...range, granularity: hourly, grouping: { by: 'tags', keys: ['host'] } }),
     );

@@ -197,7 +197,7 @@ describe('ranking on the database', () => {
             for (const limit of [3, 100]) {
               const ranking: Ranking = { orderBy, direction, limit };
               const pipeline = [...bucketsPipeline(query(keys, null)), ...aggregateRankingStages(ranking, { by: 'tags', keys }, fieldIndex)];
-              const rows = await aggregateBuckets(store, pipeline);
+              const rows = await aggregateBuckets<BucketRow>(store, pipeline);
               const expected = referenceRanking(field, keys, ranking);
               const label = `${field} ${orderBy} ${direction} limit ${limit} by ${keys.join(',')}`;
               expect(rows.map((row) => groupValues(row, keys)), label).toEqual(expected.map((g) => g.values));
@@ -217,7 +217,7 @@ describe('ranking on the database', () => {
   it('bucket lists: the rows of the first groups, unchanged, in rank order; shaped and re-sorted the same', async () => {
     for (const name of ['HOUR', 'DAY'] as const) {
       const keys = ['origin', 'destination'];
-      const all = await aggregateBuckets(store, bucketsPipeline(query(keys, name)));
+      const all = await aggregateBuckets<BucketRow>(store, bucketsPipeline(query(keys, name)));
       const rowsOf = (values: (string | null)[]) =>
         all
           .filter((row) => JSON.stringify(groupValues(row, keys)) === JSON.stringify(values))
@@ -226,7 +226,7 @@ describe('ranking on the database', () => {
         for (const direction of ['ASC', 'DESC'] as const) {
           const ranking: Ranking = { orderBy, direction, limit: 4 };
           const label = `${name} ${orderBy} ${direction}`;
-          const rows = await aggregateBuckets(store, [...bucketsPipeline(query(keys, name)), ...bucketRankingStages(ranking, { by: 'tags', keys })]);
+          const rows = await aggregateBuckets<BucketRow>(store, [...bucketsPipeline(query(keys, name)), ...bucketRankingStages(ranking, { by: 'tags', keys })]);
           const expected = referenceRanking('delay', keys, ranking);
           // Groups come out contiguous, in rank order.
           const order: string[] = [];

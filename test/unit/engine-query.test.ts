@@ -29,6 +29,10 @@ describe('parseBucketsQuery', () => {
       to: Date.UTC(2001, 1, 1),
       granularity: 'DAY',
       fill: 'NULL',
+      statistic: 'avg',
+      transform: { kind: 'none' },
+      compareWith: null,
+      ranking: null,
     });
   });
 });
@@ -59,6 +63,7 @@ describe('batchKey', () => {
   it('is shared by queries that differ only in the field or the fill', () => {
     expect(key({ field: 'distance' })).toBe(key({}));
     expect(key({ fill: 'NONE' })).toBe(key({}));
+    expect(key({ transform: 'CUMULATIVE_SUM', statistic: 'sum' } as never)).toBe(key({}));
     // Rounding to the minute happens before the key: the same range, the same pipeline.
     expect(key({ from: { instant: Date.parse('2001-01-01T00:00:59Z') } })).toBe(key({}));
   });
@@ -75,6 +80,7 @@ describe('batchKey', () => {
       key({ groupBy: ['destination'] }),
       batchKey(parseAggregateQuery(base)),
       batchKey(parseSeriesBucketsQuery(base)),
+      key({ orderBy: { statistic: 'avg' }, limit: 10 } as never),
     ];
     expect(new Set([key({}), ...others]).size).toBe(others.length + 1);
   });
