@@ -1,12 +1,12 @@
 /**
- * Measures bucket document sizes with the `bson` serializer the driver uses: the worst
+ * Measures series-day document sizes with the `bson` serializer the driver uses: the worst
  * case the limits allow, and typical documents of the two data sets. Prints a Markdown
  * table (quoted in the README, section "Design").
  *
  *   npx tsx scripts/measure-document-size.ts
  */
 import { calculateObjectSize, Double } from 'bson';
-import { bucketSkeleton } from '../src/model/bucket-document.ts';
+import { daySkeleton } from '../src/model/day-document.ts';
 import { Limits } from '../src/model/limits.ts';
 import { tagPair } from '../src/model/series.ts';
 
@@ -18,7 +18,7 @@ function fullDocument(fields: string[], tagCount: number, tagValueLength: number
   const tags: Record<string, string> = {};
   for (let i = 0; i < tagCount; i++) tags[name('tag', i, Limits.nameLength)] = 'v'.repeat(tagValueLength);
   const tagPairs = Object.entries(tags).map(([key, value]) => tagPair(key, value));
-  const doc = bucketSkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) }, fields) as Record<string, unknown>;
+  const doc = daySkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) }, fields) as Record<string, unknown>;
   doc.first = new Date(0);
   doc.last = new Date(0);
   return doc;
@@ -44,6 +44,6 @@ const rows: [string, number][] = [
   ['flights route-day with 4 flights (sparse)', calculateObjectSize(sparseDocument(4))],
   ['flights route-day pre-allocated (2 fields, 1,440 minutes)', calculateObjectSize(fullDocument(['delay', 'distance'], 2, 3))],
 ];
-console.log('| bucket document | BSON size |\n| --- | ---: |');
+console.log('| series-day document | BSON size |\n| --- | ---: |');
 for (const [label, size] of rows) console.log(`| ${label} | ${size >= MIB ? `${(size / MIB).toFixed(2)} MiB` : `${(size / 1024).toFixed(1)} KiB`} (${size.toLocaleString('en-US')} B) |`);
 console.log(`\nMongoDB's limit is 16 MiB (${(16 * MIB).toLocaleString('en-US')} B).`);

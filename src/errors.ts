@@ -23,7 +23,7 @@ export const ErrorCode = {
   INVALID_RANGE: 'INVALID_RANGE',
   /** A query would return more buckets than `MAX_BUCKETS`. */
   TOO_MANY_BUCKETS: 'TOO_MANY_BUCKETS',
-  /** A metric's bucket layout cannot change once it has bucket documents. */
+  /** A metric's bucket layout cannot change once it has series-day documents. */
   LAYOUT_LOCKED: 'LAYOUT_LOCKED',
   /** A numeric argument (a limit, say) is outside its allowed range. */
   INVALID_ARGUMENT: 'INVALID_ARGUMENT',

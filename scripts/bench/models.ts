@@ -7,7 +7,7 @@
  */
 import { pino } from 'pino';
 import type { Db, Document, MongoClient } from 'mongodb';
-import type { BucketLayout } from '../../src/model/bucket-document.ts';
+import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { validateReadings, type Reading } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
@@ -84,7 +84,7 @@ export class OursModel implements Model {
   private constructor(
     readonly store: Store,
     readonly app: ReturnType<typeof createApp>,
-    layout: BucketLayout,
+    layout: DocumentLayout,
   ) {
     this.name = layout === 'sparse' ? 'ours' : 'ours-preallocated';
   }
@@ -94,7 +94,7 @@ export class OursModel implements Model {
   }
 
   /** Opens an empty database `dbName` on `uri` with metrics created in `layout`. */
-  static async open(uri: string, dbName: string, layout: BucketLayout): Promise<OursModel> {
+  static async open(uri: string, dbName: string, layout: DocumentLayout): Promise<OursModel> {
     const store = await openStore(uri, dbName, { defaultLayout: layout });
     await store.db.dropDatabase();
     await ensureIndexes(store.db);
@@ -148,7 +148,7 @@ export class OursModel implements Model {
       indexBytes,
       documents,
       largestDocument: await largestDocument(this.db, CollectionName.buckets),
-      largestNote: 'all bucket documents',
+      largestNote: 'all series-day documents',
     };
   }
 

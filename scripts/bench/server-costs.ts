@@ -12,7 +12,7 @@
 import { BSON, Double, MongoClient, type Document } from 'mongodb';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
-import { bucketUpdate, planWrites } from '../../src/record/plan.ts';
+import { dayUpdate, planWrites } from '../../src/record/plan.ts';
 import { denseDataSet } from './datasets.ts';
 import { batches, latency, median } from './measure.ts';
 import { OursModel } from './models.ts';
@@ -59,7 +59,7 @@ console.log(`| insertMany of 1,000 small documents (one per reading) | ${(await 
 await client.db('server_costs').dropDatabase();
 
 // One batch of the record path, taken apart: TSBS cpu-only, 100 hosts, batches of 1,000
-// readings (10 per host, so 100 bucket documents of about 2 minutes each). The first
+// readings (10 per host, so 100 series-day documents of about 2 minutes each). The first
 // half of the hour is loaded first so the timed batches update existing documents.
 const ours = await OursModel.open(config.MONGODB_URI ?? embedded!.uri, 'server_costs_batch', 'sparse');
 const all = batches(ours.convert(denseDataSet(100, 1).readings), 1000);
@@ -69,7 +69,7 @@ const parts = { plan: [] as number[], encode: [] as number[], write: [] as numbe
 for (const batch of all.slice(half, half + 7)) {
   let started = performance.now();
   const plan = planWrites(batch);
-  const updates = plan.buckets.map((write) => bucketUpdate(write, true));
+  const updates = plan.buckets.map((write) => dayUpdate(write, true));
   parts.plan.push(performance.now() - started);
   started = performance.now();
   for (const update of updates) BSON.serialize(update);
@@ -84,7 +84,7 @@ console.log('\n| one batch of 1,000 TSBS readings (100 documents, 7 batches) | m
 console.log(`| client: group and merge (planWrites) and build the updates | ${median(parts.plan).toFixed(1)} |`);
 console.log(`| client: BSON-encode the 100 updates (about ${median(parts.paths)} paths each) | ${median(parts.encode).toFixed(1)} |`);
 console.log(`| whole record path (the above, registries, one bulkWrite) | ${writeMs.toFixed(1)} |`);
-console.log(`| the rest (server and round trips), per bucket document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`);
+console.log(`| the rest (server and round trips), per series-day document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`);
 await ours.db.dropDatabase();
 await ours.close();
 await client.close();

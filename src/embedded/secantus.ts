@@ -113,7 +113,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
   if (dataDir !== ':memory:') await mkdir(dataDir, { recursive: true });
   // --standalone: no replica-set advertisement and so no oplog. Nothing here uses
   // change streams or transactions, and without the oplog an update no longer pays for
-  // a diff of the whole document (a single $inc on a 1 MiB bucket document: 121 ms
+  // a diff of the whole document (a single $inc on a 1 MiB series-day document: 121 ms
   // instead of 441 ms, scripts/bench/server-costs.ts).
   const args = [
     '--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone',

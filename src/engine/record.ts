@@ -20,20 +20,20 @@ export interface RecordOutcome {
   alreadyApplied: number;
   /** Distinct series of the batch. */
   series: number;
-  /** Bucket documents of the batch (one atomic update each). */
+  /** Series-day documents of the batch (one atomic update each). */
   buckets: number;
 }
 
 /**
  * Records a validated batch (see `record/validate.ts`) so that an answer means stored,
  * and, with a `batchId`, exactly once however often the same batch is sent:
- * 1. plans it (readings grouped and merged per bucket document) and checks the
+ * 1. plans it (readings grouped and merged per series-day document) and checks the
  *    per-metric limits, reading only;
  * 2. with a batch id, claims the id (`storage/batches.ts`): a reuse for other readings
  *    is refused, a retry of a completed batch answers at once without writing, a retry
  *    of an incomplete one goes on, its readings without a time taking the first
  *    attempt's arrival time;
- * 3. applies the plan: registries, then one atomic update per bucket document, each
+ * 3. applies the plan: registries, then one atomic update per series-day document, each
  *    refused by a document that already applied the batch (`storage/record.ts`);
  * 4. marks the batch applied.
  * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
@@ -74,7 +74,7 @@ export async function recordBatch(
     try {
       applied = await applyWritePlan(store, plan, registered, batchId === null ? undefined : batchMark(batchId));
     } catch (error) {
-      // Refused before any bucket document was written: leave no claim behind.
+      // Refused before any series-day document was written: leave no claim behind.
       if (error instanceof CodedError && claim?.status === 'new') await releaseBatch(store, batchId!);
       throw error;
     }

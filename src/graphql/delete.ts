@@ -8,7 +8,7 @@ import { builder } from './builder.ts';
 const DeleteResultRef = builder.objectRef<DeleteSummary>('DeleteResult').implement({
   description: 'What a deletion removed.',
   fields: (t) => ({
-    buckets: t.expose('buckets', { type: 'SafeInt', description: 'Bucket documents deleted (one per series and day).' }),
+    buckets: t.expose('buckets', { type: 'SafeInt', description: 'Series-day documents deleted (one per series and day).' }),
     series: t.exposeInt('series', { description: 'Series registry entries deleted.' }),
     metrics: t.exposeInt('metrics', { description: 'Metric registry entries deleted (0 or 1).' }),
   }),
@@ -24,7 +24,7 @@ builder.mutationFields((t) => ({
   deleteMetric: t.field({
     type: DeleteResultRef,
     description:
-      'Deletes a metric and all its data: its bucket documents, series and registry entry (its name, layout and fields are free again). Cannot be undone. Stop writers of the metric first: readings recorded while it runs may survive. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, NOT_FOUND, FORBIDDEN.',
+      'Deletes a metric and all its data: its series-day documents, series and registry entry (its name, layout and fields are free again). Cannot be undone. Stop writers of the metric first: readings recorded while it runs may survive. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, NOT_FOUND, FORBIDDEN.',
     args: { metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }) },
     authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
     resolve: async (_root, args, ctx) => {
@@ -35,7 +35,7 @@ builder.mutationFields((t) => ({
   deleteSeries: t.field({
     type: DeleteResultRef,
     description:
-      'Deletes one series and all its readings (its bucket documents and registry entry); the metric keeps its fields and tag keys. Cannot be undone. Needs scope `admin` and a token that may touch the metric the key starts with. Errors: NOT_FOUND, FORBIDDEN.',
+      'Deletes one series and all its readings (its series-day documents and registry entry); the metric keeps its fields and tag keys. Cannot be undone. Needs scope `admin` and a token that may touch the metric the key starts with. Errors: NOT_FOUND, FORBIDDEN.',
     args: { id: t.arg.id({ required: true, description: 'Series key, e.g. `cpu,host=web-1` (`Series.id`).' }) },
     authScopes: (_root, args) => ({ admin: true, metric: metricOfSeriesKey(String(args.id)) }),
     resolve: async (_root, args, ctx) =>

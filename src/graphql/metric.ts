@@ -6,9 +6,9 @@ import { builder } from './builder.ts';
 import { SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
 
-/** `BucketLayout` enum: how a metric's bucket documents are laid out (see README "Design"). */
-export const BucketLayoutRef = builder.enumType('BucketLayout', {
-  description: 'How the bucket documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT).',
+/** `DocumentLayout` enum: how a metric's series-day documents are laid out (see README "Design"). */
+export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
+  description: 'How the series-day documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT).',
   values: {
     SPARSE: { value: 'sparse', description: 'Day documents whose hour and minute slots are created by their first reading.' },
     PREALLOCATED: {
@@ -25,7 +25,7 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     name: t.string({ resolve: (metric) => metric._id, description: 'Metric name, e.g. `flights`.' }),
     fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
     tagKeys: t.stringList({ resolve: (metric) => [...metric.tagKeys].sort(), description: 'Tag keys ever used, sorted.' }),
-    layout: t.field({ type: BucketLayoutRef, resolve: (metric) => metric.layout, description: 'Bucket document layout.' }),
+    layout: t.field({ type: DocumentLayoutRef, resolve: (metric) => metric.layout, description: 'Series-day document layout.' }),
     seriesCount: t.field({
       type: 'SafeInt',
       description: 'Number of series.',
@@ -107,7 +107,7 @@ builder.mutationField('setMetricLayout', (t) =>
     authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),
-      layout: t.arg({ type: BucketLayoutRef, required: true, description: 'The layout.' }),
+      layout: t.arg({ type: DocumentLayoutRef, required: true, description: 'The layout.' }),
     },
     resolve: (_root, args, ctx) => setMetricLayout(ctx.store, parseMetricName(args.metric, 'metric'), args.layout),
   }),

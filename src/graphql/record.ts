@@ -39,7 +39,7 @@ const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').impleme
       description: 'Readings an earlier call with the same `batchId` had already applied, and this call did not apply again.',
     }),
     series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
-    buckets: t.exposeInt('buckets', { description: 'Number of bucket documents of the batch (one atomic update each).' }),
+    buckets: t.exposeInt('buckets', { description: 'Number of series-day documents of the batch (one atomic update each).' }),
   }),
 });
 
@@ -67,7 +67,7 @@ builder.mutationFields((t) => ({
   }),
   recordReadings: t.field({
     type: RecordResultRef,
-    description: `Records a batch of readings: the whole batch is validated first, then grouped by bucket document and written with one atomic update per document. Readings may be late or out of order. Needs scope \`write\` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
+    description: `Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope \`write\` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
     authScopes: (_root, args) => ({ write: true, metrics: args.readings.map((reading) => reading.metric) }),
     args: {
       readings: t.arg({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * How many batch marks a bucket document keeps: the marks of the last
+ * How many batch marks a series-day document keeps: the marks of the last
  * {@link BATCH_MARKS_KEPT} batches that wrote to it (`$push` with `$slice`). A retried
  * batch is recognised by a document as long as fewer than this many other batches
  * have written to that same document since. At 16 hex characters a mark, the list
@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 export const BATCH_MARKS_KEPT = 64;
 
 /**
- * The mark a batch leaves in every bucket document it writes: the first 64 bits of the
+ * The mark a batch leaves in every series-day document it writes: the first 64 bits of the
  * SHA-256 of its `batchId`, as 16 hex characters. Fixed length keeps documents small
  * whatever ids clients choose; two different ids share a mark with probability about
  * 2^-64 per pair, and only marks within one document's last {@link BATCH_MARKS_KEPT}

@@ -1,5 +1,5 @@
 /**
- * Fixed limits of the data model. They bound the size of a bucket document (see
+ * Fixed limits of the data model. They bound the size of a series-day document (see
  * README "Design": worst case measured by `scripts/measure-document-size.ts`) and keep
  * names safe to use as MongoDB field names.
  */
@@ -14,7 +14,7 @@ export const Limits = {
   fieldsPerReading: 32,
   /**
    * Most distinct fields one metric may have over its lifetime. Every series of the
-   * metric keeps a minute slot per field, so this bounds the bucket document size.
+   * metric keeps a minute slot per field, so this bounds the series-day document size.
    */
   fieldsPerMetric: 32,
   /**

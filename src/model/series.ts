@@ -33,8 +33,8 @@ export function seriesKey(series: SeriesIdentity): string {
 }
 
 /**
- * The compact series id stored in every bucket document: the first 96 bits of the
- * SHA-1 of the series key, as 24 hex characters. Fixed length keeps bucket documents
+ * The compact series id stored in every series-day document: the first 96 bits of the
+ * SHA-1 of the series key, as 24 hex characters. Fixed length keeps series-day documents
  * and index entries small however many tags a series has.
  */
 export function seriesId(key: string): string {

@@ -1,16 +1,16 @@
 import { Double, type Filter, type UpdateFilter } from 'mongodb';
 import { BATCH_MARKS_KEPT } from '../model/batch.ts';
-import { BucketPath, type BucketDocument } from '../model/bucket-document.ts';
+import { SlotPath, type DayDocument } from '../model/day-document.ts';
 import { addValue, emptyStats, type Stats } from '../model/stats.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import type { Reading } from './validate.ts';
 
 /**
- * Everything one batch does to one bucket document (one series, one day), merged in
+ * Everything one batch does to one series-day document (one series, one day), merged in
  * memory: the statistics of every slot it touches, at every level.
  */
-export interface BucketWrite {
+export interface DayWrite {
   series: string;
   metric: string;
   tags: TagMap;
@@ -51,13 +51,13 @@ export interface MetricWrite {
 
 /** The writes of one validated batch, grouped by target document. */
 export interface WritePlan {
-  buckets: BucketWrite[];
+  buckets: DayWrite[];
   series: SeriesWrite[];
   metrics: MetricWrite[];
   readings: number;
 }
 
-function slot(write: BucketWrite, path: string): Stats {
+function slot(write: DayWrite, path: string): Stats {
   let stats = write.slots.get(path);
   if (stats === undefined) {
     stats = emptyStats();
@@ -67,13 +67,13 @@ function slot(write: BucketWrite, path: string): Stats {
 }
 
 /**
- * Groups a validated batch by target bucket document and merges it in memory: every
+ * Groups a validated batch by target series-day document and merges it in memory: every
  * reading lands in its day, hour and minute slot of its series' day document, counts
  * and sums added, min and max combined. Order and lateness of readings do not matter.
  * Pure: no I/O.
  */
 export function planWrites(readings: readonly Reading[]): WritePlan {
-  const buckets = new Map<string, BucketWrite>();
+  const buckets = new Map<string, DayWrite>();
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
 
@@ -128,9 +128,9 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
       write.fields.add(name);
       seriesWrite.fields.add(name);
       metricWrite.fields.add(name);
-      addValue(slot(write, BucketPath.day(name)), value);
-      addValue(slot(write, BucketPath.hour(hour, name)), value);
-      addValue(slot(write, BucketPath.minute(hour, minute, name)), value);
+      addValue(slot(write, SlotPath.day(name)), value);
+      addValue(slot(write, SlotPath.hour(hour, name)), value);
+      addValue(slot(write, SlotPath.minute(hour, minute, name)), value);
     }
   }
   return {
@@ -142,18 +142,18 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
 }
 
 /**
- * The filter that selects a {@link BucketWrite}'s document: its series and day, and, for a
+ * The filter that selects a {@link DayWrite}'s document: its series and day, and, for a
  * batch with an id, only while the document does not carry the batch's mark yet
  * (`batches: {$ne: mark}`). A document that already applied the batch then matches
  * nothing: an upsert of it fails on the unique `{series, date}` index (error 11000) and
  * a plain update matches 0 documents, which is how a retry is recognised.
  */
-export function bucketFilter(write: BucketWrite, mark?: string): Filter<BucketDocument> {
+export function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
   return mark === undefined ? { series: write.series, date: write.date } : { series: write.series, date: write.date, batches: { $ne: mark } };
 }
 
 /**
- * The single atomic update that applies a {@link BucketWrite} to its document: `$inc`
+ * The single atomic update that applies a {@link DayWrite} to its document: `$inc`
  * of count, sum and sum of squares, `$min`/`$max` of min, max and the first/last
  * reading time, at the day, hour and minute levels at once. Numbers are sent as BSON
  * doubles so a pre-allocated slot keeps its size. With `upsert`, `$setOnInsert` fills
@@ -162,7 +162,7 @@ export function bucketFilter(write: BucketWrite, mark?: string): Filter<BucketDo
  * `batches` list, keeping the last `BATCH_MARKS_KEPT` (`$push` with `$slice`), so
  * applying the batch and remembering it are one atomic write.
  */
-export function bucketUpdate(write: BucketWrite, upsert: boolean, mark?: string): UpdateFilter<BucketDocument> {
+export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): UpdateFilter<DayDocument> {
   const inc: Record<string, Double> = {};
   const min: Record<string, Double | Date> = { first: new Date(write.first) };
   const max: Record<string, Double | Date> = { last: new Date(write.last) };
@@ -176,5 +176,5 @@ export function bucketUpdate(write: BucketWrite, upsert: boolean, mark?: string)
   const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
   if (mark !== undefined) update.$push = { batches: { $each: [mark], $slice: -BATCH_MARKS_KEPT } };
   if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs };
-  return update as UpdateFilter<BucketDocument>;
+  return update as UpdateFilter<DayDocument>;
 }

@@ -23,7 +23,7 @@ export interface Reading {
   tags: Tag[];
   /** Series key, e.g. `flights,destination=PHL,origin=LAS` (see `model/series.ts`). */
   seriesKey: string;
-  /** Compact series id stored in bucket documents. */
+  /** Compact series id stored in series-day documents. */
   seriesId: string;
   /** Milliseconds since the Unix epoch, UTC. */
   time: number;

@@ -52,7 +52,7 @@ export async function claimBatch(
   }
 }
 
-/** Records that every bucket document has applied batch `id`, so a later retry answers without writing. */
+/** Records that every series-day document has applied batch `id`, so a later retry answers without writing. */
 export async function markBatchApplied(store: Store, id: string): Promise<void> {
   await store.batches.updateOne({ _id: id }, { $set: { state: 'applied', appliedAt: new Date() } });
 }

@@ -2,7 +2,7 @@ import type { Store } from './store.ts';
 
 /** What a deletion removed. */
 export interface DeleteSummary {
-  /** Bucket documents deleted. */
+  /** Series-day documents deleted. */
   buckets: number;
   /** Series registry entries deleted. */
   series: number;
@@ -16,7 +16,7 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
 }
 
 /**
- * Deletes metric `name` with all its data: its bucket documents, then its series
+ * Deletes metric `name` with all its data: its series-day documents, then its series
  * registry entries, then its metric registry entry (so an interrupted deletion leaves
  * the registry pointing at less data, never data without registry, and running it
  * again finishes it), and clears this process's registry caches for it. Readings of the
@@ -36,7 +36,7 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
 }
 
 /**
- * Deletes one series (by its id, the hash of its key): its bucket documents, then its
+ * Deletes one series (by its id, the hash of its key): its series-day documents, then its
  * registry entry, and clears this process's caches for it. The metric's registry entry
  * (fields, tag keys, first and last reading time) is left as it is.
  * @returns how many documents were deleted (`metrics` is always 0; all 0: the series was unknown).

@@ -88,7 +88,7 @@ export type Edge = 'first' | 'last';
 /**
  * Exact time of the earliest (`first`) or latest (`last`) reading of each series of
  * `ids`, in that order (null for a series without readings): the `first` of its
- * earliest bucket document or the `last` of its latest, one index lookup on
+ * earliest series-day document or the `last` of its latest, one index lookup on
  * `{series, date}` per series.
  * @throws ServiceError QUERY_TIMEOUT when a lookup runs longer than `options.maxTimeMS`.
  */

@@ -1,19 +1,19 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import type { BucketDocument } from '../model/bucket-document.ts';
-import { bucketSkeleton } from '../model/bucket-document.ts';
+import type { DayDocument } from '../model/day-document.ts';
+import { daySkeleton } from '../model/day-document.ts';
 import { Limits } from '../model/limits.ts';
-import { bucketFilter, bucketUpdate, type BucketWrite, type MetricWrite, type SeriesWrite, type WritePlan } from '../record/plan.ts';
+import { dayFilter, dayUpdate, type DayWrite, type MetricWrite, type SeriesWrite, type WritePlan } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
-/** What applying a write plan did to the bucket documents. */
+/** What applying a write plan did to the series-day documents. */
 export interface ApplyOutcome {
-  /** Bucket documents this call applied the batch to. */
+  /** Series-day documents this call applied the batch to. */
   appliedDocuments: number;
   /** Readings in those documents. */
   appliedReadings: number;
-  /** Bucket documents that had applied the batch before (an earlier attempt with the same batch id). */
+  /** Series-day documents that had applied the batch before (an earlier attempt with the same batch id). */
   alreadyAppliedDocuments: number;
   /** Readings in those documents. */
   alreadyAppliedReadings: number;
@@ -57,9 +57,9 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
  * 1. registers new metrics, fields and tag keys, re-checking the per-metric limits
  *    atomically in the update's filter (a concurrent writer may have added names since
  *    {@link checkMetricLimits});
- * 2. registers series not known to be registered (before their bucket documents, so a
+ * 2. registers series not known to be registered (before their series-day documents, so a
  *    query that finds series through the registry never misses data);
- * 3. applies ONE atomic update per bucket document, the day, hour and minute levels at
+ * 3. applies ONE atomic update per series-day document, the day, hour and minute levels at
  *    once, in one unordered `bulkWrite`. With a batch `mark`, each update is refused by
  *    a document that carries the mark already and appends the mark otherwise, so every
  *    document applies the batch exactly once however often it is sent;
@@ -218,17 +218,17 @@ async function bulkWriteDuplicates<T extends Document>(
 }
 
 /**
- * Applies the batch's bucket writes, one atomic upsert per bucket document, and counts
+ * Applies the batch's bucket writes, one atomic upsert per series-day document, and counts
  * which documents applied the batch now and which had applied it before (see
- * `bucketFilter`). An upsert that fails with a duplicate key lost a first-insert race
+ * `dayFilter`). An upsert that fails with a duplicate key lost a first-insert race
  * (without a mark) or met a document that carries the mark (with one): it is retried as
  * a plain update with the same filter, which applies it in the first case and matches
  * nothing in the second.
  */
-async function writeBuckets(store: Store, writes: readonly BucketWrite[], mark: string | undefined, outcome: ApplyOutcome): Promise<void> {
+async function writeBuckets(store: Store, writes: readonly DayWrite[], mark: string | undefined, outcome: ApplyOutcome): Promise<void> {
   const failed = await bulkWriteDuplicates(
     store.buckets,
-    writes.map((write) => ({ updateOne: { filter: bucketFilter(write, mark), update: bucketUpdate(write, true, mark), upsert: true } })),
+    writes.map((write) => ({ updateOne: { filter: dayFilter(write, mark), update: dayUpdate(write, true, mark), upsert: true } })),
   );
   const retried = new Set(failed);
   writes.forEach((write, index) => {
@@ -238,7 +238,7 @@ async function writeBuckets(store: Store, writes: readonly BucketWrite[], mark: 
   });
   for (const index of failed) {
     const write = writes[index]!;
-    const result = await store.buckets.updateOne(bucketFilter(write, mark), bucketUpdate(write, false, mark));
+    const result = await store.buckets.updateOne(dayFilter(write, mark), dayUpdate(write, false, mark));
     if (result.matchedCount === 1) {
       outcome.appliedDocuments += 1;
       outcome.appliedReadings += write.readings;
@@ -246,7 +246,7 @@ async function writeBuckets(store: Store, writes: readonly BucketWrite[], mark: 
       outcome.alreadyAppliedDocuments += 1;
       outcome.alreadyAppliedReadings += write.readings;
     } else {
-      throw new Error(`Bucket document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`);
+      throw new Error(`Series-day document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`);
     }
   }
 }
@@ -257,7 +257,7 @@ async function writeBuckets(store: Store, writes: readonly BucketWrite[], mark: 
  * ones, ignoring duplicates a concurrent writer inserted first; the updates that follow
  * then find every document in place and keep its size.
  */
-async function insertSkeletons(store: Store, writes: readonly BucketWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+async function insertSkeletons(store: Store, writes: readonly DayWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
   const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
   const existing = await store.buckets
     .find(
@@ -269,13 +269,13 @@ async function insertSkeletons(store: Store, writes: readonly BucketWrite[], met
   const missing = writes.filter((write) => !found.has(`${write.series}:${write.date.getTime()}`));
   if (missing.length === 0) return;
   const skeletons = missing.map((write) =>
-    bucketSkeleton(
+    daySkeleton(
       { series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date },
       [...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields])],
     ),
   );
   try {
-    await store.buckets.insertMany(skeletons as unknown as BucketDocument[], { ordered: false });
+    await store.buckets.insertMany(skeletons as unknown as DayDocument[], { ordered: false });
   } catch (error) {
     if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
     const writeErrors = [error.writeErrors].flat();

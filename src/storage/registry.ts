@@ -1,5 +1,5 @@
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import type { BucketLayout } from '../model/bucket-document.ts';
+import type { DocumentLayout } from '../model/day-document.ts';
 import type { MetricDocument, Store } from './store.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { MetricDocument, Store } from './store.ts';
  * @returns the metric's registry entry after the change.
  * @throws InputError LAYOUT_LOCKED when the metric has data in another layout.
  */
-export async function setMetricLayout(store: Store, name: string, layout: BucketLayout): Promise<MetricDocument> {
+export async function setMetricLayout(store: Store, name: string, layout: DocumentLayout): Promise<MetricDocument> {
   for (;;) {
     const existing = await store.metrics.findOne({ _id: name });
     if (existing === null) {

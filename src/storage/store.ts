@@ -1,11 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
-import type { BucketDocument, BucketLayout } from '../model/bucket-document.ts';
+import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
 import type { TagMap } from '../model/series.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
-  /** Series id (24 hex characters), as in bucket documents. */
+  /** Series id (24 hex characters), as in series-day documents. */
   _id: string;
   /** Readable series key, e.g. `flights,destination=PHL,origin=LAS`. */
   key: string;
@@ -25,8 +25,8 @@ export interface MetricDocument {
   fields: string[];
   /** Every tag key ever used by the metric's series. */
   tagKeys: string[];
-  /** How the metric's bucket documents are laid out, fixed when the metric is created. */
-  layout: BucketLayout;
+  /** How the metric's series-day documents are laid out, fixed when the metric is created. */
+  layout: DocumentLayout;
   createdAt: Date;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */
   first?: Date;
@@ -50,7 +50,7 @@ export interface BatchDocument {
   receivedAt: Date;
   /** When the claim was made; the TTL index removes it `BATCH_RETENTION_HOURS` later. */
   createdAt: Date;
-  /** `applying` until every bucket document has applied the batch, then `applied`. */
+  /** `applying` until every series-day document has applied the batch, then `applied`. */
   state: 'applying' | 'applied';
   appliedAt?: Date;
 }
@@ -59,14 +59,14 @@ export interface BatchDocument {
 export interface Store {
   client: MongoClient;
   db: Db;
-  /** Bucket documents (see `model/bucket-document.ts`). */
-  buckets: Collection<BucketDocument>;
+  /** Series-day documents (see `model/day-document.ts`). */
+  buckets: Collection<DayDocument>;
   series: Collection<SeriesDocument>;
   metrics: Collection<MetricDocument>;
   /** Claims of batches sent with a `batchId`. */
   batches: Collection<BatchDocument>;
   /** Layout given to metrics created from now on. */
-  defaultLayout: BucketLayout;
+  defaultLayout: DocumentLayout;
   /**
    * Series id -> fields known to be in the series registry, remembered for a short
    * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
@@ -135,7 +135,7 @@ export async function openStore(
   uri: string,
   dbName: string,
   options: {
-    defaultLayout?: BucketLayout;
+    defaultLayout?: DocumentLayout;
     client?: MongoClientOptions;
     writeConcern?: WriteConcernSetting;
     /** How long batch claims are kept, in seconds (default 24 hours). */
@@ -162,7 +162,7 @@ export async function openStore(
   return {
     client,
     db,
-    buckets: db.collection<BucketDocument>(CollectionName.buckets),
+    buckets: db.collection<DayDocument>(CollectionName.buckets),
     series: db.collection<SeriesDocument>(CollectionName.series),
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
     batches: db.collection<BatchDocument>(CollectionName.batches),

@@ -260,7 +260,7 @@ describe('metric prefixes', () => {
 });
 
 describe('admin deletions', () => {
-  it('deleteSeries removes the bucket documents and registry entry of one series', async () => {
+  it('deleteSeries removes the series-day documents and registry entry of one series', async () => {
     const id = (await t.store.series.findOne({ key: 'cpu,host=b' }))!._id;
     const response = await t.graphql('mutation { deleteSeries(id: "cpu,host=b") { buckets series metrics } }', {}, { token: tokens['cpu-admin'] });
     expect(response.data).toEqual({ deleteSeries: { buckets: 2, series: 1, metrics: 0 } });
@@ -272,7 +272,7 @@ describe('admin deletions', () => {
     expect(left.data).toEqual({ aggregate: [{ count: 2, sum: 3 }] });
   });
 
-  it('deleteMetric removes the bucket documents, series and registry entry of a metric', async () => {
+  it('deleteMetric removes the series-day documents, series and registry entry of a metric', async () => {
     const response = await t.graphql('mutation { deleteMetric(metric: "disk") { buckets series metrics } }', {}, { token: tokens.admin });
     expect(response.data).toEqual({ deleteMetric: { buckets: 2, series: 2, metrics: 1 } });
     expect(await t.store.buckets.countDocuments({ metric: 'disk' })).toBe(0);

@@ -2,7 +2,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { BucketLayout } from '../../src/model/bucket-document.ts';
+import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { createApp } from '../../src/server/yoga.ts';
 
@@ -39,7 +39,7 @@ export interface GraphQLResponse<T> {
 export async function openTestApp(
   label: string,
   options: {
-    layout?: BucketLayout;
+    layout?: DocumentLayout;
     maxBatchSize?: number;
     maxBuckets?: number;
     auth?: 'off' | 'tokens';

@@ -5,7 +5,7 @@
  * document, for both bucket layouts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BucketLayout } from '../../src/model/bucket-document.ts';
+import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 const WRITERS = 60;
 const STORES = 4;
 
-describe.each<BucketLayout>(['sparse', 'preallocated'])('%s layout', (layout) => {
+describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) => {
   let stores: Store[];
   const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
 

@@ -132,7 +132,7 @@ describe('a batch sent again with its batch id', () => {
   it('completes a batch that an interrupted attempt applied to some documents only', async () => {
     const readings = readingsOf(500, 3000);
     const inputs = asInput('m4', readings);
-    // The state a crash leaves: the id claimed, half the bucket documents updated.
+    // The state a crash leaves: the id claimed, half the series-day documents updated.
     const valid = validateReadings(
       inputs.map((input) => ({ ...input, time: new Date(input.time) })),
       { maxBatchSize: 1000, receivedAt: 0 },

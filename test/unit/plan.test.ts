@@ -1,6 +1,6 @@
 import { Double } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { bucketUpdate, planWrites } from '../../src/record/plan.ts';
+import { dayUpdate, planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 
 const reading = (time: string, origin: string, delay: number, distance = 100): ReadingInput => ({
@@ -42,7 +42,7 @@ describe('planWrites', () => {
 
   it('produces one update with $inc, $min and $max over all levels, numbers as doubles', () => {
     const [write] = planWrites(validate([reading('2001-01-05T07:30:10Z', 'LAS', 5, 2176)])).buckets;
-    const update = bucketUpdate(write!, true) as Record<string, Record<string, unknown>>;
+    const update = dayUpdate(write!, true) as Record<string, Record<string, unknown>>;
     expect(Object.keys(update.$inc!).sort()).toEqual(
       ['fields', 'hours.7.fields', 'hours.7.minutes.30']
         .flatMap((level) => ['delay', 'distance'].flatMap((f) => ['n', 'sum', 'sq'].map((s) => `${level}.${f}.${s}`)))
@@ -56,7 +56,7 @@ describe('planWrites', () => {
       tags: { destination: 'PHL', origin: 'LAS' },
       tagPairs: ['destination=PHL', 'origin=LAS'],
     });
-    expect((bucketUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
+    expect((dayUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
   });
 
   it('treats the same tags in another order as the same series', () => {

@@ -3,7 +3,7 @@ import type { Stats } from './stats.ts';
 import type { TagMap } from './series.ts';
 
 /**
- * How the slots of a bucket document come to exist (a per-metric setting):
+ * How the slots of a series-day document come to exist (a per-metric setting):
  * - `sparse`: nothing is pre-allocated; an upsert creates the day document and each
  *   hour and minute slot on its first reading. Storage grows with the data, which
  *   suits irregular and sparse series (a flight route with a few flights a day).
@@ -11,12 +11,12 @@ import type { TagMap } from './series.ts';
  *   fields is inserted first (seed 001's three-step initialization), so later updates
  *   keep the document's size and WiredTiger can apply them in place (FACTS.md).
  */
-export type BucketLayout = 'sparse' | 'preallocated';
+export type DocumentLayout = 'sparse' | 'preallocated';
 
 /** The statistics of every field at one level, keyed by field name. */
 export type FieldStats = Record<string, Stats>;
 
-/** One hour of a bucket document. */
+/** One hour of a series-day document. */
 export interface HourSlot {
   /** Whole-hour statistics per field. */
   fields: FieldStats;
@@ -25,7 +25,7 @@ export interface HourSlot {
 }
 
 /**
- * One bucket document: one series, one UTC day, with the day's statistics and nested
+ * One series-day document: one series, one UTC day, with the day's statistics and nested
  * hour and minute subdocuments (seed 001's days -> hours -> minutes, one document a
  * day so it stays far below the 16 MiB BSON limit at minute detail). Slots are
  * objects keyed by number (`hours.7.minutes.30`) so an update can address them
@@ -38,7 +38,7 @@ export interface HourSlot {
  *   hours: { "7": { fields: { delay: {…} }, minutes: { "30": { delay: {…} } } } } }
  * ```
  */
-export interface BucketDocument {
+export interface DayDocument {
   _id?: ObjectId;
   /** Series id (see `model/series.ts`). With `date`, the unique key of the document. */
   series: string;
@@ -68,8 +68,8 @@ export interface BucketDocument {
   hours: Record<string, HourSlot>;
 }
 
-/** Dotted update paths of the three levels of a bucket document. */
-export const BucketPath = {
+/** Dotted update paths of the three levels of a series-day document. */
+export const SlotPath = {
   day: (field: string) => `fields.${field}`,
   hour: (hour: number, field: string) => `hours.${hour}.fields.${field}`,
   minute: (hour: number, minute: number, field: string) => `hours.${hour}.minutes.${minute}.${field}`,
@@ -92,13 +92,13 @@ function emptyFieldStats(fields: readonly string[]): Record<string, Record<keyof
 }
 
 /**
- * The zeroed skeleton of a `preallocated` bucket document: all 24 hours and 1,440
+ * The zeroed skeleton of a `preallocated` series-day document: all 24 hours and 1,440
  * minutes, each with an empty slot for every field in `fields`.
  */
-export function bucketSkeleton(
+export function daySkeleton(
   identity: { series: string; metric: string; tags: TagMap; tagPairs: string[]; date: Date },
   fields: readonly string[],
-): Omit<BucketDocument, 'fields' | 'hours'> & { fields: unknown; hours: unknown } {
+): Omit<DayDocument, 'fields' | 'hours'> & { fields: unknown; hours: unknown } {
   const hours: Record<string, unknown> = {};
   for (let hour = 0; hour < 24; hour++) {
     const minutes: Record<string, unknown> = {};
