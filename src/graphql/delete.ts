@@ -8,7 +8,12 @@ import { builder } from './builder.ts';
 const DeleteResultRef = builder.objectRef<DeleteSummary>('DeleteResult').implement({
   description: 'What a deletion removed.',
   fields: (t) => ({
-    buckets: t.expose('buckets', { type: 'SafeInt', description: 'Series-day documents deleted (one per series and day).' }),
+    documents: t.field({ type: 'SafeInt', description: 'Series-day documents deleted (one per series and day).', resolve: (summary) => summary.buckets }),
+    buckets: t.expose('buckets', {
+      type: 'SafeInt',
+      description: 'The same as `documents` (its former name).',
+      deprecationReason: 'Use `documents`: "bucket" names the time buckets of query answers.',
+    }),
     series: t.exposeInt('series', { description: 'Series registry entries deleted.' }),
     metrics: t.exposeInt('metrics', { description: 'Metric registry entries deleted (0 or 1).' }),
   }),

@@ -39,7 +39,11 @@ const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').impleme
       description: 'Readings an earlier call with the same `batchId` had already applied, and this call did not apply again.',
     }),
     series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
-    buckets: t.exposeInt('buckets', { description: 'Number of series-day documents of the batch (one atomic update each).' }),
+    documents: t.int({ description: 'Number of series-day documents of the batch (one atomic update each).', resolve: (outcome) => outcome.buckets }),
+    buckets: t.exposeInt('buckets', {
+      description: 'The same as `documents` (its former name).',
+      deprecationReason: 'Use `documents`: "bucket" names the time buckets of query answers.',
+    }),
   }),
 });
 

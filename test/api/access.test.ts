@@ -14,7 +14,7 @@ import { revokeToken } from '../../src/storage/tokens.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 
-const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded series buckets } }`;
+const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded series documents } }`;
 const reading = (metric: string, host: string, time: string, field: string, value: number) => ({
   metric,
   tags: [{ key: 'host', value: host }],
@@ -181,7 +181,7 @@ describe('scopes', () => {
 
   it('lets a read,write token do both', async () => {
     const recorded = await t.graphql(RECORD, { readings: [reading('mem', 'b', '2024-01-05T00:00:00Z', 'used', 3)] }, { token: tokens['read-write'] });
-    expect(recorded.data).toEqual({ recordReadings: { recorded: 1, series: 1, buckets: 1 } });
+    expect(recorded.data).toEqual({ recordReadings: { recorded: 1, series: 1, documents: 1 } });
     const read = await t.graphql<{ series: { id: string }[] }>('{ series(metric: "mem") { id } }', {}, { token: tokens['read-write'] });
     expect(read.data!.series.map((series) => series.id)).toEqual(['mem,host=a', 'mem,host=b']);
   });
@@ -189,8 +189,8 @@ describe('scopes', () => {
   it('keeps setMetricLayout, deleteMetric and deleteSeries to admin tokens', async () => {
     for (const value of [tokens.reader, tokens.writer, tokens['read-write']]) {
       await expectRefused('FORBIDDEN', () => t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name } }', {}, { token: value }));
-      await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { buckets } }', {}, { token: value }));
-      await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { buckets } }', {}, { token: value }));
+      await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: value }));
+      await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: value }));
     }
     const response = await t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name layout } }', {}, { token: tokens.admin });
     expect(response.data).toEqual({ setMetricLayout: { name: 'claimed', layout: 'PREALLOCATED' } });
@@ -245,8 +245,8 @@ describe('metric prefixes', () => {
     }
     const admin = tokens['cpu-admin'];
     await expectRefused('FORBIDDEN', () => t.graphql('mutation { setMetricLayout(metric: "mem", layout: SPARSE) { name } }', {}, { token: admin }));
-    await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { buckets } }', {}, { token: admin }));
-    await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { buckets } }', {}, { token: admin }));
+    await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: admin }));
+    await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: admin }));
   });
 
   it('answers operations inside the prefixes', async () => {
@@ -262,8 +262,8 @@ describe('metric prefixes', () => {
 describe('admin deletions', () => {
   it('deleteSeries removes the series-day documents and registry entry of one series', async () => {
     const id = (await t.store.series.findOne({ key: 'cpu,host=b' }))!._id;
-    const response = await t.graphql('mutation { deleteSeries(id: "cpu,host=b") { buckets series metrics } }', {}, { token: tokens['cpu-admin'] });
-    expect(response.data).toEqual({ deleteSeries: { buckets: 2, series: 1, metrics: 0 } });
+    const response = await t.graphql('mutation { deleteSeries(id: "cpu,host=b") { documents series metrics } }', {}, { token: tokens['cpu-admin'] });
+    expect(response.data).toEqual({ deleteSeries: { documents: 2, series: 1, metrics: 0 } });
     expect(await t.store.buckets.countDocuments({ series: id })).toBe(0);
     expect(await t.store.series.countDocuments({ _id: id })).toBe(0);
     // host a of cpu keeps its data
@@ -273,8 +273,8 @@ describe('admin deletions', () => {
   });
 
   it('deleteMetric removes the series-day documents, series and registry entry of a metric', async () => {
-    const response = await t.graphql('mutation { deleteMetric(metric: "disk") { buckets series metrics } }', {}, { token: tokens.admin });
-    expect(response.data).toEqual({ deleteMetric: { buckets: 2, series: 2, metrics: 1 } });
+    const response = await t.graphql('mutation { deleteMetric(metric: "disk") { documents series metrics } }', {}, { token: tokens.admin });
+    expect(response.data).toEqual({ deleteMetric: { documents: 2, series: 2, metrics: 1 } });
     expect(await t.store.buckets.countDocuments({ metric: 'disk' })).toBe(0);
     expect(await t.store.series.countDocuments({ metric: 'disk' })).toBe(0);
     expect(await t.store.metrics.countDocuments({ _id: 'disk' })).toBe(0);
@@ -284,7 +284,7 @@ describe('admin deletions', () => {
 
   it('forgets the deleted metric in the registry caches, so recording it again registers it again', async () => {
     const again = await t.graphql(RECORD, { readings: [reading('disk', 'a', '2024-01-01T10:00:00Z', 'used', 70)] }, { token: tokens.admin });
-    expect(again.data).toEqual({ recordReadings: { recorded: 1, series: 1, buckets: 1 } });
+    expect(again.data).toEqual({ recordReadings: { recorded: 1, series: 1, documents: 1 } });
     const metric = await t.graphql('{ metric(name: "disk") { fields seriesCount series { id } } }', {}, { token: tokens.admin });
     expect(metric.data).toEqual({ metric: { fields: ['used'], seriesCount: 1, series: [{ id: 'disk,host=a' }] } });
   });

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded series buckets } }`;
+const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded series documents } }`;
 const reading = (time: string, host: string, usage: number, extra: Record<string, number> = {}) => ({
   metric: 'cpu',
   tags: [
@@ -30,7 +30,7 @@ describe('record, then query', () => {
     );
     expect(single.data?.recordReading.recorded).toBe(1);
     // Out of order and late: the 08:00 reading of host a arrives after later ones.
-    const batch = await t.graphql<{ recordReadings: { recorded: number; series: number; buckets: number } }>(RECORD, {
+    const batch = await t.graphql<{ recordReadings: { recorded: number; series: number; documents: number } }>(RECORD, {
       readings: [
         reading('2024-05-01T08:01:10Z', 'a', 10, { temperature: 40 }),
         reading('2024-05-01T08:01:50Z', 'a', 20),
@@ -41,7 +41,7 @@ describe('record, then query', () => {
       ],
     });
     expect(batch.errors).toBeUndefined();
-    expect(batch.data?.recordReadings).toEqual({ recorded: 6, series: 3, buckets: 5 });
+    expect(batch.data?.recordReadings).toEqual({ recorded: 6, series: 3, documents: 5 });
   });
 
   it('lists metrics with fields, tag keys, series count and exact first/last reading times', async () => {
