@@ -290,8 +290,8 @@ describe('admin deletions', () => {
   });
 
   it('answers NOT_FOUND for what does not exist, changing nothing', async () => {
-    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteMetric(metric: "never_recorded") { buckets } }', {}, { token: tokens.admin }));
-    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteSeries(id: "cpu,host=nobody") { buckets } }', {}, { token: tokens.admin }));
+    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteMetric(metric: "never_recorded") { documents } }', {}, { token: tokens.admin }));
+    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteSeries(id: "cpu,host=nobody") { documents } }', {}, { token: tokens.admin }));
   });
 });
 
