@@ -219,7 +219,7 @@ describe('metric prefixes', () => {
   it('accepts a batch whose metrics all start with a prefix', async () => {
     const readings = [reading('cpu', 'a', '2024-01-07T00:00:00Z', 'usage', 6), reading('cpu_temp', 'a', '2024-01-07T00:00:00Z', 'celsius', 41)];
     const response = await t.graphql(RECORD, { readings }, { token: tokens['cpu-writer'] });
-    expect(response.data).toEqual({ recordReadings: { recorded: 2, series: 2, buckets: 2 } });
+    expect(response.data).toEqual({ recordReadings: { recorded: 2, series: 2, documents: 2 } });
     const stored = await t.store.buckets.countDocuments({ date: new Date('2024-01-07T00:00:00Z') });
     expect(stored).toBe(2);
   });
