@@ -17,6 +17,8 @@ export const ErrorCode = {
   INVALID_FIELD_VALUE: 'INVALID_FIELD_VALUE',
   /** A time cannot be parsed or lies outside the supported range. */
   INVALID_TIME: 'INVALID_TIME',
+  /** A time zone name that is not in the IANA time zone database the server knows (e.g. `Mars/Olympus`). */
+  INVALID_TIME_ZONE: 'INVALID_TIME_ZONE',
   /** A batch of readings is larger than `MAX_BATCH_SIZE`. */
   BATCH_TOO_LARGE: 'BATCH_TOO_LARGE',
   /** A query range is empty or reversed (`from >= to`). */

@@ -1,10 +1,12 @@
-import type { Document } from 'mongodb';
+import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
 import type { Stats } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
-import { bucketStartExpression, type Granularity } from './granularity.ts';
-import { planSegments, type Segment } from './segments.ts';
+import { bucketBoundaries, bucketStart, bucketStartExpression, bucketStartMillis, GRANULARITIES, type Cut, type Granularity } from './granularity.ts';
+import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
+import { planBucketSegments, planSegments, type Segment } from './segments.ts';
+import { UTC } from './zone.ts';
 
 /**
  * Which bucket documents a query reads: the series of a metric whose tags pass every
@@ -29,6 +31,11 @@ export interface BucketQuery {
   /** Bucket size; null computes one aggregate over the whole range. */
   granularity: Granularity | null;
   grouping: Grouping;
+  /**
+   * IANA time zone the buckets are cut in (default UTC): local days, months and hours
+   * aligned to the zone's offset (see `query/granularity.ts`). Not used by aggregates.
+   */
+  timeZone?: string;
 }
 
 /**
@@ -106,13 +113,6 @@ function groupExpression(grouping: Grouping): Document | string | undefined {
   return undefined;
 }
 
-const hourTime = (hourKey: string) => ({ $add: ['$date', { $multiply: [{ $toInt: hourKey }, HOUR_MS] }] });
-const minuteTime = (hourKey: string, minuteKey: string) => ({
-  $add: ['$date', { $multiply: [{ $toInt: hourKey }, HOUR_MS] }, { $multiply: [{ $toInt: minuteKey }, MINUTE_MS] }],
-});
-const within = (expression: unknown, from: number, to: number) => ({
-  $and: [{ $gte: [expression, new Date(from)] }, { $lt: [expression, new Date(to)] }],
-});
 /** True when any of the fields at `statsPath(field)` has readings. */
 const anyReadings = (fields: readonly string[], statsPath: (field: string) => string) =>
   anyOf(fields.map((field) => ({ $gt: [`${statsPath(field)}.n`, 0] })));
@@ -121,58 +121,284 @@ const fieldStats = (fields: readonly string[], statsPath: (field: string) => str
   Object.fromEntries(fields.map((field, i) => [`v${i}`, `${statsPath(field)}`]));
 
 /**
- * Expression for the slots one segment reads from a bucket document, as an array of
- * `{time, x}` (x: `{v0, v1, …}`, the statistics of each field). It only looks inside
- * documents of the segment's days; a day segment reads the day totals, an hour segment
- * the hour slots in range, a minute segment the minute slots in range of the hours that
- * overlap it. Slots where none of the fields has readings are left out.
+ * Condition that `value` (an integer expression) lies in one of the half-open `ranges`
+ * within `[0, full)`; null when they cover everything.
  */
-export function segmentSlots(fields: readonly string[], segment: Segment): Document {
-  const { from, to } = segment;
-  let slots: unknown;
-  if (segment.level === 'day') {
-    slots = [{ time: '$date', x: fieldStats(fields, (f) => `$fields.${f}`) }];
-  } else if (segment.level === 'hour') {
+function inRanges(value: unknown, ranges: readonly [number, number][], full: number): Document | null {
+  const tests: Document[] = [];
+  for (const [from, to] of ranges) {
+    if (from <= 0 && to >= full) return null;
+    const bounds: Document[] = [];
+    if (from > 0) bounds.push({ $gte: [value, from] });
+    if (to < full) bounds.push({ $lt: [value, to] });
+    tests.push(bounds.length === 1 ? bounds[0]! : { $and: bounds });
+  }
+  return anyOf(tests);
+}
+
+/** `$and` of the conditions that are not null; null when none is left. */
+const allOf = (tests: (Document | null)[]): Document | null => {
+  const kept = tests.filter((test): test is Document => test !== null);
+  if (kept.length === 0) return null;
+  return kept.length === 1 ? kept[0]! : { $and: kept };
+};
+
+/** Joins ranges that touch, e.g. hours [0, 5) and [5, 7) into [0, 7). */
+const joinRanges = (ranges: [number, number][]): [number, number][] =>
+  ranges.reduce<[number, number][]>((joined, [from, to]) => {
+    const last = joined[joined.length - 1];
+    if (last !== undefined && last[1] >= from) last[1] = Math.max(last[1], to);
+    else joined.push([from, to]);
+    return joined;
+  }, []);
+
+/** A number the server keeps as a 64-bit integer (`$toDate` refuses 32-bit ones). */
+const long = (ms: number) => Long.fromNumber(ms);
+
+/** The document's day as ms since epoch, bound once per document by {@link documentReads}. */
+const DAY_START = '$$day';
+const hourIndex = (hourKey: string) => ({ $toInt: hourKey });
+/** Start of an hour slot, ms since epoch: day + hour * 3,600,000 (no arithmetic on dates). */
+const hourTime = (hourKey: string) => ({ $add: [DAY_START, { $multiply: [hourIndex(hourKey), HOUR_MS] }] });
+/** Start of a minute slot, ms since epoch. */
+const minuteTime = (hourKey: string, minuteKey: string) => ({
+  $add: [DAY_START, { $multiply: [hourIndex(hourKey), HOUR_MS] }, { $multiply: [{ $toInt: minuteKey }, MINUTE_MS] }],
+});
+
+const hourRangesOf = (pieces: readonly DayPiece[]) =>
+  joinRanges(pieces.filter((p) => p.level === 'hour').map((p) => [p.from / HOUR_MS, p.to / HOUR_MS]));
+const minuteRangesOf = (pieces: readonly DayPiece[]) =>
+  joinRanges(pieces.filter((p) => p.level === 'minute').map((p) => [p.from / MINUTE_MS, p.to / MINUTE_MS]));
+
+/**
+ * Expression for the slots one document reads under `pieces`, as an array of
+ * `{time, x}`: `time` the slot's start in ms since epoch (a long), `x` `{v0, v1, …}` the
+ * statistics of each field. Day pieces read the day totals, hour pieces the hour slots
+ * of their hours, minute pieces the minute slots of their minutes (looking only into
+ * the hours that overlap them). Slots where none of the fields has readings are left out.
+ */
+export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]): unknown {
+  const parts: unknown[] = [];
+  if (pieces.some((piece) => piece.level === 'day')) {
+    parts.push([{ time: DAY_START, x: fieldStats(fields, (f) => `$fields.${f}`) }]);
+  }
+  const hours = hourRangesOf(pieces);
+  if (hours.length > 0) {
     const stats = (f: string) => `$$h.v.fields.${f}`;
-    slots = {
+    parts.push({
       $map: {
         input: {
           $filter: {
             input: { $objectToArray: '$hours' },
             as: 'h',
-            cond: { $and: [within(hourTime('$$h.k'), from, to), anyReadings(fields, stats)] },
+            cond: allOf([inRanges(hourIndex('$$h.k'), hours, 24), anyReadings(fields, stats)]),
           },
         },
         as: 'h',
         in: { time: hourTime('$$h.k'), x: fieldStats(fields, stats) },
       },
-    };
-  } else {
+    });
+  }
+  const minutes = minuteRangesOf(pieces);
+  if (minutes.length > 0) {
     const minuteStats = (f: string) => `$$m.v.${f}`;
-    const hours = {
+    const hoursOfMinutes = joinRanges(minutes.map(([from, to]) => [Math.floor(from / 60), Math.ceil(to / 60)]));
+    const hoursWithMinutes = {
       $filter: {
         input: { $objectToArray: '$hours' },
         as: 'h',
-        cond: { $and: [within(hourTime('$$h.k'), floorTo(from, HOUR_MS), to), anyReadings(fields, (f) => `$$h.v.fields.${f}`)] },
+        cond: allOf([inRanges(hourIndex('$$h.k'), hoursOfMinutes, 24), anyReadings(fields, (f) => `$$h.v.fields.${f}`)]),
       },
     };
+    const minuteOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 60] }, { $toInt: '$$m.k' }] };
     const minutesOfHour = {
       $map: {
         input: {
           $filter: {
             input: { $objectToArray: '$$this.v.minutes' },
             as: 'm',
-            cond: { $and: [within(minuteTime('$$this.k', '$$m.k'), from, to), anyReadings(fields, minuteStats)] },
+            cond: allOf([inRanges(minuteOfDay, minutes, 1440), anyReadings(fields, minuteStats)]),
           },
         },
         as: 'm',
         in: { time: minuteTime('$$this.k', '$$m.k'), x: fieldStats(fields, minuteStats) },
       },
     };
-    slots = { $reduce: { input: hours, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } };
+    parts.push({ $reduce: { input: hoursWithMinutes, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } });
   }
-  // Guard: only documents of the segment's days are looked into.
-  return { $cond: [within('$date', floorTo(from, DAY_MS), to), slots, []] };
+  return parts.length === 1 ? parts[0] : { $concatArrays: parts };
+}
+
+type Statistic = 'n' | 'sum' | 'min' | 'max' | 'sq';
+const STATISTICS: readonly Statistic[] = ['n', 'sum', 'min', 'max', 'sq'];
+/** How statistics merge: counts, sums and squares add up, minima and maxima combine. */
+const MERGE: Record<Statistic, '$sum' | '$min' | '$max'> = { n: '$sum', sum: '$sum', min: '$min', max: '$max', sq: '$sum' };
+
+/**
+ * The merged statistics of `fields` over the slots of `pieces` (all inside one bucket),
+ * as `{v0: {n, sum, min, max, sq}, …}`, or only `statistic` of the single field at
+ * `only`. The day totals when the pieces are the whole day; otherwise the hour slots
+ * (`$objectToArray` of `hours`, filtered by hour index) and the minute slots of each hour
+ * holding minute pieces (filtered by minute index), each statistic merged over them
+ * with `$sum`, `$min` or `$max` of a `$map` (no array paths: not every server follows
+ * a path into an array).
+ */
+function mergedStats(fields: readonly string[], pieces: readonly DayPiece[], only?: { index: number; statistic: Statistic }): unknown {
+  if (pieces.length === 1 && pieces[0]!.level === 'day') {
+    if (only !== undefined) return `$fields.${fields[only.index]}.${only.statistic}`;
+    return fieldStats(fields, (f) => `$fields.${f}`);
+  }
+  const vars: Document = {};
+  const sources: { list: string; path: (field: string) => string }[] = [];
+  // A few hours, or one statistic of any number of hours, are read by their paths
+  // (`$hours.3.fields.delay.n`: a field lookup each); more through `$objectToArray`.
+  const direct: number[] = [];
+  const hours = hourRangesOf(pieces);
+  const hourCount = hours.reduce((sum, [from, to]) => sum + to - from, 0);
+  if (hourCount > 0 && (hourCount <= DIRECT_HOURS || only !== undefined)) {
+    for (const [from, to] of hours) for (let hour = from; hour < to; hour++) direct.push(hour);
+  } else if (hourCount > 0) {
+    const test = inRanges(hourIndex('$$h.k'), hours, 24);
+    const all = { $objectToArray: '$hours' };
+    vars.hs = test === null ? all : { $filter: { input: all, as: 'h', cond: test } };
+    sources.push({ list: '$$hs', path: (f) => `$$e.v.fields.${f}` });
+  }
+  const byHour = new Map<number, [number, number][]>();
+  for (const [from, to] of minuteRangesOf(pieces)) {
+    for (let hour = Math.floor(from / 60); hour * 60 < to; hour++) {
+      const ranges = byHour.get(hour) ?? [];
+      ranges.push([Math.max(from, hour * 60) - hour * 60, Math.min(to, hour * 60 + 60) - hour * 60]);
+      byHour.set(hour, ranges);
+    }
+  }
+  for (const [hour, ranges] of byHour) {
+    const test = inRanges({ $toInt: '$$m.k' }, ranges, 60);
+    const all = { $objectToArray: { $ifNull: [`$hours.${hour}.minutes`, {}] } };
+    vars[`m${hour}`] = test === null ? all : { $filter: { input: all, as: 'm', cond: test } };
+    sources.push({ list: `$$m${hour}`, path: (f) => `$$e.v.${f}` });
+  }
+  const merge = (field: string, statistic: Statistic) => {
+    const each: unknown[] = sources.map((source) => ({
+      [MERGE[statistic]]: { $map: { input: source.list, as: 'e', in: `${source.path(field)}.${statistic}` } },
+    }));
+    // Missing hours are missing values, which $sum, $min and $max skip.
+    if (direct.length > 0) each.push({ [MERGE[statistic]]: direct.map((hour) => `$hours.${hour}.fields.${field}.${statistic}`) });
+    if (each.length === 1) return each[0];
+    return MERGE[statistic] === '$sum' ? { $add: each } : { [MERGE[statistic]]: each };
+  };
+  const body =
+    only !== undefined
+      ? merge(fields[only.index]!, only.statistic)
+      : Object.fromEntries(fields.map((field, i) => [`v${i}`, Object.fromEntries(STATISTICS.map((s) => [s, merge(field, s)]))]));
+  return Object.keys(vars).length === 0 ? body : { $let: { vars, in: body } };
+}
+
+/**
+ * An upper bound of the number of readings (all fields together) in `pieces`, zero
+ * only when they hold none: the counts of the hours they touch, read by path (a cheap
+ * test); null when they touch more than {@link DIRECT_HOURS} hours.
+ */
+function mergedCount(fields: readonly string[], pieces: readonly DayPiece[]): unknown {
+  if (pieces.some((piece) => piece.level === 'day')) return null;
+  const hours = new Set<number>();
+  for (const piece of pieces) {
+    for (let hour = Math.floor(piece.from / HOUR_MS); hour * HOUR_MS < piece.to; hour++) hours.add(hour);
+  }
+  if (hours.size > DIRECT_HOURS) return null;
+  return { $sum: [...hours].flatMap((hour) => fields.map((field) => `$hours.${hour}.fields.${field}.n`)) };
+}
+
+/** Hour pieces of at most this many hours are read by path rather than through `$objectToArray`. */
+const DIRECT_HOURS = 6;
+
+/** Total length of some pieces, ms. */
+const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
+
+/**
+ * The statistics of the larger part of a day cut in two, from the day totals and the
+ * smaller part's statistics (bound as `$$s`): counts, sums and sums of squares are the
+ * day's minus the smaller part's (exact for integer values; for fractional values the
+ * difference may round differently from summing the slots); the minimum is the day's
+ * when the smaller part's is larger, else read from the larger part's own slots (so
+ * only then are they looked at), and likewise the maximum. Fields the smaller part has
+ * no readings of are the day's totals as they are.
+ */
+function largerPartStats(fields: readonly string[], larger: readonly DayPiece[]): Document {
+  return Object.fromEntries(
+    fields.map((field, i) => {
+      const day = (s: Statistic) => `$fields.${field}.${s}`;
+      const small = (s: Statistic) => `$$s.v${i}.${s}`;
+      const derived = {
+        n: { $subtract: [day('n'), small('n')] },
+        sum: { $subtract: [day('sum'), small('sum')] },
+        sq: { $subtract: [day('sq'), small('sq')] },
+        min: { $cond: [{ $lt: [day('min'), small('min')] }, day('min'), mergedStats(fields, larger, { index: i, statistic: 'min' })] },
+        max: { $cond: [{ $gt: [day('max'), small('max')] }, day('max'), mergedStats(fields, larger, { index: i, statistic: 'max' })] },
+      };
+      return [`v${i}`, { $cond: [{ $gt: [small('n'), 0] }, derived, `$fields.${field}`] }];
+    }),
+  );
+}
+
+/** What building the reads of a zoned query needs besides the fields. */
+interface KeyContext {
+  cut: Cut;
+  zone: string;
+}
+
+/** Expression for the start of a part's bucket, in ms since epoch (a long; made a date after grouping). */
+function partKey(part: DayPart, plan: DayPlan, context: KeyContext): unknown {
+  if ('at' in part.key) return long(part.key.at);
+  if ('after' in part.key) return part.key.after === 0 ? DAY_START : { $add: [DAY_START, long(part.key.after)] };
+  const first = part.pieces[0]!.from;
+  return bucketStartMillis({ $add: [DAY_START, long(first)] }, context.cut, context.zone, plan.from + first, plan.to);
+}
+
+/** The stage after `$group` that turns bucket starts in ms into dates, as rows carry them. */
+const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
+
+/**
+ * Expression for what a document under `plan` contributes, as an array of
+ * `{k, x}` (parts: `k` the bucket start in ms) or `{time, x}` (slots, bucket found per
+ * slot afterwards). A whole day cut in two parts reads the smaller part's slots and
+ * derives the larger one (see {@link largerPartStats}).
+ */
+export function planReads(fields: readonly string[], plan: DayPlan, context: KeyContext | null): unknown {
+  if (plan.parts === null || context === null) return slotsOf(fields, plan.pieces);
+  const parts = plan.parts;
+  if (parts.length === 2 && lengthOf(plan.pieces) === DAY_MS) {
+    const [a, b] = parts as [DayPart, DayPart];
+    const [small, large] = lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
+    const split = {
+      $let: {
+        vars: { s: mergedStats(fields, small.pieces) },
+        in: [
+          { k: partKey(small, plan, context), x: '$$s' },
+          { k: partKey(large, plan, context), x: largerPartStats(fields, large.pieces) },
+        ],
+      },
+    };
+    // A document without readings in the smaller part (often, for sparse data) gives its day totals to the larger part's bucket.
+    const smallCount = mergedCount(fields, small.pieces);
+    if (smallCount === null) return split;
+    return { $cond: [{ $gt: [smallCount, 0] }, split, [{ k: partKey(large, plan, context), x: fieldStats(fields, (f) => `$fields.${f}`) }]] };
+  }
+  return parts.map((part) => ({ k: partKey(part, plan, context), x: mergedStats(fields, part.pieces) }));
+}
+
+/**
+ * Expression for what a document reads: the reads of its day's plan, chosen among
+ * `plans` by a balanced `$cond` tree on the document's `date` (a few comparisons even
+ * for hundreds of plans), with the day bound as `$$day` (ms since epoch). The `$match`
+ * on the range's days keeps every document inside the plans.
+ */
+export function documentReads(fields: readonly string[], plans: readonly DayPlan[], context: KeyContext | null): Document {
+  const tree = (lo: number, hi: number): unknown => {
+    if (hi - lo === 1) return planReads(fields, plans[lo]!, context);
+    const mid = (lo + hi) >> 1;
+    return { $cond: [{ $lt: ['$date', new Date(plans[mid]!.from)] }, tree(lo, mid), tree(mid, hi)] };
+  };
+  return { $let: { vars: { day: { $toLong: '$date' } }, in: tree(0, plans.length) } };
 }
 
 /** `$group` accumulators of every field: `n0`, `sum0`, `min0`, `max0`, `sq0`, `n1`… from `statsPath(field, i)`. */
@@ -193,59 +419,116 @@ const statistics = (fields: readonly string[], statsPath: (field: string, index:
 /**
  * Builds the aggregation pipeline of a bucket query (pure, no I/O).
  *
- * The range is split into segments (see {@link planSegments}) read at the coarsest
- * level the granularity allows: a `DAY` query over whole days only reads day totals, an
- * `HOUR` query hour slots, and only ragged range edges read finer slots. `$match`
- * selects the documents of the range's days (index `series_date` or `metric_date`)
- * that hold the field. When day totals answer everything, one `$group` sums them:
+ * The range is split into segments (see {@link planBucketSegments}) read at the coarsest
+ * level that answers exactly: a stored slot is read whole only when it lies inside the
+ * range and no bucket boundary of the query's time zone falls strictly inside it. A UTC
+ * `DAY` query over whole days only reads day totals, an `HOUR` query hour slots; a New
+ * York `MONTH` query reads day totals except on the days holding a local month boundary
+ * (hour slots there), a Kathmandu `DAY` query hour slots and the minutes of the hour
+ * holding its 18:15 UTC boundary. `$match` selects the documents of the range's days
+ * (index `series_date`, `metric_date` or `metric_tagPairs_date`) that hold the field.
+ * When day totals answer everything, one `$group` sums them:
  *
- *   `$match` -> `$group`
+ *   `$match` -> `$match` -> `$group`
  *
- * Otherwise each document's slots of every segment are gathered into one array
- * (`$objectToArray` over the hour and minute subdocuments, `$filter` to the range),
- * flattened and grouped:
+ * Otherwise each document reads the plan of its day (see {@link dayPlans},
+ * {@link documentSlots}): its slots are gathered into one array (`$objectToArray` over
+ * the hour and minute subdocuments, `$filter` by hour and minute index), flattened and
+ * grouped, all in one pass:
  *
- *   `$match` -> `$project {slots}` -> `$unwind` -> `$group`
+ *   `$match` -> `$match` -> `$project {slot}` -> `$unwind` -> `$group`
  *
  * `$group` merges the statistics per bucket start and group: `$sum` of count, sum and
- * sum of squares, `$min`, `$max` (seed 004's `_stats`). Rows come out unsorted; see
- * {@link BucketRow}.
+ * sum of squares, `$min`, `$max` (seed 004's `_stats`). The bucket start is computed
+ * from each slot's start by {@link bucketStartExpression}, in milliseconds, with the
+ * zone's offsets as constants. Rows come out unsorted; see {@link BucketRow}.
+ * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
  */
 export function bucketsPipeline(query: BucketQuery): Document[] {
   const fields = query.fields;
-  const segments = planSegments(query.from, query.to, query.granularity?.level ?? 'day');
+  const zone = query.timeZone ?? UTC;
+  const { from, to, granularity } = query;
+  const segments = granularity ? planBucketSegments(from, to, granularity, zone) : planSegments(from, to, 'day');
   if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
   // Two $match stages: the first is exactly an index range (`series_date`,
   // `metric_date` or `metric_tagPairs_date`); MongoDB merges adjacent $match stages
   // anyway, and a planner that does not (SecantusDB) would otherwise scan the collection.
   const scope = scopeFilter(query.scope);
   const match = [
-    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } } },
+    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(from, DAY_MS)), $lt: new Date(to) } } },
     { $match: { ...scope.residual, ...documentsWithReadings(fields) } },
   ];
   const group = groupExpression(query.grouping);
-  /** `$group` _id: bucket start of the time at `timePath` and/or the group; null for one ungrouped aggregate. */
-  const groupId = (timePath: string, groupRef: unknown) => {
+  const groupId = (t: unknown, g: unknown) => {
     const id: Document = {};
-    if (query.granularity) id.t = bucketStartExpression(timePath, query.granularity.cut);
-    if (group !== undefined) id.g = groupRef;
+    if (t !== undefined) id.t = t;
+    if (group !== undefined) id.g = g;
     return Object.keys(id).length === 0 ? null : id;
   };
 
-  if (segments.length === 1 && segments[0]!.level === 'day') {
-    return [...match, { $group: { _id: groupId('$date', group), ...statistics(fields, (field) => `$fields.${field}`) } }];
+  // Zoned DAY and coarser: each day's reads in parts inside one bucket each, keyed by
+  // constants (see `query/read-plan.ts`); otherwise slot by slot.
+  let plans: DayPlan[];
+  let context: KeyContext | null = null;
+  if (granularity !== null && granularity.level === 'day' && zone !== UTC) {
+    context = { cut: granularity.cut, zone };
+    const starts = [bucketStart(from, granularity.cut, zone), ...bucketBoundaries(from, to, granularity.cut, zone)];
+    plans = planDays(segments, { starts, keys: 'known' });
+    if (plans.length > MAX_KNOWN_PLANS) {
+      // Too many plans to send (a boundary day per week or month over years): read every
+      // day as if it held a local midnight, and compute each part's bucket per document.
+      const dayCut = GRANULARITIES.DAY.cut;
+      const midnights = [bucketStart(from, dayCut, zone), ...bucketBoundaries(from, to, dayCut, zone)];
+      plans = planDays(planSegments(from, to, 'day', midnights.slice(1)), { starts: midnights, keys: 'slot' });
+    }
+  } else {
+    plans = planDays(segments);
   }
-  const slots = segments.map((segment) => segmentSlots(fields, segment));
+
+  const wholeDays = plans.every((plan) => plan.pieces.length === 1 && plan.pieces[0]!.level === 'day');
+  if (wholeDays) {
+    // Day totals answer everything: one $group over the documents, no $unwind.
+    let t: unknown;
+    if (granularity !== null) {
+      if (context === null) t = utcDayKey(granularity.cut, from, to);
+      else {
+        const tree = (lo: number, hi: number): unknown => {
+          if (hi - lo === 1) return partKey(plans[lo]!.parts![0]!, plans[lo]!, context!);
+          const mid = (lo + hi) >> 1;
+          return { $cond: [{ $lt: ['$date', new Date(plans[mid]!.from)] }, tree(lo, mid), tree(mid, hi)] };
+        };
+        t = { $let: { vars: { day: { $toLong: '$date' } }, in: tree(0, plans.length) } };
+      }
+    }
+    const grouped = { $group: { _id: groupId(t, group), ...statistics(fields, (field) => `$fields.${field}`) } };
+    return context === null ? [...match, grouped] : [...match, grouped, startsAsDates];
+  }
+  const t = granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
   return [
     ...match,
-    {
-      $project: {
-        _id: 0,
-        slot: slots.length === 1 ? slots[0] : { $concatArrays: slots },
-        ...(group === undefined ? {} : { g: group }),
-      },
-    },
+    { $project: { _id: 0, slot: documentReads(fields, plans, context), ...(group === undefined ? {} : { g: group }) } },
     { $unwind: '$slot' },
-    { $group: { _id: groupId('$slot.time', '$g'), ...statistics(fields, (_field, i) => `$slot.x.v${i}`) } },
+    { $group: { _id: groupId(t, '$g'), ...statistics(fields, (_field, i) => `$slot.x.v${i}`) } },
+    ...(context === null ? [] : [startsAsDates]),
   ];
+}
+
+/** Plans with constant keys a pipeline may carry; beyond, parts are keyed per document. */
+const MAX_KNOWN_PLANS = 128;
+
+/**
+ * Expression for the UTC bucket start of a document's day (`$date`) when day totals
+ * answer the query; the cheaper form on the test server for each cut (measured,
+ * `scripts/bench/zones.ts`): the date itself for days, `$dateTrunc` (MongoDB 5.0) for
+ * weeks, months, quarters and years.
+ */
+function utcDayKey(cut: Cut, from: number, to: number): unknown {
+  if (cut.kind === 'calendar') return { $dateTrunc: { date: '$date', unit: cut.unit } };
+  if (cut.widthMs === DAY_MS && cut.offsetMs % DAY_MS === 0) return '$date';
+  if (cut.widthMs === 7 * DAY_MS) {
+    // 1970-01-01 was a Thursday; a week shifted back by `offsetMs` days starts that many days before Thursday.
+    const weekday = ['thursday', 'wednesday', 'tuesday', 'monday', 'sunday', 'saturday', 'friday'][cut.offsetMs / DAY_MS]!;
+    return { $dateTrunc: { date: '$date', unit: 'week', startOfWeek: weekday } };
+  }
+  return bucketStartExpression({ $toLong: '$date' }, cut, UTC, from, to);
 }

@@ -1,13 +1,22 @@
 import { summarize, type Stats, type Summary } from '../model/stats.ts';
 import type { Tag } from '../model/series.ts';
 import { rowStats, type BucketRow } from './buckets-pipeline.ts';
-import { bucketStart, nextBucketStart, type Cut } from './granularity.ts';
+import { listBuckets, nextBucketStart, type Cut } from './granularity.ts';
 import type { Fill } from './spec.ts';
+import { formatLocal, UTC } from './zone.ts';
 
-/** One bucket of a result: its nominal span `[start, end)` (UTC) and its statistics. */
+/**
+ * One bucket of a result: its span `[start, end)` (instants; a local day with a clock
+ * change lasts 23 or 25 hours), whether the query range cuts it, its local start, and
+ * its statistics.
+ */
 export interface Bucket extends Summary {
   start: Date;
   end: Date;
+  /** True when the query range `[from, to)` covers only part of the bucket (the first or last one). */
+  partial: boolean;
+  /** `start` as wall-clock time of the query's zone with its offset, RFC 3339: `2001-04-01T00:00:00-05:00`. */
+  localStart: string;
 }
 
 /** The buckets of one group (one origin airport, say), in time order. */
@@ -24,29 +33,42 @@ export interface AggregateResult extends Summary {
   to: Date;
 }
 
-
-/**
- * Lists the buckets of `[from, to)` in time order from the pipeline statistics keyed by
- * bucket start. With fill `NULL` every bucket of the range is listed (empty ones have
- * count 0 and null statistics); with `NONE` only buckets with readings.
- */
-export function bucketList(
-  statsByStart: ReadonlyMap<number, Stats>,
-  range: { from: number; to: number; cut: Cut; fill: Fill },
-): Bucket[] {
-  const starts =
-    range.fill === 'NONE' ? [...statsByStart.keys()].sort((a, b) => a - b) : enumerateStarts(range.from, range.to, range.cut);
-  return starts.map((start) => ({
-    start: new Date(start),
-    end: new Date(nextBucketStart(start, range.cut)),
-    ...summarize(statsByStart.get(start)),
-  }));
+/** What shapes a bucket list: the range (ms since epoch), the cut, the fill and the time zone (IANA name, default UTC). */
+export interface BucketRange {
+  from: number;
+  to: number;
+  cut: Cut;
+  fill: Fill;
+  timeZone?: string;
 }
 
-function enumerateStarts(from: number, to: number, cut: Cut): number[] {
-  const starts: number[] = [];
-  for (let start = bucketStart(from, cut); start < to; start = nextBucketStart(start, cut)) starts.push(start);
-  return starts;
+/**
+ * Lists the buckets of `[from, to)` in the range's time zone, in time order, from the
+ * pipeline statistics keyed by bucket start (ms). With fill `NULL` every bucket of the
+ * range is listed (empty ones have count 0 and null statistics); with `NONE` only
+ * buckets with readings. Statistics under a start that is not a bucket start of the
+ * range (never, when the pipeline was built for the same range, cut and zone) are listed
+ * as a bucket of their own rather than dropped.
+ * @throws InputError INVALID_TIME_ZONE for an unknown zone.
+ */
+export function bucketList(statsByStart: ReadonlyMap<number, Stats>, range: BucketRange): Bucket[] {
+  const zone = range.timeZone ?? UTC;
+  const listed = listBuckets(range.from, range.to, range.cut, zone);
+  const known = new Set(listed.map((span) => span.start));
+  for (const start of statsByStart.keys()) {
+    if (known.has(start)) continue;
+    const end = nextBucketStart(start, range.cut, zone);
+    listed.push({ start, end, partial: start < range.from || end > range.to, localStart: formatLocal(start, zone) });
+  }
+  listed.sort((a, b) => a.start - b.start);
+  const kept = range.fill === 'NONE' ? listed.filter((span) => statsByStart.has(span.start)) : listed;
+  return kept.map((span) => ({
+    start: new Date(span.start),
+    end: new Date(span.end),
+    partial: span.partial,
+    localStart: span.localStart,
+    ...summarize(statsByStart.get(span.start)),
+  }));
 }
 
 function groupTags(group: unknown, keys: readonly string[]): Tag[] {
@@ -94,11 +116,13 @@ function rowsByGroup(rows: readonly BucketRow[]): Map<string, { group: unknown; 
  * Turns the rows of a bucket pipeline grouped by tags (or not grouped) into the bucket
  * groups of the field at `index`, sorted by tag values: one group per combination of
  * tag values with readings of that field in the range (one group when not grouped),
- * none when nothing matched.
+ * none when nothing matched. Buckets are those of the range's time zone (see
+ * {@link bucketList}).
+ * @throws InputError INVALID_TIME_ZONE for an unknown zone.
  */
 export function shapeBucketGroups(
   rows: readonly BucketRow[],
-  range: { from: number; to: number; cut: Cut; fill: Fill; groupBy: readonly string[] },
+  range: BucketRange & { groupBy: readonly string[] },
   index = 0,
 ): BucketGroup[] {
   const groups: BucketGroup[] = [];

@@ -7,10 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 export type GranularityName =
   | 'MINUTE'
+  | 'TWO_MINUTES'
   | 'FIVE_MINUTES'
+  | 'TEN_MINUTES'
   | 'FIFTEEN_MINUTES'
+  | 'THIRTY_MINUTES'
   | 'HOUR'
+  | 'TWO_HOURS'
+  | 'THREE_HOURS'
   | 'SIX_HOURS'
+  | 'TWELVE_HOURS'
   | 'DAY'
   | 'WEEK'
   | 'MONTH'
@@ -28,14 +34,26 @@ export function referenceStart(ms: number, name: GranularityName): number {
   switch (name) {
     case 'MINUTE':
       return Date.UTC(y, mo, day, h, mi);
+    case 'TWO_MINUTES':
+      return Date.UTC(y, mo, day, h, mi - (mi % 2));
     case 'FIVE_MINUTES':
       return Date.UTC(y, mo, day, h, mi - (mi % 5));
+    case 'TEN_MINUTES':
+      return Date.UTC(y, mo, day, h, mi - (mi % 10));
     case 'FIFTEEN_MINUTES':
       return Date.UTC(y, mo, day, h, mi - (mi % 15));
+    case 'THIRTY_MINUTES':
+      return Date.UTC(y, mo, day, h, mi - (mi % 30));
     case 'HOUR':
       return Date.UTC(y, mo, day, h);
+    case 'TWO_HOURS':
+      return Date.UTC(y, mo, day, h - (h % 2));
+    case 'THREE_HOURS':
+      return Date.UTC(y, mo, day, h - (h % 3));
     case 'SIX_HOURS':
       return Date.UTC(y, mo, day, h - (h % 6));
+    case 'TWELVE_HOURS':
+      return Date.UTC(y, mo, day, h - (h % 12));
     case 'DAY':
       return Date.UTC(y, mo, day);
     case 'WEEK':

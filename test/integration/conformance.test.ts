@@ -3,7 +3,7 @@
  * Run against the embedded SecantusDB by default and against MONGODB_URI when set, so
  * a server that lacks one of them fails here first, with a minimal case.
  */
-import { Double, MongoBulkWriteError, type Collection, type Document } from 'mongodb';
+import { Double, Long, MongoBulkWriteError, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
@@ -201,6 +201,82 @@ describe('aggregation', () => {
     expect(rows).toEqual([
       { _id: { origin: 'LAS' }, c: 1 },
       { _id: { origin: 'PHX' }, c: 1 },
+    ]);
+  });
+
+  it('millisecond arithmetic in place of date arithmetic: $toLong, $mod, $let, $cond, $toDate of a 64-bit integer, $dateTrunc without timezone', async () => {
+    const t = { $toLong: '$date' };
+    const rows = await agg
+      .coll()
+      .aggregate([
+        { $match: { series: 'x' } },
+        {
+          $project: {
+            _id: 0,
+            ms: t,
+            // New York (-05:00) day start: t - ((t + 68,400,000) mod 86,400,000) = 2001-01-30T05:00Z.
+            nyDay: { $toDate: { $let: { vars: { t }, in: { $subtract: ['$$t', { $mod: [{ $add: ['$$t', 68_400_000] }, 86_400_000] }] } } } },
+            // A span tree: before 2001-01-31T00:00Z one offset, from then another.
+            branch: { $let: { vars: { t }, in: { $cond: [{ $lt: ['$$t', 980_899_200_000] }, 'before', 'after'] } } },
+            constant: { $toDate: Long.fromNumber(5) },
+            month: { $dateTrunc: { date: '$date', unit: 'month' } },
+            quarter: { $dateTrunc: { date: '$date', unit: 'quarter' } },
+            year: { $dateTrunc: { date: '$date', unit: 'year' } },
+            sundayWeek: { $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'sunday' } },
+            // The local date of Kathmandu (+05:45) as a UTC date, truncated to its month, back to UTC.
+            kathmanduMonth: { $toDate: { $subtract: [{ $toLong: { $dateTrunc: { date: { $toDate: { $add: [t, 20_700_000] } }, unit: 'month' } } }, 20_700_000] } },
+            lazy: { $cond: [true, 'taken', { $toInt: 'not a number' }] },
+          },
+        },
+      ])
+      .toArray();
+    expect(rows).toEqual([
+      {
+        ms: 980_899_200_000,
+        nyDay: new Date('2001-01-30T05:00:00Z'),
+        branch: 'after',
+        constant: new Date(5),
+        month: new Date('2001-01-01T00:00:00Z'),
+        quarter: new Date('2001-01-01T00:00:00Z'),
+        year: new Date('2001-01-01T00:00:00Z'),
+        sundayWeek: new Date('2001-01-28T00:00:00Z'),
+        kathmanduMonth: new Date('2000-12-31T18:15:00Z'),
+        lazy: 'taken',
+      },
+    ]);
+  });
+
+  it('slot statistics merged by $sum/$min/$max of paths and of $map over $objectToArray/$filter, and $set of a group key', async () => {
+    const rows = await agg
+      .coll()
+      .aggregate([
+        { $match: { series: { $in: ['x', 'y'] } } },
+        {
+          $project: {
+            _id: 0,
+            series: 1,
+            // Missing hours are missing values, skipped by $sum and $min.
+            byPath: { $sum: ['$hours.0.minutes.5.d.n', '$hours.23.minutes.59.d.n', '$hours.7.minutes.0.d.n'] },
+            minByPath: { $min: ['$hours.0.minutes.5.d.sum', '$hours.23.minutes.59.d.sum', '$hours.7.minutes.0.d.sum'] },
+            late: {
+              $let: {
+                vars: {
+                  m: { $filter: { input: { $objectToArray: { $ifNull: ['$hours.23.minutes', {}] } }, as: 'm', cond: { $gte: [{ $toInt: '$$m.k' }, 30] } } },
+                },
+                in: { $sum: { $map: { input: '$$m', as: 'e', in: '$$e.v.d.n' } } },
+              },
+            },
+            hoursAfter5: { $size: { $filter: { input: { $objectToArray: '$hours' }, as: 'h', cond: { $gte: [{ $toInt: '$$h.k' }, 5] } } } },
+          },
+        },
+        { $group: { _id: { t: Long.fromNumber(980_899_200_000), g: '$series' }, n: { $sum: '$byPath' }, min: { $min: '$minByPath' }, late: { $sum: '$late' }, hours: { $sum: '$hoursAfter5' } } },
+        { $set: { '_id.t': { $toDate: '$_id.t' } } },
+        { $sort: { '_id.g': 1 } },
+      ])
+      .toArray();
+    expect(rows).toEqual([
+      { _id: { t: new Date('2001-01-31T00:00:00Z'), g: 'x' }, n: 3, min: 4, late: 2, hours: 1 },
+      { _id: { t: new Date('2001-01-31T00:00:00Z'), g: 'y' }, n: 0, min: null, late: 0, hours: 1 },
     ]);
   });
 

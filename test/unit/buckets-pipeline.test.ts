@@ -1,7 +1,10 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { bucketsPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
-import { granularity } from '../../src/query/granularity.ts';
+import { bucketBoundaries, bucketStart, countBuckets, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
+import { planDays } from '../../src/query/read-plan.ts';
+import { planBucketSegments, planSegments } from '../../src/query/segments.ts';
+import { parseLocalTime } from '../../src/query/zone.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const stageNames = (stages: Document[]) => stages.map((stage) => Object.keys(stage)[0]);
@@ -25,7 +28,7 @@ describe('bucketsPipeline', () => {
       { $match: { 'fields.delay.n': { $gt: 0 } } },
       {
         $group: {
-          _id: { t: { $subtract: ['$date', { $mod: [{ $toLong: '$date' }, 86_400_000] }] } },
+          _id: { t: '$date' },
           n0: { $sum: '$fields.delay.n' },
           sum0: { $sum: '$fields.delay.sum' },
           min0: { $min: '$fields.delay.min' },
@@ -55,27 +58,33 @@ describe('bucketsPipeline', () => {
     const stages = bucketsPipeline(query({ granularity: granularity('MINUTE'), to: at('2001-01-01T03:00:00Z') }));
     expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
     expect(text(stages)).toContain('$$this.v.minutes');
-    expect(stages[4]?.$group._id.t).toEqual({ $subtract: ['$slot.time', { $mod: [{ $toLong: '$slot.time' }, 60_000] }] });
+    expect(stages[4]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 60_000] }] } });
   });
 
-  it('a DAY query over a ragged range reads the edges from hour and minute slots, each part guarded by its days', () => {
-    const stages = bucketsPipeline(query({ from: at('2001-01-05T12:07:00Z'), to: at('2001-01-08T03:30:00Z') }));
+  it('a DAY query over a ragged range reads the edges from hour and minute slots: one plan per kind of day, chosen by date', () => {
+    const from = at('2001-01-05T12:07:00Z');
+    const to = at('2001-01-08T03:30:00Z');
+    const stages = bucketsPipeline(query({ from, to }));
     expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
     expect(stages[0]?.$match.date).toEqual({ $gte: new Date('2001-01-05T00:00:00Z'), $lt: new Date('2001-01-08T03:30:00Z') });
-    const parts = stages[2]?.$project.slot.$concatArrays as Document[];
-    expect(parts).toHaveLength(5);
-    const guards = parts.map((part) => part.$cond[0].$and.map((bound: Document) => Object.values(bound)[0][1].toISOString()));
-    expect(guards).toEqual([
-      ['2001-01-05T00:00:00.000Z', '2001-01-05T13:00:00.000Z'],
-      ['2001-01-05T00:00:00.000Z', '2001-01-06T00:00:00.000Z'],
-      ['2001-01-06T00:00:00.000Z', '2001-01-08T00:00:00.000Z'],
-      ['2001-01-08T00:00:00.000Z', '2001-01-08T03:00:00.000Z'],
-      ['2001-01-08T00:00:00.000Z', '2001-01-08T03:30:00.000Z'],
+    const D = 86_400_000;
+    const H = 3_600_000;
+    expect(planDays(planSegments(from, to, 'day'))).toEqual([
+      { from: at('2001-01-05T00:00:00Z'), to: at('2001-01-06T00:00:00Z'), parts: null, pieces: [
+        { level: 'minute', from: 12 * H + 7 * 60_000, to: 13 * H },
+        { level: 'hour', from: 13 * H, to: D },
+      ] },
+      { from: at('2001-01-06T00:00:00Z'), to: at('2001-01-08T00:00:00Z'), parts: null, pieces: [{ level: 'day', from: 0, to: D }] },
+      { from: at('2001-01-08T00:00:00Z'), to: at('2001-01-09T00:00:00Z'), parts: null, pieces: [
+        { level: 'hour', from: 0, to: 3 * H },
+        { level: 'minute', from: 3 * H, to: 3.5 * H },
+      ] },
     ]);
-    // The day part takes the day totals as they are; only the edges look into hours and minutes.
-    expect(parts[2]?.$cond[1]).toEqual([{ time: '$date', x: { v0: '$fields.delay' } }]);
-    expect(JSON.stringify(parts[1])).not.toContain('minutes');
-    expect(JSON.stringify(parts[0])).toContain('minutes');
+    // The document's date picks its day's plan: the middle days take the day totals as they are.
+    const tree = stages[2]?.$project.slot.$let.in;
+    expect(tree.$cond[0]).toEqual({ $lt: ['$date', new Date('2001-01-06T00:00:00Z')] });
+    expect(tree.$cond[2].$cond[1]).toEqual([{ time: '$$day', x: { v0: '$fields.delay' } }]);
+    expect(JSON.stringify(tree.$cond[1])).toContain('minutes');
   });
 
   it('never matches documents outside the range, for any granularity and range', () => {
@@ -139,19 +148,163 @@ describe('bucketsPipeline', () => {
     );
     expect(day[2]?.$group.sum1).toEqual({ $sum: '$fields.distance.sum' });
     const hour = bucketsPipeline(query({ fields: ['delay', 'distance'], granularity: granularity('HOUR') }));
-    const slots = hour[2]?.$project.slot.$cond[1].$map;
+    const slots = hour[2]?.$project.slot.$let.in.$map;
     expect(slots.in.x).toEqual({ v0: '$$h.v.fields.delay', v1: '$$h.v.fields.distance' });
-    expect(slots.input.$filter.cond.$and[1]).toEqual({
+    expect(slots.input.$filter.cond).toEqual({
       $or: [{ $gt: ['$$h.v.fields.delay.n', 0] }, { $gt: ['$$h.v.fields.distance.n', 0] }],
     });
   });
 
-  it('fixed-width buckets use epoch arithmetic, calendar buckets $dateFromParts', () => {
+  it('UTC keys: slot times in ms floored by arithmetic, day totals keyed by their date or $dateTrunc (the cheaper forms measured)', () => {
     const fiveMinutes = bucketsPipeline(query({ granularity: granularity('FIVE_MINUTES') })).at(-1)?.$group._id.t;
-    expect(fiveMinutes).toEqual({ $subtract: ['$slot.time', { $mod: [{ $toLong: '$slot.time' }, 300_000] }] });
+    expect(fiveMinutes).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 300_000] }] } });
     const week = bucketsPipeline(query({ granularity: granularity('WEEK') })).at(-1)?.$group._id.t;
-    expect(week).toEqual({ $subtract: ['$date', { $mod: [{ $add: [{ $toLong: '$date' }, 259_200_000] }, 604_800_000] }] });
+    expect(week).toEqual({ $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'monday' } });
+    const sundayWeek = bucketsPipeline(query({ granularity: granularity('WEEK', { weekStart: 'SUNDAY' }) })).at(-1)?.$group._id.t;
+    expect(sundayWeek).toEqual({ $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'sunday' } });
     const month = bucketsPipeline(query({ granularity: granularity('MONTH') })).at(-1)?.$group._id.t;
-    expect(month).toEqual({ $dateFromParts: { year: { $year: '$date' }, month: { $month: '$date' } } });
+    expect(month).toEqual({ $dateTrunc: { date: '$date', unit: 'month' } });
+    const raggedMonth = bucketsPipeline(query({ granularity: granularity('MONTH'), from: at('2001-01-05T12:07:00Z') })).at(-1)?.$group._id.t;
+    expect(raggedMonth).toEqual({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'month' } });
+  });
+
+  it('never adds or subtracts a number to or from a date: every operand is a number in ms', () => {
+    /** Operands that are dates: the date field, date constants, expressions that make dates. */
+    const isDate = (operand: unknown): boolean =>
+      operand === '$date' ||
+      operand instanceof Date ||
+      (typeof operand === 'object' && operand !== null && ['$toDate', '$dateTrunc', '$dateFromParts'].some((op) => op in operand));
+    const offenders: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node !== null && typeof node === 'object' && !(node instanceof Date)) {
+        for (const [key, value] of Object.entries(node)) {
+          if ((key === '$add' || key === '$subtract') && Array.isArray(value) && value.some(isDate)) offenders.push(JSON.stringify(node).slice(0, 200));
+          walk(value);
+        }
+      }
+    };
+    const ranges = [
+      ['2001-03-25T04:10:00Z', '2001-04-08T07:00:00Z'],
+      ['2001-01-01T00:00:00Z', '2002-01-01T00:00:00Z'],
+      ['2001-10-27T12:00:00Z', '2001-10-29T00:00:00Z'],
+    ] as const;
+    for (const zone of ['UTC', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'America/St_Johns']) {
+      for (const name of GRANULARITY_NAMES) {
+        for (const [from, to] of ranges) {
+          if (countBuckets(at(from), at(to), granularity(name).cut, zone) > 5000) continue;
+          walk(bucketsPipeline(query({ granularity: granularity(name), from: at(from), to: at(to), timeZone: zone })));
+        }
+      }
+      walk(bucketsPipeline(query({ granularity: null, timeZone: zone, from: at('2001-01-05T12:07:00Z') })));
+    }
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('bucketsPipeline in a time zone', () => {
+  const H = 3_600_000;
+  const D = 24 * H;
+  const zoned = (name: GranularityName, zone: string, from: string, to: string) => {
+    const range = { from: parseLocalTime(from, zone), to: parseLocalTime(to, zone) };
+    return { range, stages: bucketsPipeline(query({ ...range, granularity: granularity(name), timeZone: zone })) };
+  };
+  /** The day plans of a zoned query, as the pipeline builds them. */
+  const plans = (name: GranularityName, zone: string, from: string, to: string) => {
+    const { range } = zoned(name, zone, from, to);
+    const cut = granularity(name).cut;
+    const starts = [bucketStart(range.from, cut, zone), ...bucketBoundaries(range.from, range.to, cut, zone)];
+    return planDays(planBucketSegments(range.from, range.to, granularity(name), zone), { starts, keys: 'known' });
+  };
+  const hours = (from: number, to: number) => ({ level: 'hour', from: from * H, to: to * H });
+
+  it('a New York MONTH: day totals keyed by their month, hour slots split at local midnight on the boundary days', () => {
+    const march = at('2001-03-01T05:00:00Z');
+    const april = at('2001-04-01T05:00:00Z');
+    expect(plans('MONTH', 'America/New_York', '2001-03-01', '2001-05-01')).toEqual([
+      { from: at('2001-03-01T00:00:00Z'), to: at('2001-03-02T00:00:00Z'), pieces: [hours(5, 24)], parts: [{ key: { at: march }, pieces: [hours(5, 24)] }] },
+      { from: at('2001-03-02T00:00:00Z'), to: at('2001-04-01T00:00:00Z'), pieces: [{ level: 'day', from: 0, to: D }], parts: [{ key: { at: march }, pieces: [{ level: 'day', from: 0, to: D }] }] },
+      { from: at('2001-04-01T00:00:00Z'), to: at('2001-04-02T00:00:00Z'), pieces: [hours(0, 24)], parts: [
+        { key: { at: march }, pieces: [hours(0, 5)] },
+        { key: { at: april }, pieces: [hours(5, 24)] },
+      ] },
+      { from: at('2001-04-02T00:00:00Z'), to: at('2001-05-01T00:00:00Z'), pieces: [{ level: 'day', from: 0, to: D }], parts: [{ key: { at: april }, pieces: [{ level: 'day', from: 0, to: D }] }] },
+      { from: at('2001-05-01T00:00:00Z'), to: at('2001-05-02T00:00:00Z'), pieces: [hours(0, 4)], parts: [{ key: { at: april }, pieces: [hours(0, 4)] }] },
+    ]);
+  });
+
+  it('a New York DAY: one plan per stretch of constant offset, keys at a fixed distance from each UTC midnight', () => {
+    expect(plans('DAY', 'America/New_York', '2001-03-25', '2001-04-08')).toEqual([
+      { from: at('2001-03-25T00:00:00Z'), to: at('2001-03-26T00:00:00Z'), pieces: [hours(5, 24)], parts: [{ key: { at: at('2001-03-25T05:00:00Z') }, pieces: [hours(5, 24)] }] },
+      { from: at('2001-03-26T00:00:00Z'), to: at('2001-04-02T00:00:00Z'), pieces: [hours(0, 24)], parts: [
+        { key: { after: -19 * H }, pieces: [hours(0, 5)] },
+        { key: { after: 5 * H }, pieces: [hours(5, 24)] },
+      ] },
+      // 2 April: 1 April (EST midnight) started 19 hours before, 2 April starts at 04:00 (EDT).
+      { from: at('2001-04-02T00:00:00Z'), to: at('2001-04-03T00:00:00Z'), pieces: [hours(0, 24)], parts: [
+        { key: { at: at('2001-04-01T05:00:00Z') }, pieces: [hours(0, 4)] },
+        { key: { at: at('2001-04-02T04:00:00Z') }, pieces: [hours(4, 24)] },
+      ] },
+      { from: at('2001-04-03T00:00:00Z'), to: at('2001-04-08T00:00:00Z'), pieces: [hours(0, 24)], parts: [
+        { key: { after: -20 * H }, pieces: [hours(0, 4)] },
+        { key: { after: 4 * H }, pieces: [hours(4, 24)] },
+      ] },
+      { from: at('2001-04-08T00:00:00Z'), to: at('2001-04-09T00:00:00Z'), pieces: [hours(0, 4)], parts: [{ key: { at: at('2001-04-07T04:00:00Z') }, pieces: [hours(0, 4)] }] },
+    ]);
+  });
+
+  it('a Kathmandu DAY: inner days split at 18:15 UTC, the hour 18:00-19:00 read from minute slots', () => {
+    const inner = plans('DAY', 'Asia/Kathmandu', '2001-04-01', '2001-04-05')[1]!;
+    expect(inner).toEqual({
+      from: at('2001-04-01T00:00:00Z'),
+      to: at('2001-04-04T00:00:00Z'),
+      pieces: [hours(0, 18), { level: 'minute', from: 18 * H, to: 19 * H }, hours(19, 24)],
+      parts: [
+        { key: { after: -(5 * H + 45 * 60_000) }, pieces: [hours(0, 18), { level: 'minute', from: 18 * H, to: 18.25 * H }] },
+        { key: { after: 18.25 * H }, pieces: [{ level: 'minute', from: 18.25 * H, to: 19 * H }, hours(19, 24)] },
+      ],
+    });
+  });
+
+  it('a whole day cut in two reads the smaller part and takes the larger from the day totals', () => {
+    const { stages } = zoned('DAY', 'America/New_York', '2001-03-26', '2001-03-28');
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group', '$set']);
+    const text = JSON.stringify(stages[2]);
+    // The smaller part (hours 0-4 UTC) by path; the larger (5-23) as day minus smaller, its slots read only for min or max.
+    expect(text).toContain('"$hours.4.fields.delay.n"');
+    expect(text).toContain('{"$subtract":["$fields.delay.n","$$s.v0.n"]}');
+    expect(text).toContain('"$hours.23.fields.delay.min"');
+    expect(text).not.toContain('"$hours.23.fields.delay.n"');
+    expect(stages[4]?.$group._id).toEqual({ t: '$slot.k' });
+    expect(stages[5]).toEqual({ $set: { '_id.t': { $toDate: '$_id.t' } } });
+  });
+
+  it('a zoned query over whole days of whole local periods groups day totals directly (London in winter)', () => {
+    const { stages } = zoned('MONTH', 'Europe/London', '2001-01-01', '2001-03-01');
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$group', '$set']);
+    expect(JSON.stringify(stages[2])).not.toContain('hours');
+  });
+
+  it('finer granularities key each slot by its span of constant offset: Kolkata hours from minute slots', () => {
+    const { stages } = zoned('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-02');
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
+    // +05:30: t - ((t + 1,800,000) mod 3,600,000).
+    expect(stages[4]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: [{ $add: ['$slot.time', 1_800_000] }, 3_600_000] }] } });
+    expect(JSON.stringify(stages[2])).toContain('minutes');
+  });
+
+  it('beyond 128 plans (a boundary day per month for 20 years) every day reads as if it held a local midnight, its parts keyed per document', () => {
+    const { stages } = zoned('MONTH', 'America/New_York', '1990-01-01', '2010-01-01');
+    const project = JSON.stringify(stages[2]);
+    // One plan per stretch of constant offset (two a year) and the range's edges, not two per month.
+    const plans = project.split('{"$lt":["$date"').length - 1 + 1;
+    expect(plans).toBeLessThanOrEqual(2 * 20 + 4);
+    expect(project).toContain('$dateTrunc');
+    expect(project.length).toBeLessThan(300_000);
+    expect(stages.at(-1)).toEqual({ $set: { '_id.t': { $toDate: '$_id.t' } } });
+  });
+
+  it('refuses an unknown zone with INVALID_TIME_ZONE', () => {
+    expect(() => bucketsPipeline(query({ timeZone: 'Mars/Olympus' }))).toThrow(expect.objectContaining({ code: 'INVALID_TIME_ZONE' }));
   });
 });
