@@ -59,8 +59,6 @@ export const ErrorCode = {
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** A request body is larger than `MAX_BODY_BYTES` (HTTP 413). */
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
-  /** A `timeZone` is not an IANA time-zone name known to the server (e.g. `America/New_York`). */
-  INVALID_TIME_ZONE: 'INVALID_TIME_ZONE',
   /** The thing to change or delete does not exist. */
   NOT_FOUND: 'NOT_FOUND',
   /** A POST body that is not JSON or a GraphQL document: forms, multipart and plain text are refused (HTTP 415). */

@@ -47,7 +47,7 @@ const rowsCollection = client.db('bench_transforms').collection<Document>('rows'
 const FROM = Date.UTC(2001, 0, 1);
 const TO = FROM + options.buckets * MINUTE_MS;
 const MINUTE = granularity('MINUTE');
-const spans = Array.from({ length: options.buckets }, (_, i) => ({ start: new Date(FROM + i * MINUTE_MS), end: new Date(FROM + (i + 1) * MINUTE_MS) }));
+const spans = Array.from({ length: options.buckets }, (_, i) => ({ start: new Date(FROM + i * MINUTE_MS), end: new Date(FROM + (i + 1) * MINUTE_MS), partial: false, localStart: new Date(FROM + i * MINUTE_MS).toISOString() }));
 
 try {
   await rowsCollection.drop().catch(() => undefined);

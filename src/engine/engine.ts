@@ -6,7 +6,7 @@ import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
 import { bucketsPerGroup, filterValueCount } from '../query/cost.ts';
 import { registryFilter } from '../query/registry.ts';
 import { fillBuckets, type BucketSpan } from '../query/fill.ts';
-import { bucketStart, nextBucketStart } from '../query/granularity.ts';
+import { listBuckets, type GranularityName } from '../query/granularity.ts';
 import { compareWithPrevious, shiftedRange, type Comparison } from '../query/offset.ts';
 import { sortByRank } from '../query/ranking.ts';
 import { bucketList, shapeAggregates, shapeBucketGroups, statsByStart, type AggregateResult, type Bucket } from '../query/shape.ts';
@@ -36,6 +36,8 @@ export type ChartBucket = TransformedBucket & Comparison;
 /** The chart-ready buckets of one group. */
 export interface ChartGroup {
   tags: Tag[];
+  /** The granularity of the buckets: the one asked for, or the one picked for `maxDataPoints`. */
+  granularity: GranularityName;
   buckets: ChartBucket[];
 }
 
@@ -48,14 +50,14 @@ interface Earlier {
 /** A group's identity for matching the groups of two periods. */
 const tagsKey = (tags: readonly Tag[]) => JSON.stringify(tags.map((tag) => [tag.key, tag.value]));
 
-/** Every bucket span `[start, end)` of a query's range, in time order. */
+/** Every bucket of a query's range in its zone, in time order, with its real end, whether the range cuts it, and its local start. */
 function bucketSpans(query: RangeQuery): BucketSpan[] {
-  const cut = query.granularity!.cut;
-  const spans: BucketSpan[] = [];
-  for (let start = bucketStart(query.from, cut); start < query.to; start = nextBucketStart(start, cut)) {
-    spans.push({ start: new Date(start), end: new Date(nextBucketStart(start, cut)) });
-  }
-  return spans;
+  return listBuckets(query.from, query.to, query.granularity!.cut, query.timeZone).map((span) => ({
+    start: new Date(span.start),
+    end: new Date(span.end),
+    partial: span.partial,
+    localStart: span.localStart,
+  }));
 }
 
 const NO_COMPARISON: Comparison = { previous: null, previousStart: null, change: null, relativeChange: null };
@@ -114,7 +116,11 @@ export class QueryEngine {
     if (query.ranking !== null) groups = sortByRank(groups, rows, query.ranking, query.groupBy);
     const previous = await earlier;
     const spans = bucketSpans(query);
-    return groups.map((group) => ({ tags: group.tags, buckets: chart(group.buckets, spans, query, previous?.get(tagsKey(group.tags))) }));
+    return groups.map((group) => ({
+      tags: group.tags,
+      granularity: query.granularity!.name,
+      buckets: chart(group.buckets, spans, query, previous?.get(tagsKey(group.tags))),
+    }));
   }
 
   /**
@@ -123,7 +129,7 @@ export class QueryEngine {
    * by group, with their spans and values, to align with the current period's.
    */
   private async earlierGroups(query: RangeQuery): Promise<Map<string, Earlier>> {
-    const shifted = shiftedRange(query, query.compareWith!);
+    const shifted = shiftedRange(query, query.compareWith!, query.timeZone);
     const earlier: RangeQuery = { ...query, ...shifted, compareWith: null, ranking: null };
     const byGroup = new Map<string, Earlier>();
     if ((await this.reserve(earlier, false)) === 0) return byGroup;
@@ -157,7 +163,7 @@ export class QueryEngine {
     this.budget.reserve('buckets', perSeries * (query.compareWith === null ? 1 : 2), `this field: ${formatCount(perSeries)} buckets per series`);
     let previous: Earlier | undefined;
     if (query.compareWith !== null) {
-      const earlier: RangeQuery = { ...query, ...shiftedRange(query, query.compareWith), compareWith: null };
+      const earlier: RangeQuery = { ...query, ...shiftedRange(query, query.compareWith, query.timeZone), compareWith: null };
       const spans = bucketSpans(earlier);
       const answer = await this.loader.load({ query: earlier, series: series._id });
       previous = { spans, buckets: chart(bucketList(statsByStart(answer.rows, answer.index), { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut }), spans, earlier) };

@@ -43,7 +43,7 @@ function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): B
   const scope = query.metric === null ? { series } : { metric: query.metric, where: query.where };
   const grouping =
     query.metric === null ? ({ by: 'series' } as const) : query.groupBy.length > 0 ? ({ by: 'tags', keys: query.groupBy } as const) : ({ by: 'none' } as const);
-  return { scope, fields, from: query.from, to: query.to, granularity: query.granularity, grouping };
+  return { scope, fields, from: query.from, to: query.to, granularity: query.granularity, grouping, timeZone: query.timeZone };
 }
 
 /**
@@ -57,7 +57,7 @@ export function batchKey(query: RangeQuery): string {
   const { fields: _fields, granularity, ...rest } = pipelineQuery(query, [], []);
   // A ranked pipeline ranks by one field: it is a batch of its own.
   const ranked = query.ranking === null ? {} : { ranking: query.ranking, rankedField: query.field };
-  return canonicalJson({ ...rest, ...ranked, granularity: granularity?.name ?? null });
+  return canonicalJson({ ...rest, ...ranked, granularity: granularity === null ? null : { name: granularity.name, cut: granularity.cut } });
 }
 
 /** The pipeline of a batch: the bucket pipeline over its fields and series, then the ranking stages of a ranked query (its one field at index 0). */

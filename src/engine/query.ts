@@ -5,14 +5,14 @@
  * ever see these values, and the request's pipelines are batched by a key derived from
  * them ({@link batchKey}), never built by hand.
  */
-import { TZDate } from '@date-fns/tz';
 import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
-import type { Granularity } from '../query/granularity.ts';
+import { granularity as granularityNamed, GRANULARITY_NAMES, pickGranularity, type Granularity, type GranularityName, type Weekday } from '../query/granularity.ts';
+import { normalizeTimeZone, parseLocalTime } from '../query/zone.ts';
 import type { FillMode } from '../query/fill.ts';
 import { validateOffset, type Offset } from '../query/offset.ts';
 import { RANK_LIMIT, validateRanking, type RankStatistic, type Ranking, type SortDirection } from '../query/ranking.ts';
-import { normalizeBucketing, normalizeRange, normalizeSelection, type TagFilter } from '../query/spec.ts';
+import { normalizeRange, normalizeSelection, type TagFilter } from '../query/spec.ts';
 import { validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
 
 /**
@@ -34,6 +34,8 @@ export interface RangeQuery {
   /** Half-open range `[from, to)` in ms since the epoch, UTC, rounded down to the minute; may be empty (`from == to`). */
   from: number;
   to: number;
+  /** IANA time zone the buckets are cut in (`UTC` by default; see `query/zone.ts`). */
+  timeZone: string;
   /** The bucket size; null for an aggregate. */
   granularity: Granularity | null;
   /** How empty buckets are listed and filled (buckets only). */
@@ -75,19 +77,47 @@ export interface BucketsArgs {
   field: string;
   from: BoundInput;
   to: BoundInput;
-  /** IANA time zone of local bounds (default `UTC`). */
+  /** IANA time zone of the buckets and of local bounds (default `UTC`). */
   timeZone?: string | null;
   where?: readonly TagFilter[] | null;
   groupBy?: readonly string[] | null;
-  granularity: Granularity['name'];
+  /** The bucket size; omitted: the finest one whose bucket count stays within `maxDataPoints`. */
+  granularity?: GranularityName | null;
+  /** The most buckets a list may have when the engine picks the granularity (default 1,000). */
+  maxDataPoints?: number | null;
+  /** First day of a WEEK bucket (default MONDAY, as ISO 8601). */
+  weekStart?: Weekday | null;
+}
+
+/** Buckets a list may have when the engine picks the granularity and the client said nothing. */
+export const DEFAULT_MAX_DATA_POINTS = 1000;
+
+/**
+ * The granularity of a bucket list: the one asked for, or the finest whose bucket count
+ * over the range in the zone stays within `maxDataPoints` (Grafana's maxDataPoints).
+ * @throws InputError BAD_USER_INPUT (unknown granularity or weekday), INVALID_ARGUMENT
+ * (maxDataPoints not a positive integer), TOO_MANY_BUCKETS (not even YEAR fits).
+ */
+function parseGranularity(
+  args: { granularity?: GranularityName | null; maxDataPoints?: number | null; weekStart?: Weekday | null },
+  range: { from: number; to: number; timeZone: string },
+): Granularity {
+  if (args.granularity !== null && args.granularity !== undefined) {
+    if (!GRANULARITY_NAMES.includes(args.granularity)) {
+      throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(args.granularity)}`, 'granularity');
+    }
+    return granularityNamed(args.granularity, { weekStart: args.weekStart });
+  }
+  if (range.from >= range.to) return granularityNamed('YEAR', { weekStart: args.weekStart });
+  return pickGranularity(range.from, range.to, args.maxDataPoints ?? DEFAULT_MAX_DATA_POINTS, range.timeZone, { weekStart: args.weekStart });
 }
 
 /** Arguments of `Query.aggregate`. */
-export type AggregateArgs = Omit<BucketsArgs, 'granularity'> & RankingArgs;
+export type AggregateArgs = Omit<BucketsArgs, 'granularity' | 'maxDataPoints' | 'weekStart'> & RankingArgs;
 /** Arguments of `Series.buckets`. */
 export type SeriesBucketsArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy'> & ChartArgs;
 /** Arguments of `Series.aggregate`. */
-export type SeriesAggregateArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy' | 'granularity'>;
+export type SeriesAggregateArgs = Omit<BucketsArgs, 'metric' | 'where' | 'groupBy' | 'granularity' | 'maxDataPoints' | 'weekStart'>;
 
 const TRANSFORMS = {
   NONE: { kind: 'none' },
@@ -143,8 +173,7 @@ function parseRanking(args: RankingArgs): Ranking | null {
 export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
-  const bucketing = normalizeBucketing({ granularity: args.granularity });
-  return { kind: 'buckets', ...selection, ...range, granularity: bucketing.granularity, ...parseChart(args), ranking: parseRanking(args) };
+  return { kind: 'buckets', ...selection, ...range, granularity: parseGranularity(args, range), ...parseChart(args), ranking: parseRanking(args) };
 }
 
 /** Defaults of the chart options for queries without a bucket list. */
@@ -160,8 +189,7 @@ export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
 /** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
   const range = parseRange(args);
-  const bucketing = normalizeBucketing({ granularity: args.granularity });
-  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: bucketing.granularity, ...parseChart(args), ranking: null };
+  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: parseGranularity(args, range), ...parseChart(args), ranking: null };
 }
 
 /** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
@@ -171,34 +199,13 @@ export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery
 }
 
 /**
- * An IANA time-zone name as the engine uses it (default `UTC`), checked against the
- * zones the runtime knows (`Intl`, the IANA tz database).
- * @throws InputError INVALID_TIME_ZONE (inputPath `timeZone`).
- */
-export function parseTimeZone(name: string | null | undefined): string {
-  if (name === null || name === undefined || name === 'UTC') return 'UTC';
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-  } catch {
-    throw new InputError(ErrorCode.INVALID_TIME_ZONE, `Unknown time zone "${name}": give an IANA name such as America/New_York or UTC`, 'timeZone');
-  }
-}
-
-/**
  * The instant of a range bound: an instant as is; a local date or date-time as that
- * wall-clock time in `zone` (`@date-fns/tz`: a time skipped by a daylight-saving change
+ * wall-clock time in `zone` (`parseLocalTime`: a time skipped by a daylight-saving change
  * moves forward by the gap, a repeated one is the earlier instant).
- * @throws InputError INVALID_TIME outside [1970-01-01, 9999-01-01].
+ * @throws InputError INVALID_TIME (at `path`) outside [1970-01-01, 9999-01-01].
  */
-export function boundInstant(bound: BoundInput, zone: string, path: string): Date {
-  let ms: number;
-  if ('instant' in bound) ms = bound.instant;
-  else {
-    const [date, time = '00:00'] = bound.local.split('T') as [string, string?];
-    const [y, mo, d] = date.split('-').map(Number) as [number, number, number];
-    const [h, mi, sec = '0'] = time.split(':') as [string, string, string?];
-    ms = new TZDate(y, mo - 1, d, Number(h), Number(mi), Math.floor(Number(sec)), zone).getTime() + Math.round((Number(sec) % 1) * 1000);
-  }
+function boundInstant(bound: BoundInput, zone: string, path: string): Date {
+  const ms = 'instant' in bound ? bound.instant : parseLocalTime(bound.local, zone);
   if (!(ms >= Limits.minTimeMs && ms <= Limits.maxTimeMs)) {
     throw new InputError(ErrorCode.INVALID_TIME, `${path}: the time lies outside 1970-01-01T00:00:00Z .. 9999-01-01T00:00:00Z`, path);
   }
@@ -207,8 +214,8 @@ export function boundInstant(bound: BoundInput, zone: string, path: string): Dat
 
 /** The validated range of a query: the zone, then the bounds read in it. */
 function parseRange(args: { field: string; from: BoundInput; to: BoundInput; timeZone?: string | null }) {
-  const zone = parseTimeZone(args.timeZone);
-  return normalizeRange({ field: args.field, from: boundInstant(args.from, zone, 'from'), to: boundInstant(args.to, zone, 'to') });
+  const timeZone = normalizeTimeZone(args.timeZone);
+  return { ...normalizeRange({ field: args.field, from: boundInstant(args.from, timeZone, 'from'), to: boundInstant(args.to, timeZone, 'to') }), timeZone };
 }
 
 /** JSON with object keys sorted at every level, so equal values give equal text (a key derived from a value, never built by hand). */

@@ -1,5 +1,5 @@
 import { parseBucketsQuery } from '../engine/query.ts';
-import { GRANULARITIES, GRANULARITY_NAMES } from '../query/granularity.ts';
+import { GRANULARITIES, GRANULARITY_NAMES, WEEKDAYS, type Weekday } from '../query/granularity.ts';
 import type { ChartBucket, ChartGroup } from '../engine/engine.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 import { chartArgs, rankingArgs } from './chart.ts';
@@ -9,10 +9,19 @@ import { TagFilterRef, TagRef } from './tag.ts';
 /** `Granularity` enum, generated from the granularity table in `query/granularity.ts`. */
 export const GranularityRef = builder.enumType('Granularity', {
   description:
-    'Bucket size. Buckets are aligned in UTC: fixed sizes to the Unix epoch (weeks start on Monday), months, quarters and years to the calendar. Each is computed from the coarsest stored level (day totals, hour slots or minute slots) that answers it exactly.',
+    'Bucket size, cut in the query\'s `timeZone` (default UTC): minutes and hours aligned to the zone\'s offset (a +05:45 zone starts hours at :45 UTC), six hours, days, weeks (Monday unless `weekStart`), months, quarters and years as local calendar periods (a day with a daylight-saving change lasts 23 or 25 hours). Each bucket is computed from the coarsest stored level (day totals, hour slots or minute slots) that never straddles one of its boundaries.',
   values: Object.fromEntries(
     GRANULARITY_NAMES.map((name) => [name, { value: name, description: GRANULARITIES[name].description }]),
   ) as Record<keyof typeof GRANULARITIES, { value: keyof typeof GRANULARITIES; description: string }>,
+});
+
+/** `Weekday` enum: the first day of WEEK buckets. */
+export const WeekdayRef = builder.enumType('Weekday', {
+  description: 'A day of the week.',
+  values: Object.fromEntries(WEEKDAYS.map((day) => [day, { value: day, description: `${day[0]}${day.slice(1).toLowerCase()}.` }])) as Record<
+    Weekday,
+    { value: Weekday; description: string }
+  >,
 });
 
 /** `Fill` enum: how empty buckets are listed. */
@@ -40,7 +49,13 @@ export const BucketRef = builder.objectRef<ChartBucket>('Bucket').implement({
       description:
         'Start of the bucket, aligned to the granularity. The first bucket may start before `from`; it only counts readings from `from` on.',
     }),
-    end: t.expose('end', { type: 'DateTime', description: 'End of the bucket (exclusive).' }),
+    end: t.expose('end', { type: 'DateTime', description: 'Real end of the bucket (exclusive): a local day with a daylight-saving change lasts 23 or 25 hours.' }),
+    partial: t.exposeBoolean('partial', {
+      description: 'True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part.',
+    }),
+    localStart: t.exposeString('localStart', {
+      description: 'The start as wall-clock time of the query\'s `timeZone` with its offset, RFC 3339, e.g. `2001-04-01T00:00:00-05:00`.',
+    }),
     filled: t.exposeBoolean('filled', { description: 'True when the bucket has no readings and its statistics come from `fill` (ZERO, PREVIOUS, LINEAR).' }),
     value: t.exposeFloat('value', { nullable: true, description: 'The chosen `statistic`, after `transform` (the statistic itself without one).' }),
     previous: t.exposeFloat('previous', { nullable: true, description: '`value` of the bucket at the same position of the earlier period (`compareWith`); null without one.' }),
@@ -100,6 +115,11 @@ export const BucketGroupRef = builder.objectRef<ChartGroup>('BucketGroup').imple
       resolve: (group) => group.tags,
       description: 'The `groupBy` tag values of this group, in `groupBy` order; empty when the query is not grouped.',
     }),
+    granularity: t.field({
+      type: GranularityRef,
+      resolve: (group) => group.granularity,
+      description: 'The granularity of the buckets: the one asked for, or the one the engine picked for `maxDataPoints`.',
+    }),
     buckets: t.field({ type: [BucketRef], resolve: (group) => group.buckets, description: 'Buckets in time order.' }),
     columns: t.field({
       type: BucketColumnsRef,
@@ -134,7 +154,15 @@ export const selectionArgs = (arg: ArgBuilder) => ({
 
 /** Arguments that shape a bucket list: granularity and fill. */
 export const bucketArgs = (arg: ArgBuilder) => ({
-  granularity: arg({ type: GranularityRef, required: true, description: 'Bucket size.' }),
+  granularity: arg({
+    type: GranularityRef,
+    description: 'Bucket size; omitted: the finest granularity whose bucket count over the range stays within `maxDataPoints` (see `BucketGroup.granularity`).',
+  }),
+  maxDataPoints: arg.int({
+    description:
+      'Without `granularity`: the most buckets the list may have (default 1,000), as Grafana\'s maxDataPoints; the engine picks the finest granularity that fits. Errors: INVALID_ARGUMENT, TOO_MANY_BUCKETS (not even YEAR fits).',
+  }),
+  weekStart: arg({ type: WeekdayRef, description: 'First day of WEEK buckets (default MONDAY, as ISO 8601).' }),
   fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed and filled; filled buckets say `filled: true`.' }),
   ...chartArgs(arg),
 });

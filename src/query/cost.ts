@@ -10,6 +10,8 @@ export interface CostedQuery {
   from: number;
   to: number;
   granularity: Granularity | null;
+  /** IANA zone the buckets are cut in (default UTC). */
+  timeZone?: string;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface CostedQuery {
  */
 export function bucketsPerGroup(query: CostedQuery): number {
   if (query.to <= query.from) return 0;
-  return query.granularity === null ? 1 : countBuckets(query.from, query.to, query.granularity.cut);
+  return query.granularity === null ? 1 : countBuckets(query.from, query.to, query.granularity.cut, query.timeZone);
 }
 
 /**

@@ -33,10 +33,14 @@ export const FILLED_STATISTICS = ['sum', 'min', 'max', 'avg', 'variance', 'stdde
 /** A statistic written by fill modes, see {@link FILLED_STATISTICS}. */
 export type FilledStatistic = (typeof FILLED_STATISTICS)[number];
 
-/** The span `[start, end)` of one bucket of a range (UTC instants), without statistics. */
+/** The span `[start, end)` of one bucket of a range (UTC instants), without statistics, with what the range and the zone say of it. */
 export interface BucketSpan {
   start: Date;
   end: Date;
+  /** True when the query range covers only part of the bucket. */
+  partial: boolean;
+  /** `start` as wall-clock time of the query's zone with its offset (RFC 3339). */
+  localStart: string;
 }
 
 /**
@@ -135,6 +139,8 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
     out.push({
       start: span.start,
       end: span.end,
+      partial: span.partial,
+      localStart: span.localStart,
       count: 0,
       sum: values('sum'),
       min: values('min'),
@@ -158,6 +164,8 @@ function withReadings(span: BucketSpan, b: Bucket): FilledBucket {
   return {
     start: span.start,
     end: span.end,
+    partial: span.partial,
+    localStart: span.localStart,
     count: b.count,
     sum: b.sum,
     min: b.min,

@@ -155,6 +155,8 @@ export function compareWithPrevious(
     return {
       start: b.start,
       end: b.end,
+      partial: b.partial,
+      localStart: b.localStart,
       count: b.count,
       sum: b.sum,
       min: b.min,

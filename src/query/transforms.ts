@@ -172,6 +172,8 @@ export function transformBuckets(
   return buckets.map((b, i) => ({
     start: b.start,
     end: b.end,
+    partial: b.partial,
+    localStart: b.localStart,
     count: b.count,
     sum: b.sum,
     min: b.min,

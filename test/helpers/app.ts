@@ -48,6 +48,12 @@ export async function openTestApp(
     tokenCacheMs?: number;
     corsOrigins?: string[];
     registryCacheTtlMs?: number;
+    /**
+     * Whether writes wait for the journal (default true, as the server). Tests of query
+     * answers over large data sets turn it off to load faster: durability is what the
+     * fault tests check, with the server's defaults.
+     */
+    journal?: boolean;
   } = {},
 ): Promise<TestApp> {
   const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -55,6 +61,7 @@ export async function openTestApp(
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,
+    writeConcern: { w: 'majority', journal: options.journal ?? true },
   });
   const commands: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {

@@ -39,8 +39,8 @@ const RAW = readings();
 
 /** The hour spans of `[from, to)`: from the hour holding `from` up to the last one starting before `to`. */
 const hourSpans = (from: number, to: number) => {
-  const spans: { start: Date; end: Date }[] = [];
-  for (let t = from - (from % HOUR); t < to; t += HOUR) spans.push({ start: new Date(t), end: new Date(t + HOUR) });
+  const spans: { start: Date; end: Date; partial: boolean; localStart: string }[] = [];
+  for (let t = from - (from % HOUR); t < to; t += HOUR) spans.push({ start: new Date(t), end: new Date(t + HOUR), partial: false, localStart: new Date(t).toISOString() });
   return spans;
 };
 

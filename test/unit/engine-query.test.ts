@@ -27,6 +27,7 @@ describe('parseBucketsQuery', () => {
       field: 'delay',
       from: Date.UTC(2001, 0, 1),
       to: Date.UTC(2001, 1, 1),
+      timeZone: 'UTC',
       granularity: 'DAY',
       fill: 'NULL',
       statistic: 'avg',
@@ -54,6 +55,19 @@ describe('time zones of the bounds', () => {
 
   it('refuses an unknown zone', () => {
     expect(() => parseBucketsQuery({ ...base, timeZone: 'Mars/Olympus' })).toThrow(expect.objectContaining({ code: 'INVALID_TIME_ZONE', inputPath: 'timeZone' }));
+  });
+});
+
+describe('granularity', () => {
+  it('is picked for maxDataPoints when not given: the finest whose bucket count fits', () => {
+    const query = (maxDataPoints: number) =>
+      parseBucketsQuery({ ...base, granularity: undefined, maxDataPoints, from: { local: '2001-01-01' }, to: { local: '2001-04-01' }, timeZone: 'America/New_York' });
+    // 90 local days before the DST change of April 1: 2,160 hour buckets, 1,080 of two hours, 90 days, 14 weeks.
+    expect(query(100).granularity!.name).toBe('DAY');
+    expect(query(90).granularity!.name).toBe('DAY');
+    expect(query(89).granularity!.name).toBe('WEEK');
+    expect(query(2160).granularity!.name).toBe('HOUR');
+    expect(query(2159).granularity!.name).toBe('TWO_HOURS');
   });
 });
 

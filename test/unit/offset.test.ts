@@ -18,14 +18,16 @@ function codeOf(run: () => unknown): string | undefined {
 
 /** Month spans from calendar fields: `count` months from (year, month0). */
 const months = (year: number, month0: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0 + i, 1)), end: new Date(Date.UTC(year, month0 + i + 1, 1)) }));
+  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0 + i, 1)), end: new Date(Date.UTC(year, month0 + i + 1, 1)), partial: false, localStart: new Date(Date.UTC(year, month0 + i, 1)).toISOString() }));
 /** Day spans from calendar fields. */
 const days = (year: number, month0: number, day: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0, day + i)), end: new Date(Date.UTC(year, month0, day + i + 1)) }));
+  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0, day + i)), end: new Date(Date.UTC(year, month0, day + i + 1)), partial: false, localStart: new Date(Date.UTC(year, month0, day + i)).toISOString() }));
 /** A transformed bucket of `span` whose value is `value` (its statistics are all `value`, count 1; empty for null). */
 const bucket = (span: { start: Date; end: Date }, value: number | null): TransformedBucket => ({
   start: span.start,
   end: span.end,
+  partial: false,
+  localStart: span.start.toISOString(),
   count: value === null ? 0 : 1,
   sum: value,
   min: value,

@@ -12,6 +12,8 @@ function bucket(start: number, end: number, x: number | null, n = 1): Bucket {
   return {
     start: new Date(start),
     end: new Date(end),
+    partial: false,
+    localStart: new Date(start).toISOString(),
     count: x === null ? 0 : n,
     sum: x,
     min: x,
@@ -74,7 +76,7 @@ describe('transformBuckets: hand-written examples', () => {
 
   it('reads the values as filled: a filled value is a value', () => {
     const t0 = Date.UTC(2001, 0, 1);
-    const spans = [0, 1, 2, 3].map((i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR) }));
+    const spans = [0, 1, 2, 3].map((i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR), partial: false, localStart: new Date(t0 + i * HOUR).toISOString() }));
     const real = [bucket(t0, t0 + HOUR, 10), bucket(t0 + 3 * HOUR, t0 + 4 * HOUR, 40)];
     const cumulative = (mode: 'NULL' | 'ZERO' | 'PREVIOUS' | 'LINEAR') => run(fillBuckets(spans, real, mode), { kind: 'cumulativeSum' }, 'sum');
     expect(cumulative('NULL')).toEqual([10, 10, 10, 50]);
@@ -185,7 +187,7 @@ describe('transformBuckets: against a reference, random lists', () => {
     fc.assert(
       fc.property(fc.array(fc.option(fc.integer({ min: -100, max: 100 })), { minLength: 1, maxLength: 40 }), transformArbitrary, (cells, transform) => {
         const t0 = Date.UTC(2001, 0, 1);
-        const spans = cells.map((_, i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR) }));
+        const spans = cells.map((_, i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR), partial: false, localStart: new Date(t0 + i * HOUR).toISOString() }));
         const real = cells.flatMap((x, i) => (x === null ? [] : [bucket(t0 + i * HOUR, t0 + (i + 1) * HOUR, x)]));
         const range = { from: t0, to: t0 + cells.length * HOUR };
         const options = { statistic: 'sum' as const, transform, range };
