@@ -68,7 +68,10 @@ if (options.quick) {
   Object.assign(options, { hosts: 10, minutes: 10, rows: options.rows ?? 600, layoutSample: options.layoutSample ?? 60 });
 }
 const reps = options.quick ? 2 : Math.max(5, options.reps);
-const baselines = options.models.split(',').map((name) => name.trim()).filter(Boolean);
+const baselines = options.models
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
 const benchStarted = performance.now();
 const log = (message: string) => console.error(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${message}`);
 
@@ -105,7 +108,11 @@ async function timedWrite(model: Model, readings: readonly PlainReading[], batch
  * `reps` timed), each written by `writeSlice`, which returns readings per second.
  * @returns the median rate and every timed slice's rate.
  */
-async function sliceRates(data: DataSet, batch: 1 | 100 | 1000, writeSlice: (slice: PlainReading[]) => Promise<number>): Promise<IngestFigure> {
+async function sliceRates(
+  data: DataSet,
+  batch: 1 | 100 | 1000,
+  writeSlice: (slice: PlainReading[]) => Promise<number>,
+): Promise<IngestFigure> {
   const size = Math.max(1, Math.min(SLICE[batch], Math.floor(data.readings.length / (reps + 1))));
   const slices: number[] = [];
   for (let i = 0; i <= reps; i++) {
@@ -176,13 +183,21 @@ interface DataSetResult {
   queries: { name: string; description: string; unit: string; agree: boolean; difference?: string }[];
   scaling: { label: string; ours: number; naive: number }[];
   overhead?: { buckets: number; yogaMs: number; pipelineMs: number };
-  layouts?: { readings: number; rows: { layout: string; readingsPerSecond: number; bytesPerReading: number; largestDocument: number | null; minuteQueryMs: number }[] };
+  layouts?: {
+    readings: number;
+    rows: { layout: string; readingsPerSecond: number; bytesPerReading: number; largestDocument: number | null; minuteQueryMs: number }[];
+  };
 }
 
 async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateTrunc: boolean): Promise<DataSetResult> {
   log(`${data.name}: ${data.description}`);
   const queries = data.name === 'dense' ? denseQueries(data) : sparseQueries(data);
-  const result: DataSetResult = { data: { name: data.name, description: data.description, readings: data.readings.length }, models: [], queries: [], scaling: [] };
+  const result: DataSetResult = {
+    data: { name: data.name, description: data.description, readings: data.readings.length },
+    models: [],
+    queries: [],
+    scaling: [],
+  };
 
   // Models for the full load: ours and the baselines that the server supports.
   const opens: { name: string; open: (db: string) => Promise<Model> }[] = [
@@ -263,10 +278,23 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const count = (await ours.graphql<{ buckets: { buckets: unknown[] }[] }>(query)).buckets[0]?.buckets.length ?? 0;
     // The pipeline the resolver builds for this query.
     const scope = { metric: data.readings[0]!.metric, where: [{ key: data.entityTag, in: [entity] }] };
-    const pipeline = bucketsPipeline({ scope, fields: [data.fields[0]!], from, to, granularity: granularity('MINUTE'), grouping: { by: 'none' } });
+    const pipeline = bucketsPipeline({
+      scope,
+      fields: [data.fields[0]!],
+      from,
+      to,
+      granularity: granularity('MINUTE'),
+      grouping: { by: 'none' },
+    });
     // Through yoga: the HTTP response body as text (what a server sends), not parsed.
     const viaYoga = async () =>
-      (await ours.app.fetch('http://bench/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).text();
+      (
+        await ours.app.fetch('http://bench/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        })
+      ).text();
     const [yogaMs, pipelineMs] = await alternating(viaYoga, () => aggregateBuckets(ours.store, pipeline), Math.max(reps, 7));
     result.overhead = { buckets: count, yogaMs, pipelineMs };
   }
@@ -314,15 +342,22 @@ function markdown(result: DataSetResult): string {
   lines.push(`| --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
   for (const [i, batch] of [1, 100, 1000].entries()) {
     const o = ours.ingest[i]!.readingsPerSecond;
-    lines.push(`| storage layer, batch ${batch.toLocaleString('en-US')} | ${format.rate(o)} | ${available.map((m) => `${format.rate(m.ingest[i]!.readingsPerSecond)} | ${format.ratio(o / m.ingest[i]!.readingsPerSecond)}`).join(' | ')} |`);
+    lines.push(
+      `| storage layer, batch ${batch.toLocaleString('en-US')} | ${format.rate(o)} | ${available.map((m) => `${format.rate(m.ingest[i]!.readingsPerSecond)} | ${format.ratio(o / m.ingest[i]!.readingsPerSecond)}`).join(' | ')} |`,
+    );
   }
   if (ours.graphqlIngest) {
     const g = ours.graphqlIngest.readingsPerSecond;
-    lines.push(`| GraphQL over HTTP, batch 1,000 | ${format.rate(g)} | ${available.map((m) => `${format.rate(m.ingest[2]!.readingsPerSecond)} | ${format.ratio(g / m.ingest[2]!.readingsPerSecond)}`).join(' | ')} |`);
+    lines.push(
+      `| GraphQL over HTTP, batch 1,000 | ${format.rate(g)} | ${available.map((m) => `${format.rate(m.ingest[2]!.readingsPerSecond)} | ${format.ratio(g / m.ingest[2]!.readingsPerSecond)}`).join(' | ')} |`,
+    );
     lines.push('', `GraphQL ingest / storage-layer ingest (batch 1,000): ${format.ratio(g / ours.ingest[2]!.readingsPerSecond)}`);
   }
   lines.push('', '**Storage** (after loading all readings; `storageSize` + `totalIndexSize`)', '');
-  lines.push('| model | documents | storage | indexes | bytes/reading | ratio | largest document |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push(
+    '| model | documents | storage | indexes | bytes/reading | ratio | largest document |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
   for (const model of [ours, ...available]) {
     const s = model.storage!;
     lines.push(
@@ -338,22 +373,33 @@ function markdown(result: DataSetResult): string {
       const q = m.queries[query.name]!;
       return `${format.ms(q.p50)} / ${format.ms(q.p99)} | ${query.agree ? format.ratio(q.p50 / o.p50) : 'VOID'}`;
     });
-    lines.push(`| ${query.name}: ${query.description} | ${query.unit} | ${query.agree ? 'agree' : `DIFFER (${query.difference})`} | ${format.ms(o.p50)} / ${format.ms(o.p99)} | ${cells.join(' | ')} |`);
+    lines.push(
+      `| ${query.name}: ${query.description} | ${query.unit} | ${query.agree ? 'agree' : `DIFFER (${query.difference})`} | ${format.ms(o.p50)} / ${format.ms(o.p99)} | ${cells.join(' | ')} |`,
+    );
   }
   if (result.scaling.length) {
     lines.push('', '**Scaling** (mean of one field for one entity over a growing range, p50 ms)', '');
     lines.push('| range | ours | naive | speed-up |', '| --- | ---: | ---: | ---: |');
-    for (const row of result.scaling) lines.push(`| ${row.label} | ${format.ms(row.ours)} | ${format.ms(row.naive)} | ${format.ratio(row.naive / row.ours)} |`);
+    for (const row of result.scaling)
+      lines.push(`| ${row.label} | ${format.ms(row.ours)} | ${format.ms(row.naive)} | ${format.ratio(row.naive / row.ours)} |`);
   }
   if (result.overhead) {
     const o = result.overhead;
-    lines.push('', `**GraphQL overhead**: ${o.buckets} buckets through yoga in process ${format.ms(o.yogaMs)} ms vs the same pipeline alone ${format.ms(o.pipelineMs)} ms: ${format.ratio(o.yogaMs / o.pipelineMs)}`);
+    lines.push(
+      '',
+      `**GraphQL overhead**: ${o.buckets} buckets through yoga in process ${format.ms(o.yogaMs)} ms vs the same pipeline alone ${format.ms(o.pipelineMs)} ms: ${format.ratio(o.yogaMs / o.pipelineMs)}`,
+    );
   }
   if (result.layouts) {
     lines.push('', `**Bucket layouts** (the first ${result.layouts.readings.toLocaleString('en-US')} readings, batches of 1,000)`, '');
-    lines.push('| layout | ingest readings/s | bytes/reading | largest document | minute query p50 ms |', '| --- | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '| layout | ingest readings/s | bytes/reading | largest document | minute query p50 ms |',
+      '| --- | ---: | ---: | ---: | ---: |',
+    );
     for (const row of result.layouts.rows) {
-      lines.push(`| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`);
+      lines.push(
+        `| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -370,16 +416,28 @@ function targets(result: DataSetResult): { target: string; value: string; met: b
     const dense = result.data.name === 'dense';
     const coarse = speedups(dense ? ['hour', 'day', 'month'] : ['day', 'month', 'range']);
     const worstCoarse = Math.min(...coarse.map((s) => s.x));
-    rows.push({ target: `${dense ? 'HOUR and coarser' : 'DAY and coarser'} queries >= ${dense ? 20 : 3}x naive`, value: `worst ${format.ratio(worstCoarse)} (${coarse.map((s) => `${s.q.name} ${format.ratio(s.x)}`).join(', ')})`, met: worstCoarse >= (dense ? 20 : 3) });
+    rows.push({
+      target: `${dense ? 'HOUR and coarser' : 'DAY and coarser'} queries >= ${dense ? 20 : 3}x naive`,
+      value: `worst ${format.ratio(worstCoarse)} (${coarse.map((s) => `${s.q.name} ${format.ratio(s.x)}`).join(', ')})`,
+      met: worstCoarse >= (dense ? 20 : 3),
+    });
     if (dense) {
       const minute = speedups(['minute']);
       const worst = Math.min(...minute.map((s) => s.x));
       rows.push({ target: 'MINUTE queries >= 3x naive', value: `worst ${format.ratio(worst)}`, met: worst >= 3 });
     }
     const ingest = ours.ingest[2]!.readingsPerSecond / naive.ingest[2]!.readingsPerSecond;
-    rows.push({ target: `ingest (storage layer, batch 1,000) >= ${dense ? '1.0' : '0.4'}x naive`, value: format.ratio(ingest), met: ingest >= (dense ? 1 : 0.4) });
+    rows.push({
+      target: `ingest (storage layer, batch 1,000) >= ${dense ? '1.0' : '0.4'}x naive`,
+      value: format.ratio(ingest),
+      met: ingest >= (dense ? 1 : 0.4),
+    });
     const storage = ours.storage!.bytesPerReading / naive.storage!.bytesPerReading;
-    rows.push({ target: `storage per reading <= ${dense ? '0.5' : '2'}x naive`, value: format.ratio(storage), met: storage <= (dense ? 0.5 : 2) });
+    rows.push({
+      target: `storage per reading <= ${dense ? '0.5' : '2'}x naive`,
+      value: format.ratio(storage),
+      met: storage <= (dense ? 0.5 : 2),
+    });
   }
   if (result.overhead) {
     const overhead = result.overhead.yogaMs / result.overhead.pipelineMs;
@@ -405,7 +463,9 @@ async function main(): Promise<void> {
   await client.connect();
   try {
     const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
-    const server = embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)` : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
+    const server = embedded
+      ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
+      : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
     const dateTrunc = await supportsDateTrunc(client);
     const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);

@@ -73,7 +73,8 @@ try {
   console.log(
     `Imported ${result.recorded} readings from ${options.file} in ${result.seconds.toFixed(1)} s: ${Math.round(result.recorded / result.seconds)} readings/s (batches of ${options.batch}, ${options.concurrency} in flight).`,
   );
-  if (result.alreadyApplied > 0) console.log(`${result.alreadyApplied} of them had been stored by an earlier run and were not counted again.`);
+  if (result.alreadyApplied > 0)
+    console.log(`${result.alreadyApplied} of them had been stored by an earlier run and were not counted again.`);
 } catch (error) {
   bar.stop();
   console.error(`Import failed: ${(error as Error).message}`);

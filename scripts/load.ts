@@ -85,7 +85,10 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
   const server = createServer(app);
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`, local: { embedded, store, server } };
+  return {
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`,
+    local: { embedded, store, server },
+  };
 }
 
 async function graphql<T>(url: string, query: string, variables?: Record<string, unknown>): Promise<T> {
@@ -96,7 +99,9 @@ async function graphql<T>(url: string, query: string, variables?: Record<string,
 }
 
 const { url, local } = options.url ? { url: options.url, local: undefined } : await startLocal();
-console.log(`Load test against ${url}: ${options.writers} writers (batches of ${options.batch}), ${options.readers} readers, ${options.duration} s; metric ${METRIC}`);
+console.log(
+  `Load test against ${url}: ${options.writers} writers (batches of ${options.batch}), ${options.readers} readers, ${options.duration} s; metric ${METRIC}`,
+);
 
 let nextSeq = 0;
 const acknowledged = new Set<number>();
@@ -115,7 +120,10 @@ const writers = autocannon({
         const seq = nextSeq++;
         sent.add(seq);
         (context as { seq?: number }).seq = seq;
-        return { ...request, body: JSON.stringify({ query: RECORD, variables: { readings: batchReadings(seq), batchId: `${METRIC}:${seq}` } }) };
+        return {
+          ...request,
+          body: JSON.stringify({ query: RECORD, variables: { readings: batchReadings(seq), batchId: `${METRIC}:${seq}` } }),
+        };
       },
       onResponse: (status, body, context) => {
         const seq = (context as { seq: number }).seq;
@@ -170,7 +178,9 @@ console.log(row('reads (HOUR buckets of 2 hosts, aggregate by host)', readResult
 console.log(
   `\nBatches sent ${sent.size}, acknowledged during the load ${acknowledged.size}, refused or failed ${refused}, completed afterwards with the same id ${unacknowledged.length}.`,
 );
-console.log(`Expected ${count} readings, sum ${sum}; stored ${actual.count}, sum ${actual.sum}: ${actual.count === count && actual.sum === sum ? 'EXACT' : 'MISMATCH'}`);
+console.log(
+  `Expected ${count} readings, sum ${sum}; stored ${actual.count}, sum ${actual.sum}: ${actual.count === count && actual.sum === sum ? 'EXACT' : 'MISMATCH'}`,
+);
 
 if (local) {
   await new Promise<void>((closed) => local.server.close(() => closed()));

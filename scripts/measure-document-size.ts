@@ -18,7 +18,10 @@ function fullDocument(fields: string[], tagCount: number, tagValueLength: number
   const tags: Record<string, string> = {};
   for (let i = 0; i < tagCount; i++) tags[name('tag', i, Limits.nameLength)] = 'v'.repeat(tagValueLength);
   const tagPairs = Object.entries(tags).map(([key, value]) => tagPair(key, value));
-  const doc = daySkeleton({ series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) }, fields) as Record<string, unknown>;
+  const doc = daySkeleton(
+    { series: 'f'.repeat(24), metric: 'm'.repeat(Limits.nameLength), tags, tagPairs, date: new Date(0) },
+    fields,
+  ) as Record<string, unknown>;
   doc.first = new Date(0);
   doc.last = new Date(0);
   return doc;
@@ -30,14 +33,41 @@ function sparseDocument(readings: number) {
   const fields = () => ({ delay: slot(), distance: slot() });
   const hours: Record<string, unknown> = {};
   for (let i = 0; i < readings; i++) hours[String(i)] = { fields: fields(), minutes: { [String(i)]: fields() } };
-  return { series: 'f'.repeat(24), metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, tagPairs: ['destination=PHL', 'origin=LAS'], date: new Date(0), first: new Date(0), last: new Date(0), fields: fields(), hours };
+  return {
+    series: 'f'.repeat(24),
+    metric: 'flights',
+    tags: { origin: 'LAS', destination: 'PHL' },
+    tagPairs: ['destination=PHL', 'origin=LAS'],
+    date: new Date(0),
+    first: new Date(0),
+    last: new Date(0),
+    fields: fields(),
+    hours,
+  };
 }
 
-const tsbsFields = ['usage_user', 'usage_system', 'usage_idle', 'usage_nice', 'usage_iowait', 'usage_irq', 'usage_softirq', 'usage_steal', 'usage_guest', 'usage_guest_nice'];
+const tsbsFields = [
+  'usage_user',
+  'usage_system',
+  'usage_idle',
+  'usage_nice',
+  'usage_iowait',
+  'usage_irq',
+  'usage_softirq',
+  'usage_steal',
+  'usage_guest',
+  'usage_guest_nice',
+];
 const rows: [string, number][] = [
   [
     `worst case: ${Limits.fieldsPerMetric} fields with ${Limits.nameLength}-character names, ${Limits.tagsPerSeries} tags of ${Limits.tagValueLength} characters, all 1,440 minutes`,
-    calculateObjectSize(fullDocument(Array.from({ length: Limits.fieldsPerMetric }, (_, i) => name('f', i, Limits.nameLength)), Limits.tagsPerSeries, Limits.tagValueLength)),
+    calculateObjectSize(
+      fullDocument(
+        Array.from({ length: Limits.fieldsPerMetric }, (_, i) => name('f', i, Limits.nameLength)),
+        Limits.tagsPerSeries,
+        Limits.tagValueLength,
+      ),
+    ),
   ],
   ['TSBS cpu host-day, 10 fields, all 1,440 minutes (pre-allocated or full)', calculateObjectSize(fullDocument(tsbsFields, 10, 12))],
   ['flights route-day with 1 flight (sparse)', calculateObjectSize(sparseDocument(1))],
@@ -45,5 +75,8 @@ const rows: [string, number][] = [
   ['flights route-day pre-allocated (2 fields, 1,440 minutes)', calculateObjectSize(fullDocument(['delay', 'distance'], 2, 3))],
 ];
 console.log('| series-day document | BSON size |\n| --- | ---: |');
-for (const [label, size] of rows) console.log(`| ${label} | ${size >= MIB ? `${(size / MIB).toFixed(2)} MiB` : `${(size / 1024).toFixed(1)} KiB`} (${size.toLocaleString('en-US')} B) |`);
+for (const [label, size] of rows)
+  console.log(
+    `| ${label} | ${size >= MIB ? `${(size / MIB).toFixed(2)} MiB` : `${(size / 1024).toFixed(1)} KiB`} (${size.toLocaleString('en-US')} B) |`,
+  );
 console.log(`\nMongoDB's limit is 16 MiB (${(16 * MIB).toLocaleString('en-US')} B).`);

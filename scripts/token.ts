@@ -55,7 +55,9 @@ program
     await withStore(async ({ store, where }) => {
       const { token, doc } = await createApiToken(store, { name: options.name, scopes: options.scope, prefixes: options.prefix });
       if (options.json) {
-        console.log(JSON.stringify({ id: doc._id, name: doc.name, token, scopes: doc.scopes, prefixes: doc.prefixes, createdAt: doc.createdAt }));
+        console.log(
+          JSON.stringify({ id: doc._id, name: doc.name, token, scopes: doc.scopes, prefixes: doc.prefixes, createdAt: doc.createdAt }),
+        );
         return;
       }
       console.log(`Created API token "${doc.name}" (id ${doc._id}; scopes: ${doc.scopes.join(', ')}; ${metricsText(doc)}) in ${where}:`);
@@ -91,7 +93,13 @@ program
       ]);
       const header = ['id', 'name', 'scopes', 'metrics', 'created', 'last used', 'status'];
       const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-      for (const row of [header, ...rows]) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+      for (const row of [header, ...rows])
+        console.log(
+          row
+            .map((cell, column) => cell.padEnd(widths[column]!))
+            .join('  ')
+            .trimEnd(),
+        );
     });
   });
 
@@ -108,7 +116,9 @@ program
       } else if (outcome.kind === 'already') {
         console.log(`Token "${outcome.token.name}" (${outcome.token._id}) was revoked already, at ${when(outcome.token.revokedAt)}`);
       } else {
-        console.log(`Revoked token "${outcome.token.name}" (${outcome.token._id}); running servers refuse it within ${TOKEN_CACHE_MS / 1000} seconds.`);
+        console.log(
+          `Revoked token "${outcome.token.name}" (${outcome.token._id}); running servers refuse it within ${TOKEN_CACHE_MS / 1000} seconds.`,
+        );
       }
     });
   });

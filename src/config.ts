@@ -7,153 +7,161 @@ const integer = (min: number, max: number) => z.coerce.number().int().min(min).m
  * The server's settings, read from environment variables once at start-up.
  * Every variable is optional; the defaults run the embedded database on this machine.
  */
-const ConfigSchema = z.object({
-  /** Interface the HTTP server listens on. */
-  HOST: z.string().min(1).default('127.0.0.1'),
-  /** TCP port of the HTTP server (0 picks a free one). */
-  PORT: integer(0, 65535).default(4000),
-  /**
-   * Connection string of an existing MongoDB deployment (MongoDB 7/8, Atlas, any
-   * wire-compatible server). When unset, the embedded SecantusDB server is started.
-   */
-  MONGODB_URI: z
-    .string()
-    .regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must start with mongodb:// or mongodb+srv://')
-    .optional(),
-  /** Database that holds the collections. */
-  MONGODB_DB: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, "_" and "-" only, at most 63 characters')
-    .default('tsgraph'),
-  /** Data directory of the embedded database (ignored when MONGODB_URI is set). */
-  EMBEDDED_DATA_DIR: z.string().min(1).default('.embedded-db/data'),
-  /** Directory of the embedded database's Python virtual environment. */
-  EMBEDDED_VENV_DIR: z.string().min(1).default('.embedded-db/venv'),
-  /** Python interpreter used to create that virtual environment (3.10 or newer). */
-  PYTHON: z.string().min(1).default('python3'),
-  /** Log level (pino). */
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** `json`: one JSON object per line (for log collectors); `pretty`: human-readable. */
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-  /** Largest number of readings one `recordReadings` call accepts. */
-  MAX_BATCH_SIZE: integer(1, 100_000).default(10_000),
-  /**
-   * Largest number of buckets one request may return: every bucket list of every
-   * group, series, field and alias together; an aggregate counts one per group or series.
-   */
-  MAX_BUCKETS: integer(1, 10_000_000).default(100_000),
-  /**
-   * Largest number of series the series lists (`series`, `Metric.series`, `seriesById`)
-   * of one request may list together; also the largest `limit` of a list (at least 100,
-   * the default `limit`).
-   */
-  MAX_SERIES: integer(100, 1_000_000).default(1_000),
-  /** Largest number of values in all tag filters (`where: [{in: [...]}]`) of one request together. */
-  MAX_FILTER_VALUES: integer(1, 1_000_000).default(1_000),
-  /**
-   * Time limit of each database read a query runs, in milliseconds: sent as `maxTimeMS`
-   * (the server stops and answers code 50), and the client stops waiting 1 s later.
-   */
-  QUERY_TIMEOUT_MS: integer(1, 3_600_000).default(30_000),
-  /** Largest request body, in bytes (HTTP 413 beyond it), checked before and while reading. */
-  MAX_BODY_BYTES: integer(1_024, 1_073_741_824).default(1_048_576),
-  /** Deepest field nesting a GraphQL document may have. */
-  MAX_DEPTH: integer(1, 1_000).default(12),
-  /** Most aliases a GraphQL document may use. */
-  MAX_ALIASES: integer(0, 10_000).default(30),
-  /** Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count. */
-  MAX_TOKENS: integer(10, 1_000_000).default(5_000),
-  /** Most directives a GraphQL document may use. */
-  MAX_DIRECTIVES: integer(0, 10_000).default(20),
-  /**
-   * Bucket layout for metrics seen for the first time: `sparse` creates minute
-   * slots on first write; `preallocated` inserts a zeroed day skeleton first
-   * (the seeds' three-step initialization). Stored per metric; see README "Design".
-   */
-  DEFAULT_LAYOUT: z.enum(['sparse', 'preallocated']).default('sparse'),
-  /**
-   * Write concern of every write (MongoDB manual, "Write Concern"): `majority` (default;
-   * on a standalone server the same as 1) or a number of replica-set members. An
-   * answer to a record mutation is sent only once the database confirmed this.
-   */
-  WRITE_CONCERN: z
-    .string()
-    .regex(/^(majority|[0-9]+)$/, 'must be "majority" or a number of members')
-    .default('majority')
-    .transform((value) => (value === 'majority' ? value : Number(value))),
-  /**
-   * Whether writes also wait for the on-disk journal (`j: true`). Without it the
-   * embedded database acknowledges a write before its journal record reaches the file,
-   * and a crash of the database process moments later loses it (measured on SecantusDB
-   * 0.7.0b3: writes acknowledged 10 ms before a SIGKILL were lost, those 100 ms before
-   * were kept; with `j: true` none was lost). `false` writes faster and gives up that.
-   */
-  WRITE_JOURNAL: z
-    .enum(['true', 'false'])
-    .default('true')
-    .transform((value) => value === 'true'),
-  /**
-   * How long a `batchId` is remembered, in hours: within it, a retry of a completed
-   * batch answers at once and a reuse of the id for other readings is refused.
-   */
-  BATCH_RETENTION_HOURS: integer(1, 24 * 365).default(24),
-  /**
-   * How long the record path remembers that a series is registered, in milliseconds
-   * (0: not at all, every batch re-registers its series). A registry entry removed
-   * from outside the process is written again by the series' next batch after at most this long.
-   */
-  REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
-  /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
-  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
-  /**
-   * How long an operation waits for a reachable database server before failing with
-   * UNAVAILABLE, in milliseconds (the driver's `serverSelectionTimeoutMS`). Also bounds
-   * the wait for the database at start-up. While the database is known to be down,
-   * requests fail at once instead (see README "Operations").
-   */
-  MONGODB_SERVER_SELECTION_TIMEOUT_MS: integer(100, 600_000).default(5_000),
-  /** Longest wait of `/ready` for the database's answer to a ping, in milliseconds. */
-  READY_TIMEOUT_MS: integer(100, 60_000).default(1_000),
-  /** Delay before the first restart of a crashed embedded database, in milliseconds; doubles per failed attempt. */
-  EMBEDDED_RESTART_DELAY_MS: integer(0, 600_000).default(500),
-  /** Largest delay between restart attempts of the embedded database, in milliseconds. */
-  EMBEDDED_RESTART_MAX_DELAY_MS: integer(0, 600_000).default(10_000),
-  /**
-   * `tokens`: every GraphQL request needs `Authorization: Bearer <token>` (see README
-   * "Access"); `off`: no authentication, every client has every scope (refused on a
-   * non-loopback HOST unless ALLOW_OPEN_ACCESS=true).
-   */
-  AUTH: z.enum(['tokens', 'off']).default('tokens'),
-  /** `true` allows AUTH=off on a HOST other than a loopback address; only `true` or `false`. */
-  ALLOW_OPEN_ACCESS: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((value) => value === 'true'),
-  /**
-   * Comma-separated origins whose web pages may call the API from a browser (CORS),
-   * e.g. `https://dash.example.com,http://localhost:5173`; none by default.
-   */
-  CORS_ORIGINS: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      const origins = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
-      for (const origin of origins) {
-        if (!isOrigin(origin)) {
-          ctx.addIssue({ code: 'custom', message: `"${origin}" is not an origin such as https://dash.example.com (scheme, host, optional port; no path)` });
+const ConfigSchema = z
+  .object({
+    /** Interface the HTTP server listens on. */
+    HOST: z.string().min(1).default('127.0.0.1'),
+    /** TCP port of the HTTP server (0 picks a free one). */
+    PORT: integer(0, 65535).default(4000),
+    /**
+     * Connection string of an existing MongoDB deployment (MongoDB 7/8, Atlas, any
+     * wire-compatible server). When unset, the embedded SecantusDB server is started.
+     */
+    MONGODB_URI: z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must start with mongodb:// or mongodb+srv://')
+      .optional(),
+    /** Database that holds the collections. */
+    MONGODB_DB: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, "_" and "-" only, at most 63 characters')
+      .default('tsgraph'),
+    /** Data directory of the embedded database (ignored when MONGODB_URI is set). */
+    EMBEDDED_DATA_DIR: z.string().min(1).default('.embedded-db/data'),
+    /** Directory of the embedded database's Python virtual environment. */
+    EMBEDDED_VENV_DIR: z.string().min(1).default('.embedded-db/venv'),
+    /** Python interpreter used to create that virtual environment (3.10 or newer). */
+    PYTHON: z.string().min(1).default('python3'),
+    /** Log level (pino). */
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** `json`: one JSON object per line (for log collectors); `pretty`: human-readable. */
+    LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+    /** Largest number of readings one `recordReadings` call accepts. */
+    MAX_BATCH_SIZE: integer(1, 100_000).default(10_000),
+    /**
+     * Largest number of buckets one request may return: every bucket list of every
+     * group, series, field and alias together; an aggregate counts one per group or series.
+     */
+    MAX_BUCKETS: integer(1, 10_000_000).default(100_000),
+    /**
+     * Largest number of series the series lists (`series`, `Metric.series`, `seriesById`)
+     * of one request may list together; also the largest `limit` of a list (at least 100,
+     * the default `limit`).
+     */
+    MAX_SERIES: integer(100, 1_000_000).default(1_000),
+    /** Largest number of values in all tag filters (`where: [{in: [...]}]`) of one request together. */
+    MAX_FILTER_VALUES: integer(1, 1_000_000).default(1_000),
+    /**
+     * Time limit of each database read a query runs, in milliseconds: sent as `maxTimeMS`
+     * (the server stops and answers code 50), and the client stops waiting 1 s later.
+     */
+    QUERY_TIMEOUT_MS: integer(1, 3_600_000).default(30_000),
+    /** Largest request body, in bytes (HTTP 413 beyond it), checked before and while reading. */
+    MAX_BODY_BYTES: integer(1_024, 1_073_741_824).default(1_048_576),
+    /** Deepest field nesting a GraphQL document may have. */
+    MAX_DEPTH: integer(1, 1_000).default(12),
+    /** Most aliases a GraphQL document may use. */
+    MAX_ALIASES: integer(0, 10_000).default(30),
+    /** Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count. */
+    MAX_TOKENS: integer(10, 1_000_000).default(5_000),
+    /** Most directives a GraphQL document may use. */
+    MAX_DIRECTIVES: integer(0, 10_000).default(20),
+    /**
+     * Bucket layout for metrics seen for the first time: `sparse` creates minute
+     * slots on first write; `preallocated` inserts a zeroed day skeleton first
+     * (the seeds' three-step initialization). Stored per metric; see README "Design".
+     */
+    DEFAULT_LAYOUT: z.enum(['sparse', 'preallocated']).default('sparse'),
+    /**
+     * Write concern of every write (MongoDB manual, "Write Concern"): `majority` (default;
+     * on a standalone server the same as 1) or a number of replica-set members. An
+     * answer to a record mutation is sent only once the database confirmed this.
+     */
+    WRITE_CONCERN: z
+      .string()
+      .regex(/^(majority|[0-9]+)$/, 'must be "majority" or a number of members')
+      .default('majority')
+      .transform((value) => (value === 'majority' ? value : Number(value))),
+    /**
+     * Whether writes also wait for the on-disk journal (`j: true`). Without it the
+     * embedded database acknowledges a write before its journal record reaches the file,
+     * and a crash of the database process moments later loses it (measured on SecantusDB
+     * 0.7.0b3: writes acknowledged 10 ms before a SIGKILL were lost, those 100 ms before
+     * were kept; with `j: true` none was lost). `false` writes faster and gives up that.
+     */
+    WRITE_JOURNAL: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((value) => value === 'true'),
+    /**
+     * How long a `batchId` is remembered, in hours: within it, a retry of a completed
+     * batch answers at once and a reuse of the id for other readings is refused.
+     */
+    BATCH_RETENTION_HOURS: integer(1, 24 * 365).default(24),
+    /**
+     * How long the record path remembers that a series is registered, in milliseconds
+     * (0: not at all, every batch re-registers its series). A registry entry removed
+     * from outside the process is written again by the series' next batch after at most this long.
+     */
+    REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
+    /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
+    SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+    /**
+     * How long an operation waits for a reachable database server before failing with
+     * UNAVAILABLE, in milliseconds (the driver's `serverSelectionTimeoutMS`). Also bounds
+     * the wait for the database at start-up. While the database is known to be down,
+     * requests fail at once instead (see README "Operations").
+     */
+    MONGODB_SERVER_SELECTION_TIMEOUT_MS: integer(100, 600_000).default(5_000),
+    /** Longest wait of `/ready` for the database's answer to a ping, in milliseconds. */
+    READY_TIMEOUT_MS: integer(100, 60_000).default(1_000),
+    /** Delay before the first restart of a crashed embedded database, in milliseconds; doubles per failed attempt. */
+    EMBEDDED_RESTART_DELAY_MS: integer(0, 600_000).default(500),
+    /** Largest delay between restart attempts of the embedded database, in milliseconds. */
+    EMBEDDED_RESTART_MAX_DELAY_MS: integer(0, 600_000).default(10_000),
+    /**
+     * `tokens`: every GraphQL request needs `Authorization: Bearer <token>` (see README
+     * "Access"); `off`: no authentication, every client has every scope (refused on a
+     * non-loopback HOST unless ALLOW_OPEN_ACCESS=true).
+     */
+    AUTH: z.enum(['tokens', 'off']).default('tokens'),
+    /** `true` allows AUTH=off on a HOST other than a loopback address; only `true` or `false`. */
+    ALLOW_OPEN_ACCESS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
+    /**
+     * Comma-separated origins whose web pages may call the API from a browser (CORS),
+     * e.g. `https://dash.example.com,http://localhost:5173`; none by default.
+     */
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((text, ctx) => {
+        const origins = text
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item !== '');
+        for (const origin of origins) {
+          if (!isOrigin(origin)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `"${origin}" is not an origin such as https://dash.example.com (scheme, host, optional port; no path)`,
+            });
+          }
         }
-      }
-      return origins;
-    }),
-}).superRefine((config, ctx) => {
-  if (config.AUTH === 'off' && !isLoopbackHost(config.HOST) && !config.ALLOW_OPEN_ACCESS) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['AUTH'],
-      message: `AUTH=off on HOST=${config.HOST} (not a loopback address) would let anyone on the network read, write and delete; use AUTH=tokens, HOST=127.0.0.1, or set ALLOW_OPEN_ACCESS=true`,
-    });
-  }
-});
+        return origins;
+      }),
+  })
+  .superRefine((config, ctx) => {
+    if (config.AUTH === 'off' && !isLoopbackHost(config.HOST) && !config.ALLOW_OPEN_ACCESS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH'],
+        message: `AUTH=off on HOST=${config.HOST} (not a loopback address) would let anyone on the network read, write and delete; use AUTH=tokens, HOST=127.0.0.1, or set ALLOW_OPEN_ACCESS=true`,
+      });
+    }
+  });
 
 /** True for an `http:` or `https:` origin written exactly as browsers send it in `Origin` (no path, no trailing slash). */
 function isOrigin(text: string): boolean {
@@ -170,7 +178,10 @@ function isOrigin(text: string): boolean {
  * address in 127.0.0.0/8 (also IPv4-mapped, `::ffff:127.x.x.x`), or `::1`.
  */
 export function isLoopbackHost(host: string): boolean {
-  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const name = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (name === 'localhost') return true;
   const v4 = name.replace(/^::ffff:/, '');
   if (isIPv4(v4)) return v4.startsWith('127.');
@@ -200,4 +211,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }
-

@@ -61,7 +61,18 @@ export function denseDataSet(hosts: number, hours: number): DataSet {
     ...span(readings),
     entityTag: 'hostname',
     entities: Array.from({ length: hosts }, (_, i) => `host_${i}`),
-    fields: ['usage_user', 'usage_system', 'usage_idle', 'usage_nice', 'usage_iowait', 'usage_irq', 'usage_softirq', 'usage_steal', 'usage_guest', 'usage_guest_nice'],
+    fields: [
+      'usage_user',
+      'usage_system',
+      'usage_idle',
+      'usage_nice',
+      'usage_iowait',
+      'usage_irq',
+      'usage_softirq',
+      'usage_steal',
+      'usage_guest',
+      'usage_guest_nice',
+    ],
   };
 }
 

@@ -25,22 +25,44 @@ import { median } from './measure.ts';
 const config = loadConfig();
 const embedded = config.MONGODB_URI
   ? undefined
-  : await startSecantus({ binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}), dataDir: ':memory:', say: () => {} });
+  : await startSecantus({
+      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
+      dataDir: ':memory:',
+      say: () => {},
+    });
 const store = await openStore(config.MONGODB_URI ?? embedded!.uri, `bench_limits_${Date.now()}`);
 
 /** Serves an app with `limits` on a local port; returns its URL and a closer. */
 async function serve(limits: Partial<RequestLimits>) {
-  const app = createApp({ store, logger: pino({ level: 'silent' }), limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS }, auth: { mode: 'off', corsOrigins: [] }, requestLimits: { ...requestLimitsFromConfig(config), ...limits } });
+  const app = createApp({
+    store,
+    logger: pino({ level: 'silent' }),
+    limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
+    auth: { mode: 'off', corsOrigins: [] },
+    requestLimits: { ...requestLimitsFromConfig(config), ...limits },
+  });
   const server = createServer(app);
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-  return { url, close: () => new Promise<void>((closed) => { server.closeAllConnections(); server.close(() => closed()); }) };
+  return {
+    url,
+    close: () =>
+      new Promise<void>((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
+  };
 }
 
 /** POSTs a GraphQL body; returns the status, the first error code and the elapsed ms. */
 async function post(url: string, body: string, signal?: AbortSignal) {
   const started = performance.now();
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body, signal });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body,
+    signal,
+  });
   const text = await response.text();
   const ms = performance.now() - started;
   let code = 'ok';
@@ -77,7 +99,10 @@ for (const [name, body] of [
   [`300,000 aliases (${(hugeBody.length / 1e6).toFixed(1)} MB)`, hugeBody],
   [`${aliases.length.toLocaleString('en-US')} aliases (${(nearLimitBody.length / 1024).toFixed(0)} KiB)`, nearLimitBody],
 ] as const) {
-  for (const [label, server] of [['limits', limited], ['no limits', unlimited]] as const) {
+  for (const [label, server] of [
+    ['limits', limited],
+    ['no limits', unlimited],
+  ] as const) {
     const result = await blocking(() => post(server.url, body));
     console.log(`| ${name} | ${label} | ${result.status} | ${result.code} | ${result.ms.toFixed(0)} | ${result.blockedMs.toFixed(0)} |`);
   }
@@ -87,18 +112,42 @@ await unlimited.close();
 // 200 hosts x 3 readings for the budget refusals.
 const host = (i: number) => `h${String(i).padStart(3, '0')}`;
 const readings = Array.from({ length: 200 }, (_, i) =>
-  [0, 1, 2].map((m) => ({ metric: 'cpu', tags: [{ key: 'host', value: host(i) }], time: `2024-03-01T10:0${m}:00Z`, fields: [{ name: 'usage', value: m }] })),
+  [0, 1, 2].map((m) => ({
+    metric: 'cpu',
+    tags: [{ key: 'host', value: host(i) }],
+    time: `2024-03-01T10:0${m}:00Z`,
+    fields: [{ name: 'usage', value: m }],
+  })),
 ).flat();
-await post(limited.url, JSON.stringify({ query: 'mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }', variables: { r: readings } }));
+await post(
+  limited.url,
+  JSON.stringify({ query: 'mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }', variables: { r: readings } }),
+);
 const weekOfMinutes = (i: number) =>
   `a${i}: buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-02-26T00:00:00Z", to: "2024-03-04T00:00:00Z", where: [{key: "host", in: "${host(i)}"}]) { buckets { count } }`;
 const refusals: [string, string, Record<string, unknown>?][] = [
-  ['70 days of MINUTE by 200 hosts, fill NULL', '{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-01-01T00:00:00Z", to: "2024-03-11T00:00:00Z", groupBy: ["host"]) { buckets { count } } }'],
-  ['1 day of MINUTE by 200 hosts (groups counted first)', '{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", groupBy: ["host"]) { buckets { count } } }'],
+  [
+    '70 days of MINUTE by 200 hosts, fill NULL',
+    '{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-01-01T00:00:00Z", to: "2024-03-11T00:00:00Z", groupBy: ["host"]) { buckets { count } } }',
+  ],
+  [
+    '1 day of MINUTE by 200 hosts (groups counted first)',
+    '{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", groupBy: ["host"]) { buckets { count } } }',
+  ],
   ['10 aliases of a week of minutes', `{ ${Array.from({ length: 10 }, (_, i) => weekOfMinutes(i)).join(' ')} }`],
-  ['where.in with 10,000 values', 'query($in: [String!]!) { buckets(metric: "cpu", field: "usage", granularity: DAY, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", where: [{key: "host", in: $in}]) { buckets { count } } }', { in: Array.from({ length: 10_000 }, (_, i) => `v${i}`) }],
-  ['series(limit: 10000) with nested MINUTE buckets', '{ series(metric: "cpu", limit: 10000) { buckets(field: "usage", granularity: MINUTE, from: "2024-03-01T10:00:00Z", to: "2024-03-01T10:10:00Z") { count } } }'],
-  ['series(limit: 1000) x 1 day of MINUTE (after the look-up)', '{ series(metric: "cpu", limit: 1000) { buckets(field: "usage", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z") { count } } }'],
+  [
+    'where.in with 10,000 values',
+    'query($in: [String!]!) { buckets(metric: "cpu", field: "usage", granularity: DAY, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", where: [{key: "host", in: $in}]) { buckets { count } } }',
+    { in: Array.from({ length: 10_000 }, (_, i) => `v${i}`) },
+  ],
+  [
+    'series(limit: 10000) with nested MINUTE buckets',
+    '{ series(metric: "cpu", limit: 10000) { buckets(field: "usage", granularity: MINUTE, from: "2024-03-01T10:00:00Z", to: "2024-03-01T10:10:00Z") { count } } }',
+  ],
+  [
+    'series(limit: 1000) x 1 day of MINUTE (after the look-up)',
+    '{ series(metric: "cpu", limit: 1000) { buckets(field: "usage", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z") { count } } }',
+  ],
 ];
 console.log('\n| over-budget request | code | time to refusal, median of 5, ms |\n| --- | --- | ---: |');
 for (const [name, query, variables] of refusals) {
@@ -110,13 +159,28 @@ for (const [name, query, variables] of refusals) {
 
 // A heavy query: 40 day documents of 1,440 minute slots each (pre-allocated layout).
 await post(limited.url, JSON.stringify({ query: 'mutation { setMetricLayout(metric: "heavy", layout: PREALLOCATED) { layout } }' }));
-await post(limited.url, JSON.stringify({
-  query: 'mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }',
-  variables: { r: Array.from({ length: 40 }, (_, i) => ({ metric: 'heavy', tags: [{ key: 'host', value: host(i) }], time: '2024-03-01T12:00:00Z', fields: [{ name: 'v', value: i }] })) },
-}));
-const heavy = JSON.stringify({ query: '{ buckets(metric: "heavy", field: "v", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", fill: NONE) { buckets { count } } }' });
+await post(
+  limited.url,
+  JSON.stringify({
+    query: 'mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }',
+    variables: {
+      r: Array.from({ length: 40 }, (_, i) => ({
+        metric: 'heavy',
+        tags: [{ key: 'host', value: host(i) }],
+        time: '2024-03-01T12:00:00Z',
+        fields: [{ name: 'v', value: i }],
+      })),
+    },
+  }),
+);
+const heavy = JSON.stringify({
+  query:
+    '{ buckets(metric: "heavy", field: "v", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", fill: NONE) { buckets { count } } }',
+});
 const timeLimited = await serve({ queryTimeoutMs: 300 });
-console.log('\n| round | heavy query alone ms | stopped by | first answered after ms | the same query right after ms |\n| --- | ---: | --- | ---: | ---: |');
+console.log(
+  '\n| round | heavy query alone ms | stopped by | first answered after ms | the same query right after ms |\n| --- | ---: | --- | ---: | ---: |',
+);
 for (let round = 1; round <= 3; round++) {
   const alone = (await post(limited.url, heavy)).ms;
   const client = new AbortController();

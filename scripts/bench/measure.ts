@@ -55,6 +55,10 @@ export const format = {
   ms: (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2)),
   rate: (perSecond: number) => Math.round(perSecond).toLocaleString('en-US'),
   bytes: (bytes: number) =>
-    bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(2)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${Math.round(bytes)} B`,
+    bytes >= 1024 * 1024
+      ? `${(bytes / 1024 / 1024).toFixed(2)} MiB`
+      : bytes >= 1024
+        ? `${(bytes / 1024).toFixed(1)} KiB`
+        : `${Math.round(bytes)} B`,
   ratio: (ratio: number) => (Number.isFinite(ratio) ? `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}x` : 'n/a'),
 };

@@ -55,7 +55,10 @@ export async function collectionSizes(db: Db, name: string): Promise<{ storage: 
     const s = await db.command({ collStats: name });
     return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0) };
   } catch {
-    const [stats] = await db.collection(name).aggregate<{ storageStats: Document }>([{ $collStats: { storageStats: {} } }]).toArray();
+    const [stats] = await db
+      .collection(name)
+      .aggregate<{ storageStats: Document }>([{ $collStats: { storageStats: {} } }])
+      .toArray();
     const s = stats?.storageStats ?? {};
     return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0) };
   }
@@ -170,10 +173,9 @@ export class NaiveModel implements BaselineModel {
   static async open(client: MongoClient, dbName: string, data: DataSet): Promise<NaiveModel> {
     const db = client.db(dbName);
     await db.dropDatabase();
-    await db.collection('readings').createIndexes([
-      { key: { metric: 1, [`tags.${data.entityTag}`]: 1, time: 1 } },
-      { key: { metric: 1, time: 1 } },
-    ]);
+    await db
+      .collection('readings')
+      .createIndexes([{ key: { metric: 1, [`tags.${data.entityTag}`]: 1, time: 1 } }, { key: { metric: 1, time: 1 } }]);
     return new NaiveModel(client, db);
   }
 

@@ -20,7 +20,11 @@ import { OursModel } from './models.ts';
 const config = loadConfig();
 const embedded = config.MONGODB_URI
   ? undefined
-  : await startSecantus({ binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}), dataDir: ':memory:', say: () => {} });
+  : await startSecantus({
+      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
+      dataDir: ':memory:',
+      say: () => {},
+    });
 const client = new MongoClient(config.MONGODB_URI ?? embedded!.uri);
 await client.connect();
 const collection = client.db('server_costs').collection<Document>('c');
@@ -31,9 +35,12 @@ const time = async (run: () => Promise<unknown>) => (await latency(run, 7)).p50;
 console.log('| operation | median ms |\n| --- | ---: |');
 for (const paths of [15, 50, 150, 300, 600, 1200]) {
   const inc: Record<string, Double> = {};
-  for (let i = 0; i < paths; i++) inc[`hours.${i % 24}.minutes.${Math.floor(i / 24) % 60}.f${i % 10}.v${Math.floor(i / 1440)}`] = new Double(1);
+  for (let i = 0; i < paths; i++)
+    inc[`hours.${i % 24}.minutes.${Math.floor(i / 24) % 60}.f${i % 10}.v${Math.floor(i / 1440)}`] = new Double(1);
   await collection.insertOne({ _id: `paths-${paths}` } as Document);
-  console.log(`| one update setting ${paths} paths ($inc) on a small document | ${(await time(() => collection.updateOne({ _id: `paths-${paths}` } as Document, { $inc: inc }))).toFixed(1)} |`);
+  console.log(
+    `| one update setting ${paths} paths ($inc) on a small document | ${(await time(() => collection.updateOne({ _id: `paths-${paths}` } as Document, { $inc: inc }))).toFixed(1)} |`,
+  );
 }
 for (const minutes of [60, 360, 1440]) {
   const hours: Record<string, unknown> = {};
@@ -46,16 +53,31 @@ for (const minutes of [60, 360, 1440]) {
   }
   const id = `size-${minutes}`;
   await collection.insertOne({ _id: id, hours } as Document);
-  const [row] = await collection.aggregate<{ size: number }>([{ $match: { _id: id } }, { $project: { size: { $bsonSize: '$$ROOT' } } }]).toArray();
+  const [row] = await collection
+    .aggregate<{ size: number }>([{ $match: { _id: id } }, { $project: { size: { $bsonSize: '$$ROOT' } } }])
+    .toArray();
   const kib = ((row?.size ?? 0) / 1024).toFixed(0);
-  console.log(`| one $inc of 1 path on a ${kib} KiB document (${minutes} minutes x 10 fields) | ${(await time(() => collection.updateOne({ _id: id } as Document, { $inc: { 'hours.0.minutes.0.f0.n': 1 } }))).toFixed(1)} |`);
+  console.log(
+    `| one $inc of 1 path on a ${kib} KiB document (${minutes} minutes x 10 fields) | ${(await time(() => collection.updateOne({ _id: id } as Document, { $inc: { 'hours.0.minutes.0.f0.n': 1 } }))).toFixed(1)} |`,
+  );
   console.log(`| findOne of that ${kib} KiB document | ${(await time(() => collection.findOne({ _id: id } as Document))).toFixed(1)} |`);
   const oneSlot = [{ $match: { _id: id } }, { $project: { slot: '$hours.0.minutes.0.f0' } }];
-  console.log(`| aggregate reading one minute slot of that ${kib} KiB document | ${(await time(() => collection.aggregate(oneSlot).toArray())).toFixed(1)} |`);
+  console.log(
+    `| aggregate reading one minute slot of that ${kib} KiB document | ${(await time(() => collection.aggregate(oneSlot).toArray())).toFixed(1)} |`,
+  );
 }
 let next = 0;
-const docs = () => Array.from({ length: 1000 }, () => ({ _id: `insert-${next++}`, metric: 'cpu', time: new Date(), tags: { hostname: 'host_1', region: 'us-east-1' }, fields: { usage_user: 1.5, usage_system: 2.5 } }));
-console.log(`| insertMany of 1,000 small documents (one per reading) | ${(await time(() => collection.insertMany(docs() as Document[]))).toFixed(1)} |`);
+const docs = () =>
+  Array.from({ length: 1000 }, () => ({
+    _id: `insert-${next++}`,
+    metric: 'cpu',
+    time: new Date(),
+    tags: { hostname: 'host_1', region: 'us-east-1' },
+    fields: { usage_user: 1.5, usage_system: 2.5 },
+  }));
+console.log(
+  `| insertMany of 1,000 small documents (one per reading) | ${(await time(() => collection.insertMany(docs() as Document[]))).toFixed(1)} |`,
+);
 await client.db('server_costs').dropDatabase();
 
 // One batch of the record path, taken apart: TSBS cpu-only, 100 hosts, batches of 1,000
@@ -74,7 +96,9 @@ for (const batch of all.slice(half, half + 7)) {
   started = performance.now();
   for (const update of updates) BSON.serialize(update);
   parts.encode.push(performance.now() - started);
-  parts.paths.push(median(updates.map((update) => Object.values(update).reduce((sum, operator) => sum + Object.keys(operator as object).length, 0))));
+  parts.paths.push(
+    median(updates.map((update) => Object.values(update).reduce((sum, operator) => sum + Object.keys(operator as object).length, 0))),
+  );
   started = performance.now();
   await ours.write(batch);
   parts.write.push(performance.now() - started);
@@ -84,7 +108,9 @@ console.log('\n| one batch of 1,000 TSBS readings (100 documents, 7 batches) | m
 console.log(`| client: group and merge (planWrites) and build the updates | ${median(parts.plan).toFixed(1)} |`);
 console.log(`| client: BSON-encode the 100 updates (about ${median(parts.paths)} paths each) | ${median(parts.encode).toFixed(1)} |`);
 console.log(`| whole record path (the above, registries, one bulkWrite) | ${writeMs.toFixed(1)} |`);
-console.log(`| the rest (server and round trips), per series-day document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`);
+console.log(
+  `| the rest (server and round trips), per series-day document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`,
+);
 await ours.db.dropDatabase();
 await ours.close();
 await client.close();

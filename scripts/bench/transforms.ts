@@ -39,7 +39,11 @@ const options = new Command()
 const config = loadConfig();
 const embedded = config.MONGODB_URI
   ? undefined
-  : await startSecantus({ binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}), dataDir: ':memory:', say: () => {} });
+  : await startSecantus({
+      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
+      dataDir: ':memory:',
+      say: () => {},
+    });
 const client = new MongoClient(config.MONGODB_URI ?? embedded!.uri);
 await client.connect();
 const rowsCollection = client.db('bench_transforms').collection<Document>('rows');
@@ -47,12 +51,20 @@ const rowsCollection = client.db('bench_transforms').collection<Document>('rows'
 const FROM = Date.UTC(2001, 0, 1);
 const TO = FROM + options.buckets * MINUTE_MS;
 const MINUTE = granularity('MINUTE');
-const spans = Array.from({ length: options.buckets }, (_, i) => ({ start: new Date(FROM + i * MINUTE_MS), end: new Date(FROM + (i + 1) * MINUTE_MS), partial: false, localStart: new Date(FROM + i * MINUTE_MS).toISOString() }));
+const spans = Array.from({ length: options.buckets }, (_, i) => ({
+  start: new Date(FROM + i * MINUTE_MS),
+  end: new Date(FROM + (i + 1) * MINUTE_MS),
+  partial: false,
+  localStart: new Date(FROM + i * MINUTE_MS).toISOString(),
+}));
 
 try {
   await rowsCollection.drop().catch(() => undefined);
   let seed = 7;
-  const next = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+  const next = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
   let rows: Document[] = [];
   let inserted = 0;
   for (let g = 0; g < options.groups; g++) {
@@ -89,9 +101,18 @@ try {
       transform: { kind: 'difference' },
       stages: [
         { $addFields: { x: avg } },
-        { $setWindowFields: { ...byGroup, output: { before: { $shift: { output: '$x', by: -1 } }, beforeT: { $shift: { output: '$_id.t', by: -1 } } } } },
+        {
+          $setWindowFields: {
+            ...byGroup,
+            output: { before: { $shift: { output: '$x', by: -1 } }, beforeT: { $shift: { output: '$_id.t', by: -1 } } },
+          },
+        },
         // Only between adjacent buckets: an empty bucket is a missing row here.
-        { $addFields: { value: { $cond: [{ $eq: [{ $subtract: ['$_id.t', '$beforeT'] }, MINUTE_MS] }, { $subtract: ['$x', '$before'] }, null] } } },
+        {
+          $addFields: {
+            value: { $cond: [{ $eq: [{ $subtract: ['$_id.t', '$beforeT'] }, MINUTE_MS] }, { $subtract: ['$x', '$before'] }, null] },
+          },
+        },
       ],
     },
     {
@@ -118,10 +139,8 @@ try {
   };
   /** Window: the database computes `value`; the rows are shaped and each bucket takes its row's value. */
   const windowed = async (stages: Document[]) => {
-    const rows = await rowsCollection
-      .aggregate<BucketRow & { value: number | null }>([{ $match: {} }, ...stages])
-      .toArray();
-    const valueOf = new Map(rows.map((row) => [`${JSON.stringify(row._id!.g)}\u0000${row._id!.t!.getTime()}`, row.value]));
+    const rows = await rowsCollection.aggregate<BucketRow & { value: number | null }>([{ $match: {} }, ...stages]).toArray();
+    const valueByKey = new Map(rows.map((row) => [`${JSON.stringify(row._id!.g)}\u0000${row._id!.t!.getTime()}`, row.value]));
     return shapeBucketGroups(rows, range).map((group: BucketGroup) => ({
       tags: group.tags,
       buckets: fillBuckets(spans, group.buckets, 'NULL').map((b) => ({
@@ -137,12 +156,14 @@ try {
         stddev: b.stddev,
         sampleStddev: b.sampleStddev,
         filled: b.filled,
-        value: valueOf.get(`${JSON.stringify({ host: group.tags[0]!.value })}\u0000${b.start.getTime()}`) ?? null,
+        value: valueByKey.get(`${JSON.stringify({ host: group.tags[0]!.value })}\u0000${b.start.getTime()}`) ?? null,
       })),
     }));
   };
 
-  console.log(`| transform | engine: rows shipped, engine computes (ms) | of which engine JS (ms) | $setWindowFields (ms) | window / engine |`);
+  console.log(
+    `| transform | engine: rows shipped, engine computes (ms) | of which engine JS (ms) | $setWindowFields (ms) | window / engine |`,
+  );
   console.log('| --- | ---: | ---: | ---: | ---: |');
   const only = options.only?.split(',');
   for (const { name, transform, stages } of cases.filter((c) => only === undefined || only.includes(c.name))) {
@@ -150,15 +171,18 @@ try {
     const ours = (await engine(transform)).groups;
     const theirs = await windowed(stages);
     let compared = 0;
-    ours.forEach((group, g) =>
+    ours.forEach((group, g) => {
       group.buckets.forEach((bucket, i) => {
         if (bucket.count === 0) return;
         const other = theirs[g]!.buckets[i]!.value;
-        const same = bucket.value === other || (bucket.value !== null && other !== null && Math.abs(bucket.value - other) <= 1e-9 * Math.max(1, Math.abs(bucket.value)));
-        if (!same) throw new Error(`${name}: ${group.tags[0]!.value} ${bucket.start.toISOString()}: engine ${bucket.value}, window ${other}`);
+        const same =
+          bucket.value === other ||
+          (bucket.value !== null && other !== null && Math.abs(bucket.value - other) <= 1e-9 * Math.max(1, Math.abs(bucket.value)));
+        if (!same)
+          throw new Error(`${name}: ${group.tags[0]!.value} ${bucket.start.toISOString()}: engine ${bucket.value}, window ${other}`);
         compared += 1;
-      }),
-    );
+      });
+    });
     const engineRuns: number[] = [];
     const jsRuns: number[] = [];
     const windowRuns: number[] = [];
@@ -173,7 +197,9 @@ try {
     }
     const [e, j, w] = [median(engineRuns), median(jsRuns), median(windowRuns)];
     console.log(`| ${name} | ${format.ms(e)} | ${format.ms(j)} | ${format.ms(w)} | ${format.ratio(w / e)} |`);
-    console.error(`${name}: ${compared} values agree; engine ${engineRuns.map(format.ms).join(' ')}; window ${windowRuns.map(format.ms).join(' ')}`);
+    console.error(
+      `${name}: ${compared} values agree; engine ${engineRuns.map(format.ms).join(' ')}; window ${windowRuns.map(format.ms).join(' ')}`,
+    );
   }
 
   // The engine's JS share, step by step, on rows already fetched.
@@ -182,7 +208,8 @@ try {
   const step = <T>(name: string, run: () => T): T => {
     const started = performance.now();
     const result = run();
-    (steps[name] ??= []).push(performance.now() - started);
+    steps[name] ??= [];
+    steps[name].push(performance.now() - started);
     return result;
   };
   for (let rep = 0; rep <= options.reps; rep++) {

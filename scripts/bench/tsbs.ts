@@ -20,7 +20,17 @@ export const CPU_FIELDS = [
   'usage_guest_nice',
 ] as const;
 
-const REGIONS = ['us-east-1', 'us-west-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-1', 'ap-southeast-2', 'ap-northeast-1', 'sa-east-1'];
+const REGIONS = [
+  'us-east-1',
+  'us-west-1',
+  'us-west-2',
+  'eu-west-1',
+  'eu-central-1',
+  'ap-southeast-1',
+  'ap-southeast-2',
+  'ap-northeast-1',
+  'sa-east-1',
+];
 const OSES = ['Ubuntu16.10', 'Ubuntu16.04LTS', 'Ubuntu15.10'];
 const ARCHES = ['x64', 'x86'];
 const TEAMS = ['SF', 'NYC', 'LON', 'CHI'];

@@ -21,7 +21,11 @@ export interface TokenRequest {
  * @throws TokenSpecError for a bad name, scope or prefix, or a name already used by
  * another token (valid or revoked).
  */
-export async function createApiToken(store: Store, request: TokenRequest, now = new Date()): Promise<{ token: string; doc: TokenDocument }> {
+export async function createApiToken(
+  store: Store,
+  request: TokenRequest,
+  now = new Date(),
+): Promise<{ token: string; doc: TokenDocument }> {
   const name = parseTokenName(request.name);
   const scopes = parseScopes(request.scopes);
   const prefixes = parsePrefixes(request.prefixes);

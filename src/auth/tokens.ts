@@ -83,9 +83,7 @@ export class TokenSpecError extends Error {
  */
 export function parseTokenName(name: string): string {
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name.startsWith(TOKEN_PREFIX)) {
-    throw new TokenSpecError(
-      `Token name "${name}": use 1 to 64 letters, digits, "_", "-" or ".", not starting with "${TOKEN_PREFIX}"`,
-    );
+    throw new TokenSpecError(`Token name "${name}": use 1 to 64 letters, digits, "_", "-" or ".", not starting with "${TOKEN_PREFIX}"`);
   }
   return name;
 }
@@ -96,7 +94,10 @@ export function parseTokenName(name: string): string {
  * @throws TokenSpecError for an unknown scope or an empty list.
  */
 export function parseScopes(lists: readonly string[]): Scope[] {
-  const given = lists.flatMap((list) => list.split(',')).map((scope) => scope.trim()).filter((scope) => scope !== '');
+  const given = lists
+    .flatMap((list) => list.split(','))
+    .map((scope) => scope.trim())
+    .filter((scope) => scope !== '');
   for (const scope of given) {
     if (!(SCOPES as readonly string[]).includes(scope)) {
       throw new TokenSpecError(`Unknown scope "${scope}": use ${SCOPES.join(', ')}`);

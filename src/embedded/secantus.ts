@@ -26,8 +26,7 @@ export async function ensureSecantusInstalled(venvDir: string, python: string, s
   const venv = resolve(venvDir);
   const binary = join(venv, 'bin', 'secantusd-py');
   const marker = join(venv, 'installed-version');
-  const installed = async () =>
-    existsSync(binary) && (await readFile(marker, 'utf8').catch(() => '')).trim() === SECANTUS_VERSION;
+  const installed = async () => existsSync(binary) && (await readFile(marker, 'utf8').catch(() => '')).trim() === SECANTUS_VERSION;
   if (await installed()) return binary;
 
   const lock = `${venv}.lock`;
@@ -115,9 +114,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
   // change streams or transactions, and without the oplog an update no longer pays for
   // a diff of the whole document (a single $inc on a 1 MiB series-day document: 121 ms
   // instead of 441 ms, scripts/bench/server-costs.ts).
-  const args = [
-    '--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone',
-  ];
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone'];
   const child = spawnWithDeathSignal(options.binary, args);
   let output = '';
   const keep = (chunk: Buffer) => {

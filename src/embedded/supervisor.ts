@@ -64,8 +64,7 @@ export async function superviseSecantus(options: SuperviseOptions): Promise<Embe
   const say = (message: string) => logger.info(message);
   if (persistent) {
     await stopLeftoverEmbedded(dataDir, {
-      onFound: (pid) =>
-        logger.warn({ dbPid: pid }, `An embedded database left running by an earlier server holds ${dataDir}; stopping it`),
+      onFound: (pid) => logger.warn({ dbPid: pid }, `An embedded database left running by an earlier server holds ${dataDir}; stopping it`),
     });
   }
   let server: EmbeddedServer = await startSecantus({ binary: options.binary, dataDir, port: options.port, say });
@@ -86,8 +85,8 @@ export async function superviseSecantus(options: SuperviseOptions): Promise<Embe
 
   const record = async (running: EmbeddedServer) => {
     if (!persistent) return;
-    await writeEmbeddedState(dataDir, { pid: running.pid, port, startedAt: new Date().toISOString() }).catch(
-      (error: unknown) => logger.error({ err: error }, 'Could not write the embedded database state file'),
+    await writeEmbeddedState(dataDir, { pid: running.pid, port, startedAt: new Date().toISOString() }).catch((error: unknown) =>
+      logger.error({ err: error }, 'Could not write the embedded database state file'),
     );
   };
 
@@ -103,7 +102,12 @@ export async function superviseSecantus(options: SuperviseOptions): Promise<Embe
     downSince = Date.now();
     attempt = 0;
     logger.error(
-      { dbPid: running.pid, exitCode: exit.code, signal: exit.signal, output: running.output().trim().split('\n').filter(Boolean).slice(-10) },
+      {
+        dbPid: running.pid,
+        exitCode: exit.code,
+        signal: exit.signal,
+        output: running.output().trim().split('\n').filter(Boolean).slice(-10),
+      },
       `The embedded database exited unexpectedly (${describeExit(exit)}); requests fail with UNAVAILABLE until it is back`,
     );
     setStatus('down');

@@ -135,7 +135,11 @@ export class QueryEngine {
     if ((await this.reserve(earlier, false)) === 0) return byGroup;
     const { rows, index } = await this.loader.load({ query: earlier });
     const spans = bucketSpans(earlier);
-    for (const group of shapeBucketGroups(rows, { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut, groupBy: earlier.groupBy }, index)) {
+    for (const group of shapeBucketGroups(
+      rows,
+      { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut, groupBy: earlier.groupBy },
+      index,
+    )) {
       byGroup.set(tagsKey(group.tags), { spans, buckets: chart(group.buckets, spans, earlier) });
     }
     return byGroup;
@@ -160,13 +164,24 @@ export class QueryEngine {
   async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<ChartBucket[]> {
     const perSeries = bucketsPerGroup(query);
     if (perSeries === 0) return [];
-    this.budget.reserve('buckets', perSeries * (query.compareWith === null ? 1 : 2), `this field: ${formatCount(perSeries)} buckets per series`);
+    this.budget.reserve(
+      'buckets',
+      perSeries * (query.compareWith === null ? 1 : 2),
+      `this field: ${formatCount(perSeries)} buckets per series`,
+    );
     let previous: Earlier | undefined;
     if (query.compareWith !== null) {
       const earlier: RangeQuery = { ...query, ...shiftedRange(query, query.compareWith, query.timeZone), compareWith: null };
       const spans = bucketSpans(earlier);
       const answer = await this.loader.load({ query: earlier, series: series._id });
-      previous = { spans, buckets: chart(bucketList(statsByStart(answer.rows, answer.index), { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut }), spans, earlier) };
+      previous = {
+        spans,
+        buckets: chart(
+          bucketList(statsByStart(answer.rows, answer.index), { ...earlier, fill: 'NONE', cut: earlier.granularity!.cut }),
+          spans,
+          earlier,
+        ),
+      };
     }
     const { rows, index } = await this.loader.load({ query, series: series._id });
     const buckets = bucketList(statsByStart(rows, index), { ...query, fill: 'NONE', cut: query.granularity!.cut });
@@ -199,7 +214,11 @@ export class QueryEngine {
     if (limit > this.budget.limits.maxSeries) this.budget.refuse('series', limit, `limit: ${formatCount(limit)}`);
     const take = Math.min(limit, this.budget.remaining('series') + 1);
     const found = await this.planning.track(findSeries(this.store, registryFilter(metric, where), take, this.options));
-    this.budget.reserve('series', found.length, `this list: ${formatCount(found.length)}${found.length === take && take < limit ? ' or more' : ''}`);
+    this.budget.reserve(
+      'series',
+      found.length,
+      `this list: ${formatCount(found.length)}${found.length === take && take < limit ? ' or more' : ''}`,
+    );
     return found;
   }
 

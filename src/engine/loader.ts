@@ -42,7 +42,11 @@ export interface LoaderScope {
 function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): BucketQuery {
   const scope = query.metric === null ? { series } : { metric: query.metric, where: query.where };
   const grouping =
-    query.metric === null ? ({ by: 'series' } as const) : query.groupBy.length > 0 ? ({ by: 'tags', keys: query.groupBy } as const) : ({ by: 'none' } as const);
+    query.metric === null
+      ? ({ by: 'series' } as const)
+      : query.groupBy.length > 0
+        ? ({ by: 'tags', keys: query.groupBy } as const)
+        : ({ by: 'none' } as const);
   return { scope, fields, from: query.from, to: query.to, granularity: query.granularity, grouping, timeZone: query.timeZone };
 }
 
@@ -65,7 +69,8 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[]): D
   const pipeline = bucketsPipeline(pipelineQuery(query, fields, series));
   if (query.ranking === null) return pipeline;
   const grouping = pipelineQuery(query, fields, series).grouping;
-  const stages = query.kind === 'aggregate' ? aggregateRankingStages(query.ranking, grouping, 0) : bucketRankingStages(query.ranking, grouping, 0);
+  const stages =
+    query.kind === 'aggregate' ? aggregateRankingStages(query.ranking, grouping, 0) : bucketRankingStages(query.ranking, grouping, 0);
   return [...pipeline, ...stages];
 }
 
@@ -115,7 +120,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       return requests.map((request) => answers.get(request)!);
     },
     {
-      cacheKeyFn: (request) => `${canonicalJson({ ...request.query, granularity: request.query.granularity?.name ?? null })}\u0000${request.series ?? ''}`,
+      cacheKeyFn: (request) =>
+        `${canonicalJson({ ...request.query, granularity: request.query.granularity?.name ?? null })}\u0000${request.series ?? ''}`,
       batchScheduleFn: (dispatch) => void scope.planning.idle().then(dispatch),
     },
   );

@@ -7,7 +7,14 @@
  */
 import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
-import { granularity as granularityNamed, GRANULARITY_NAMES, pickGranularity, type Granularity, type GranularityName, type Weekday } from '../query/granularity.ts';
+import {
+  granularity as granularityNamed,
+  GRANULARITY_NAMES,
+  pickGranularity,
+  type Granularity,
+  type GranularityName,
+  type Weekday,
+} from '../query/granularity.ts';
 import { normalizeTimeZone, parseLocalTime } from '../query/zone.ts';
 import type { FillMode } from '../query/fill.ts';
 import { validateOffset, type Offset } from '../query/offset.ts';
@@ -109,7 +116,9 @@ function parseGranularity(
     return granularityNamed(args.granularity, { weekStart: args.weekStart });
   }
   if (range.from >= range.to) return granularityNamed('YEAR', { weekStart: args.weekStart });
-  return pickGranularity(range.from, range.to, args.maxDataPoints ?? DEFAULT_MAX_DATA_POINTS, range.timeZone, { weekStart: args.weekStart });
+  return pickGranularity(range.from, range.to, args.maxDataPoints ?? DEFAULT_MAX_DATA_POINTS, range.timeZone, {
+    weekStart: args.weekStart,
+  });
 }
 
 /** Arguments of `Query.aggregate`. */
@@ -138,9 +147,7 @@ function parseChart(args: ChartArgs): Pick<RangeQuery, 'fill' | 'statistic' | 't
     throw new InputError(ErrorCode.INVALID_ARGUMENT, '`window` only applies to transform: MOVING_AVERAGE', 'window');
   }
   const transform: Transform =
-    kind === 'MOVING_AVERAGE'
-      ? validateTransform({ kind: 'movingAverage', window: args.window ?? 5 })
-      : TRANSFORMS[kind];
+    kind === 'MOVING_AVERAGE' ? validateTransform({ kind: 'movingAverage', window: args.window ?? 5 }) : TRANSFORMS[kind];
   return {
     fill: args.fill ?? 'NULL',
     statistic: args.statistic ?? 'avg',
@@ -161,7 +168,11 @@ function parseRanking(args: RankingArgs): Ranking | null {
     }
     return null;
   }
-  return validateRanking({ orderBy: args.orderBy.statistic, direction: args.orderBy.direction ?? 'DESC', limit: args.limit ?? RANK_LIMIT.max });
+  return validateRanking({
+    orderBy: args.orderBy.statistic,
+    direction: args.orderBy.direction ?? 'DESC',
+    limit: args.limit ?? RANK_LIMIT.max,
+  });
 }
 
 /**
@@ -173,7 +184,14 @@ function parseRanking(args: RankingArgs): Ranking | null {
 export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
-  return { kind: 'buckets', ...selection, ...range, granularity: parseGranularity(args, range), ...parseChart(args), ranking: parseRanking(args) };
+  return {
+    kind: 'buckets',
+    ...selection,
+    ...range,
+    granularity: parseGranularity(args, range),
+    ...parseChart(args),
+    ranking: parseRanking(args),
+  };
 }
 
 /** Defaults of the chart options for queries without a bucket list. */
@@ -189,7 +207,16 @@ export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
 /** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
 export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
   const range = parseRange(args);
-  return { kind: 'buckets', metric: null, where: [], groupBy: [], ...range, granularity: parseGranularity(args, range), ...parseChart(args), ranking: null };
+  return {
+    kind: 'buckets',
+    metric: null,
+    where: [],
+    groupBy: [],
+    ...range,
+    granularity: parseGranularity(args, range),
+    ...parseChart(args),
+    ranking: null,
+  };
 }
 
 /** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
@@ -215,7 +242,10 @@ function boundInstant(bound: BoundInput, zone: string, path: string): Date {
 /** The validated range of a query: the zone, then the bounds read in it. */
 function parseRange(args: { field: string; from: BoundInput; to: BoundInput; timeZone?: string | null }) {
   const timeZone = normalizeTimeZone(args.timeZone);
-  return { ...normalizeRange({ field: args.field, from: boundInstant(args.from, timeZone, 'from'), to: boundInstant(args.to, timeZone, 'to') }), timeZone };
+  return {
+    ...normalizeRange({ field: args.field, from: boundInstant(args.from, timeZone, 'from'), to: boundInstant(args.to, timeZone, 'to') }),
+    timeZone,
+  };
 }
 
 /** JSON with object keys sorted at every level, so equal values give equal text (a key derived from a value, never built by hand). */

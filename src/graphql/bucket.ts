@@ -9,7 +9,7 @@ import { TagFilterRef, TagRef } from './tag.ts';
 /** `Granularity` enum, generated from the granularity table in `query/granularity.ts`. */
 export const GranularityRef = builder.enumType('Granularity', {
   description:
-    'Bucket size, cut in the query\'s `timeZone` (default UTC): minutes and hours aligned to the zone\'s offset (a +05:45 zone starts hours at :45 UTC), six hours, days, weeks (Monday unless `weekStart`), months, quarters and years as local calendar periods (a day with a daylight-saving change lasts 23 or 25 hours). Each bucket is computed from the coarsest stored level (day totals, hour slots or minute slots) that never straddles one of its boundaries.',
+    "Bucket size, cut in the query's `timeZone` (default UTC): minutes and hours aligned to the zone's offset (a +05:45 zone starts hours at :45 UTC), six hours, days, weeks (Monday unless `weekStart`), months, quarters and years as local calendar periods (a day with a daylight-saving change lasts 23 or 25 hours). Each bucket is computed from the coarsest stored level (day totals, hour slots or minute slots) that never straddles one of its boundaries.",
   values: Object.fromEntries(
     GRANULARITY_NAMES.map((name) => [name, { value: name, description: GRANULARITIES[name].description }]),
   ) as Record<keyof typeof GRANULARITIES, { value: keyof typeof GRANULARITIES; description: string }>,
@@ -18,10 +18,9 @@ export const GranularityRef = builder.enumType('Granularity', {
 /** `Weekday` enum: the first day of WEEK buckets. */
 export const WeekdayRef = builder.enumType('Weekday', {
   description: 'A day of the week.',
-  values: Object.fromEntries(WEEKDAYS.map((day) => [day, { value: day, description: `${day[0]}${day.slice(1).toLowerCase()}.` }])) as Record<
-    Weekday,
-    { value: Weekday; description: string }
-  >,
+  values: Object.fromEntries(
+    WEEKDAYS.map((day) => [day, { value: day, description: `${day[0]}${day.slice(1).toLowerCase()}.` }]),
+  ) as Record<Weekday, { value: Weekday; description: string }>,
 });
 
 /** `Fill` enum: how empty buckets are listed. */
@@ -30,11 +29,18 @@ export const FillRef = builder.enumType('Fill', {
   values: {
     NULL: { value: 'NULL', description: 'List every bucket of the range; empty ones have count 0 and null statistics.' },
     NONE: { value: 'NONE', description: 'List only buckets with readings.' },
-    ZERO: { value: 'ZERO', description: 'List every bucket; empty ones have 0 for every statistic but `count` (which stays 0, the real number of readings).' },
-    PREVIOUS: { value: 'PREVIOUS', description: 'List every bucket; empty ones repeat the statistics of the last bucket with readings (null before the first).' },
+    ZERO: {
+      value: 'ZERO',
+      description: 'List every bucket; empty ones have 0 for every statistic but `count` (which stays 0, the real number of readings).',
+    },
+    PREVIOUS: {
+      value: 'PREVIOUS',
+      description: 'List every bucket; empty ones repeat the statistics of the last bucket with readings (null before the first).',
+    },
     LINEAR: {
       value: 'LINEAR',
-      description: 'List every bucket; empty ones interpolate each statistic linearly in time between the nearest buckets with readings (null at the ends).',
+      description:
+        'List every bucket; empty ones interpolate each statistic linearly in time between the nearest buckets with readings (null at the ends).',
     },
   } as const,
 });
@@ -49,16 +55,28 @@ export const BucketRef = builder.objectRef<ChartBucket>('Bucket').implement({
       description:
         'Start of the bucket, aligned to the granularity. The first bucket may start before `from`; it only counts readings from `from` on.',
     }),
-    end: t.expose('end', { type: 'DateTime', description: 'Real end of the bucket (exclusive): a local day with a daylight-saving change lasts 23 or 25 hours.' }),
+    end: t.expose('end', {
+      type: 'DateTime',
+      description: 'Real end of the bucket (exclusive): a local day with a daylight-saving change lasts 23 or 25 hours.',
+    }),
     partial: t.exposeBoolean('partial', {
-      description: 'True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part.',
+      description:
+        'True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part.',
     }),
     localStart: t.exposeString('localStart', {
-      description: 'The start as wall-clock time of the query\'s `timeZone` with its offset, RFC 3339, e.g. `2001-04-01T00:00:00-05:00`.',
+      description: "The start as wall-clock time of the query's `timeZone` with its offset, RFC 3339, e.g. `2001-04-01T00:00:00-05:00`.",
     }),
-    filled: t.exposeBoolean('filled', { description: 'True when the bucket has no readings and its statistics come from `fill` (ZERO, PREVIOUS, LINEAR).' }),
-    value: t.exposeFloat('value', { nullable: true, description: 'The chosen `statistic`, after `transform` (the statistic itself without one).' }),
-    previous: t.exposeFloat('previous', { nullable: true, description: '`value` of the bucket at the same position of the earlier period (`compareWith`); null without one.' }),
+    filled: t.exposeBoolean('filled', {
+      description: 'True when the bucket has no readings and its statistics come from `fill` (ZERO, PREVIOUS, LINEAR).',
+    }),
+    value: t.exposeFloat('value', {
+      nullable: true,
+      description: 'The chosen `statistic`, after `transform` (the statistic itself without one).',
+    }),
+    previous: t.exposeFloat('previous', {
+      nullable: true,
+      description: '`value` of the bucket at the same position of the earlier period (`compareWith`); null without one.',
+    }),
     previousStart: t.expose('previousStart', { type: 'DateTime', nullable: true, description: 'Start of that earlier bucket.' }),
     change: t.exposeFloat('change', { nullable: true, description: '`value - previous`.' }),
     relativeChange: t.exposeFloat('relativeChange', {
@@ -77,8 +95,16 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
   description:
     'The buckets of a list as parallel arrays, index i being the i-th bucket in time order: compact to send and to parse, and the shape chart libraries take. Statistics are null where a bucket has no readings.',
   fields: (t) => {
-    const column = (name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'value' | 'previous' | 'change', description: string) =>
-      t.field({ type: ['Float'], nullable: { list: false, items: true }, description, resolve: (buckets) => buckets.map((bucket) => bucket[name]) });
+    const column = (
+      name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'value' | 'previous' | 'change',
+      description: string,
+    ) =>
+      t.field({
+        type: ['Float'],
+        nullable: { list: false, items: true },
+        description,
+        resolve: (buckets) => buckets.map((bucket) => bucket[name]),
+      });
     return {
       times: t.field({
         type: ['Float'],
@@ -90,7 +116,11 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
         description: 'Bucket ends (exclusive) in epoch milliseconds.',
         resolve: (buckets) => buckets.map((bucket) => bucket.end.getTime()),
       }),
-      count: t.field({ type: ['SafeInt'], description: 'Number of readings per bucket.', resolve: (buckets) => buckets.map((bucket) => bucket.count) }),
+      count: t.field({
+        type: ['SafeInt'],
+        description: 'Number of readings per bucket.',
+        resolve: (buckets) => buckets.map((bucket) => bucket.count),
+      }),
       sum: column('sum', 'Sum per bucket.'),
       min: column('min', 'Smallest value per bucket.'),
       max: column('max', 'Largest value per bucket.'),
@@ -101,7 +131,11 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
       value: column('value', '`value` per bucket (the chosen statistic after its transform).'),
       previous: column('previous', '`previous` per bucket (with `compareWith`).'),
       change: column('change', '`change` per bucket (with `compareWith`).'),
-      filled: t.field({ type: ['Boolean'], description: 'Whether each bucket was made up by `fill`.', resolve: (buckets) => buckets.map((bucket) => bucket.filled) }),
+      filled: t.field({
+        type: ['Boolean'],
+        description: 'Whether each bucket was made up by `fill`.',
+        resolve: (buckets) => buckets.map((bucket) => bucket.filled),
+      }),
     };
   },
 });
@@ -124,7 +158,8 @@ export const BucketGroupRef = builder.objectRef<ChartGroup>('BucketGroup').imple
     columns: t.field({
       type: BucketColumnsRef,
       resolve: (group) => group.buckets,
-      description: 'The same buckets as parallel arrays (epoch-millisecond times and one array per statistic): the compact, chart-ready form.',
+      description:
+        'The same buckets as parallel arrays (epoch-millisecond times and one array per statistic): the compact, chart-ready form.',
     }),
   }),
 });
@@ -135,13 +170,17 @@ export const rangeArgs = (arg: ArgBuilder) => ({
   from: arg({
     type: 'Time',
     required: true,
-    description: 'Start of the range (inclusive), rounded down to the minute: epoch ms, RFC 3339, or a local date or date-time read in `timeZone`.',
+    description:
+      'Start of the range (inclusive), rounded down to the minute: epoch ms, RFC 3339, or a local date or date-time read in `timeZone`.',
   }),
-  to: arg({ type: 'Time', required: true, description: 'End of the range (exclusive), rounded down to the minute; the same forms as `from`.' }),
+  to: arg({
+    type: 'Time',
+    required: true,
+    description: 'End of the range (exclusive), rounded down to the minute; the same forms as `from`.',
+  }),
   timeZone: arg.string({
     defaultValue: 'UTC',
-    description:
-      'IANA time zone (e.g. `America/New_York`, `Asia/Kolkata`) in which local `from`/`to` are read. Errors: INVALID_TIME_ZONE.',
+    description: 'IANA time zone (e.g. `America/New_York`, `Asia/Kolkata`) in which local `from`/`to` are read. Errors: INVALID_TIME_ZONE.',
   }),
 });
 
@@ -156,14 +195,19 @@ export const selectionArgs = (arg: ArgBuilder) => ({
 export const bucketArgs = (arg: ArgBuilder) => ({
   granularity: arg({
     type: GranularityRef,
-    description: 'Bucket size; omitted: the finest granularity whose bucket count over the range stays within `maxDataPoints` (see `BucketGroup.granularity`).',
+    description:
+      'Bucket size; omitted: the finest granularity whose bucket count over the range stays within `maxDataPoints` (see `BucketGroup.granularity`).',
   }),
   maxDataPoints: arg.int({
     description:
-      'Without `granularity`: the most buckets the list may have (default 1,000), as Grafana\'s maxDataPoints; the engine picks the finest granularity that fits. Errors: INVALID_ARGUMENT, TOO_MANY_BUCKETS (not even YEAR fits).',
+      "Without `granularity`: the most buckets the list may have (default 1,000), as Grafana's maxDataPoints; the engine picks the finest granularity that fits. Errors: INVALID_ARGUMENT, TOO_MANY_BUCKETS (not even YEAR fits).",
   }),
   weekStart: arg({ type: WeekdayRef, description: 'First day of WEEK buckets (default MONDAY, as ISO 8601).' }),
-  fill: arg({ type: FillRef, defaultValue: 'NULL', description: 'How empty buckets are listed and filled; filled buckets say `filled: true`.' }),
+  fill: arg({
+    type: FillRef,
+    defaultValue: 'NULL',
+    description: 'How empty buckets are listed and filled; filled buckets say `filled: true`.',
+  }),
   ...chartArgs(arg),
 });
 

@@ -6,33 +6,41 @@ import { builder, type ArgBuilder } from './builder.ts';
 /** `Statistic` enum: the statistic a bucket's `value` carries. */
 export const StatisticRef = builder.enumType('Statistic', {
   description: 'A statistic of a bucket, for `value` and its transforms.',
-  values: Object.fromEntries(STATISTICS.map((name) => [name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(), { value: name, description: `The bucket's \`${name}\`.` }])) as Record<
-    string,
-    { value: (typeof STATISTICS)[number]; description: string }
-  >,
+  values: Object.fromEntries(
+    STATISTICS.map((name) => [
+      name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(),
+      { value: name, description: `The bucket's \`${name}\`.` },
+    ]),
+  ) as Record<string, { value: (typeof STATISTICS)[number]; description: string }>,
 });
 
 /** `Transform` enum: what `value` computes from the chosen statistic. */
 export const TransformRef = builder.enumType('Transform', {
-  description: 'What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see README "Transforms").',
+  description:
+    'What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see README "Transforms").',
   values: {
     NONE: { value: 'NONE', description: 'The statistic itself.' },
     RATE: {
       value: 'RATE',
-      description: 'Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput).',
+      description:
+        'Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput).',
     },
-    DIFFERENCE: { value: 'DIFFERENCE', description: 'The statistic minus the previous bucket\'s; null at the first bucket, next to a null, or after a gap.' },
+    DIFFERENCE: {
+      value: 'DIFFERENCE',
+      description: "The statistic minus the previous bucket's; null at the first bucket, next to a null, or after a gap.",
+    },
     CUMULATIVE_SUM: { value: 'CUMULATIVE_SUM', description: 'Running total from the start of the range; null values add nothing.' },
     MOVING_AVERAGE: {
       value: 'MOVING_AVERAGE',
-      description: 'Mean of the last `window` non-null values (fewer at the start); null where the bucket\'s own value is null.',
+      description: "Mean of the last `window` non-null values (fewer at the start); null where the bucket's own value is null.",
     },
   } as const,
 });
 
 /** `OffsetUnit` enum: calendar units of a comparison offset. */
 export const OffsetUnitRef = builder.enumType('OffsetUnit', {
-  description: 'A unit of time for an offset; months, quarters and years are calendar units (March 31 minus a month is the last day of February).',
+  description:
+    'A unit of time for an offset; months, quarters and years are calendar units (March 31 minus a month is the last day of February).',
   values: Object.fromEntries(OFFSET_UNITS.map((unit) => [unit, { value: unit, description: `One ${unit.toLowerCase()}.` }])) as Record<
     string,
     { value: (typeof OFFSET_UNITS)[number]; description: string }
@@ -51,10 +59,9 @@ export const OffsetInputRef = builder.inputType('OffsetInput', {
 /** `RankStatistic` enum: the statistics groups can be ranked by. */
 export const RankStatisticRef = builder.enumType('RankStatistic', {
   description: 'A statistic of one field over the whole range, to rank groups by.',
-  values: Object.fromEntries(RANK_STATISTICS.map((name) => [name.toUpperCase(), { value: name, description: `The group's \`${name}\` over the range.` }])) as Record<
-    string,
-    { value: (typeof RANK_STATISTICS)[number]; description: string }
-  >,
+  values: Object.fromEntries(
+    RANK_STATISTICS.map((name) => [name.toUpperCase(), { value: name, description: `The group's \`${name}\` over the range.` }]),
+  ) as Record<string, { value: (typeof RANK_STATISTICS)[number]; description: string }>,
 });
 
 /** `SortDirection` enum. */
@@ -68,7 +75,8 @@ export const SortDirectionRef = builder.enumType('SortDirection', {
 
 /** `OrderByInput`: how groups are ranked. */
 export const OrderByInputRef = builder.inputType('OrderByInput', {
-  description: 'Ranks groups by a statistic of the field over the whole range, in the pipeline; ties by tag values (ascending); groups without readings are left out.',
+  description:
+    'Ranks groups by a statistic of the field over the whole range, in the pipeline; ties by tag values (ascending); groups without readings are left out.',
   fields: (t) => ({
     statistic: t.field({ type: RankStatisticRef, required: true, description: 'The statistic, e.g. `AVG`.' }),
     direction: t.field({ type: SortDirectionRef, defaultValue: 'DESC', description: 'Largest first by default.' }),
@@ -77,13 +85,17 @@ export const OrderByInputRef = builder.inputType('OrderByInput', {
 
 /** Arguments that rank the groups of a grouped query. */
 export const rankingArgs = (arg: ArgBuilder) => ({
-  orderBy: arg({ type: OrderByInputRef, description: 'Rank the groups by a statistic over the whole range (computed in the pipeline: `$sort` and `$limit` before anything is sent).' }),
+  orderBy: arg({
+    type: OrderByInputRef,
+    description:
+      'Rank the groups by a statistic over the whole range (computed in the pipeline: `$sort` and `$limit` before anything is sent).',
+  }),
   limit: arg.int({ description: 'Keep the first `limit` groups of `orderBy` (1 to 10,000). Errors: INVALID_ARGUMENT.' }),
 });
 
 /** Arguments that turn a bucket list into a chart: statistic, transform, window, comparison. */
 export const chartArgs = (arg: ArgBuilder) => ({
-  statistic: arg({ type: StatisticRef, defaultValue: 'avg', description: 'The statistic each bucket\'s `value` carries (default AVG).' }),
+  statistic: arg({ type: StatisticRef, defaultValue: 'avg', description: "The statistic each bucket's `value` carries (default AVG)." }),
   transform: arg({ type: TransformRef, defaultValue: 'NONE', description: 'What `value` computes from `statistic`.' }),
   window: arg.int({ description: 'Buckets in a MOVING_AVERAGE (1 to 1,000; default 5). Errors: INVALID_ARGUMENT.' }),
   compareWith: arg({

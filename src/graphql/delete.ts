@@ -8,7 +8,11 @@ import { builder } from './builder.ts';
 const DeleteResultRef = builder.objectRef<DeleteSummary>('DeleteResult').implement({
   description: 'What a deletion removed.',
   fields: (t) => ({
-    documents: t.field({ type: 'SafeInt', description: 'Series-day documents deleted (one per series and day).', resolve: (summary) => summary.buckets }),
+    documents: t.field({
+      type: 'SafeInt',
+      description: 'Series-day documents deleted (one per series and day).',
+      resolve: (summary) => summary.buckets,
+    }),
     buckets: t.expose('buckets', {
       type: 'SafeInt',
       description: 'The same as `documents` (its former name).',

@@ -20,7 +20,7 @@ export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
 
 /** `Metric` type, backed by the metric registry. */
 export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
-  description: 'A metric (InfluxDB\'s measurement): a name under which series record numeric fields.',
+  description: "A metric (InfluxDB's measurement): a name under which series record numeric fields.",
   fields: (t) => ({
     name: t.string({ resolve: (metric) => metric._id, description: 'Metric name, e.g. `flights`.' }),
     fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
@@ -69,10 +69,10 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
 builder.queryFields((t) => ({
   metrics: t.field({
     type: [MetricRef],
-    description: 'Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`.',
+    description:
+      'Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`.',
     authScopes: { read: true },
-    resolve: async (_root, _args, ctx) =>
-      (await ctx.engine.metrics()).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
+    resolve: async (_root, _args, ctx) => (await ctx.engine.metrics()).filter((metric) => mayTouchMetric(ctx.access, metric._id)),
   }),
   metric: t.field({
     type: MetricRef,

@@ -33,13 +33,19 @@ const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').impleme
   fields: (t) => ({
     batchId: t.exposeString('batchId', { nullable: true, description: 'The batch id sent with the readings; null when none was sent.' }),
     recorded: t.expose('recorded', { type: 'SafeInt', description: 'Number of readings of the batch, all of them stored now.' }),
-    applied: t.expose('applied', { type: 'SafeInt', description: 'Readings this call applied (equal to `recorded` on the first complete attempt).' }),
+    applied: t.expose('applied', {
+      type: 'SafeInt',
+      description: 'Readings this call applied (equal to `recorded` on the first complete attempt).',
+    }),
     alreadyApplied: t.expose('alreadyApplied', {
       type: 'SafeInt',
       description: 'Readings an earlier call with the same `batchId` had already applied, and this call did not apply again.',
     }),
     series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
-    documents: t.int({ description: 'Number of series-day documents of the batch (one atomic update each).', resolve: (outcome) => outcome.buckets }),
+    documents: t.int({
+      description: 'Number of series-day documents of the batch (one atomic update each).',
+      resolve: (outcome) => outcome.buckets,
+    }),
     buckets: t.exposeInt('buckets', {
       description: 'The same as `documents` (its former name).',
       deprecationReason: 'Use `documents`: "bucket" names the time buckets of query answers.',

@@ -74,7 +74,7 @@ function parseTimeInput(value: unknown): TimeInput {
 export const TimeScalar = new GraphQLScalarType<TimeInput, string>({
   name: 'Time',
   description:
-    'A query bound: epoch milliseconds (e.g. `985996800000`, as Grafana\'s `$__from` gives), an RFC 3339 date-time with an offset or `Z` (e.g. `2001-04-01T00:00:00-05:00`), or a local date or date-time without offset (`2001-04-01`, `2001-04-01T06:30`), read in the query\'s `timeZone`. A local time that does not exist (skipped by a daylight-saving change) is moved forward by the gap; one that occurs twice is the earlier. Range: 1970-01-01T00:00:00Z to 9999-01-01T00:00:00Z.',
+    "A query bound: epoch milliseconds (e.g. `985996800000`, as Grafana's `$__from` gives), an RFC 3339 date-time with an offset or `Z` (e.g. `2001-04-01T00:00:00-05:00`), or a local date or date-time without offset (`2001-04-01`, `2001-04-01T06:30`), read in the query's `timeZone`. A local time that does not exist (skipped by a daylight-saving change) is moved forward by the gap; one that occurs twice is the earlier. Range: 1970-01-01T00:00:00Z to 9999-01-01T00:00:00Z.",
   serialize: () => {
     throw new Error('Time is an input type');
   },

@@ -22,7 +22,7 @@ const readingTime = (edge: Edge, description: string) =>
 /** `Series` type: one metric + tag set, backed by the series registry. */
 export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
   description:
-    'A series: a metric and one set of tag values (InfluxDB\'s series), carrying one or more numeric fields. Its `buckets` and `aggregate`, asked for many series in one request, are computed by one pipeline per set of arguments.',
+    "A series: a metric and one set of tag values (InfluxDB's series), carrying one or more numeric fields. Its `buckets` and `aggregate`, asked for many series in one request, are computed by one pipeline per set of arguments.",
   fields: (t) => ({
     id: t.id({
       resolve: (series) => series.key,
@@ -77,7 +77,7 @@ builder.queryFields((t) => ({
     type: SeriesRef,
     nullable: true,
     description:
-      'One series by its id (the series key, e.g. `flights,destination=PHL,origin=LAS`); null when unknown. Counts as one series of the request\'s MAX_SERIES. Needs scope `read` and a token that may touch the metric the key starts with. Errors: FORBIDDEN.',
+      "One series by its id (the series key, e.g. `flights,destination=PHL,origin=LAS`); null when unknown. Counts as one series of the request's MAX_SERIES. Needs scope `read` and a token that may touch the metric the key starts with. Errors: FORBIDDEN.",
     authScopes: (_root, args) => ({ read: true, metric: metricOfSeriesKey(String(args.id)) }),
     args: { id: t.arg.id({ required: true, description: 'Series key.' }) },
     resolve: (_root, args, ctx) => ctx.engine.seriesById(seriesId(String(args.id))),

@@ -22,7 +22,8 @@ async function recordedFlights(url: string): Promise<number> {
     }),
   });
   const body = (await response.json()) as { data?: { aggregate: { count: number }[] }; errors?: { message: string }[] };
-  if (body.errors?.length || !body.data) throw new Error(`Could not count the demo flights: ${body.errors?.[0]?.message ?? response.status}`);
+  if (body.errors?.length || !body.data)
+    throw new Error(`Could not count the demo flights: ${body.errors?.[0]?.message ?? response.status}`);
   return body.data.aggregate[0]?.count ?? 0;
 }
 

@@ -40,7 +40,14 @@ export interface FingerprintReading {
 export function batchFingerprint(readings: readonly FingerprintReading[]): string {
   const hash = createHash('sha256');
   for (const reading of readings) {
-    hash.update(JSON.stringify([reading.metric, reading.tags.map((tag) => [tag.key, tag.value]), reading.time, reading.fields.map((field) => [field.name, field.value])]));
+    hash.update(
+      JSON.stringify([
+        reading.metric,
+        reading.tags.map((tag) => [tag.key, tag.value]),
+        reading.time,
+        reading.fields.map((field) => [field.name, field.value]),
+      ]),
+    );
     hash.update('\n');
   }
   return hash.digest('hex');

@@ -75,10 +75,7 @@ export function noDuplicates<T>(items: readonly T[], nameOf: (item: T) => string
 
 /** Formats a zod issue path as `readings[3].tags[0].key`. */
 function formatPath(root: string, path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : `${text}.${String(part)}`),
-    root,
-  );
+  return path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : `${text}.${String(part)}`), root);
 }
 
 /**

@@ -3,9 +3,17 @@ import { tagPair } from '../model/series.ts';
 import type { Stats } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
-import { bucketBoundaries, bucketStart, bucketStartExpression, bucketStartMillis, GRANULARITIES, type Cut, type Granularity } from './granularity.ts';
+import {
+  bucketBoundaries,
+  bucketStart,
+  bucketStartExpression,
+  bucketStartMillis,
+  GRANULARITIES,
+  type Cut,
+  type Granularity,
+} from './granularity.ts';
 import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
-import { planBucketSegments, planSegments, type Segment } from './segments.ts';
+import { planBucketSegments, planSegments } from './segments.ts';
 import { UTC } from './zone.ts';
 
 /**
@@ -83,7 +91,9 @@ export function scopeFilter(scope: BucketScope): SplitFilter {
   }
   const where = [...(scope.where ?? [])].sort((a, b) => a.in.length - b.in.length);
   const conditions = where.map((tag) =>
-    tag.in.length === 1 ? { tagPairs: tagPair(tag.key, tag.in[0]!) } : { tagPairs: { $in: tag.in.map((value) => tagPair(tag.key, value)) } },
+    tag.in.length === 1
+      ? { tagPairs: tagPair(tag.key, tag.in[0]!) }
+      : { tagPairs: { $in: tag.in.map((value) => tagPair(tag.key, value)) } },
   );
   const [first, ...rest] = conditions;
   return { indexed: { metric: scope.metric, ...first }, residual: rest.length > 0 ? { $and: rest } : {} };
@@ -381,7 +391,9 @@ export function planReads(fields: readonly string[], plan: DayPlan, context: Key
     // A document without readings in the smaller part (often, for sparse data) gives its day totals to the larger part's bucket.
     const smallCount = mergedCount(fields, small.pieces);
     if (smallCount === null) return split;
-    return { $cond: [{ $gt: [smallCount, 0] }, split, [{ k: partKey(large, plan, context), x: fieldStats(fields, (f) => `$fields.${f}`) }]] };
+    return {
+      $cond: [{ $gt: [smallCount, 0] }, split, [{ k: partKey(large, plan, context), x: fieldStats(fields, (f) => `$fields.${f}`) }]],
+    };
   }
   return parts.map((part) => ({ k: partKey(part, plan, context), x: mergedStats(fields, part.pieces) }));
 }
@@ -503,7 +515,8 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
     const grouped = { $group: { _id: groupId(t, group), ...statistics(fields, (field) => `$fields.${field}`) } };
     return context === null ? [...match, grouped] : [...match, grouped, startsAsDates];
   }
-  const t = granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
+  const t =
+    granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
   return [
     ...match,
     { $project: { _id: 0, slot: documentReads(fields, plans, context), ...(group === undefined ? {} : { g: group }) } },

@@ -64,24 +64,52 @@ const local = (widthMs: number, offsetMs = 0): Cut => ({ kind: 'fixed', widthMs,
  */
 export const GRANULARITIES = {
   MINUTE: { description: 'One minute, read from minute slots.', cut: elapsed(MINUTE_MS), level: 'minute' },
-  TWO_MINUTES: { description: 'Two minutes (:00, :02, … of the local clock), read from minute slots.', cut: elapsed(2 * MINUTE_MS), level: 'minute' },
-  FIVE_MINUTES: { description: 'Five minutes (:00, :05, … of the local clock), read from minute slots.', cut: elapsed(5 * MINUTE_MS), level: 'minute' },
-  TEN_MINUTES: { description: 'Ten minutes (:00, :10, … of the local clock), read from minute slots.', cut: elapsed(10 * MINUTE_MS), level: 'minute' },
+  TWO_MINUTES: {
+    description: 'Two minutes (:00, :02, … of the local clock), read from minute slots.',
+    cut: elapsed(2 * MINUTE_MS),
+    level: 'minute',
+  },
+  FIVE_MINUTES: {
+    description: 'Five minutes (:00, :05, … of the local clock), read from minute slots.',
+    cut: elapsed(5 * MINUTE_MS),
+    level: 'minute',
+  },
+  TEN_MINUTES: {
+    description: 'Ten minutes (:00, :10, … of the local clock), read from minute slots.',
+    cut: elapsed(10 * MINUTE_MS),
+    level: 'minute',
+  },
   FIFTEEN_MINUTES: {
     description: 'Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots.',
     cut: elapsed(15 * MINUTE_MS),
     level: 'minute',
   },
-  THIRTY_MINUTES: { description: 'Thirty minutes (:00, :30 of the local clock), read from minute slots.', cut: elapsed(30 * MINUTE_MS), level: 'minute' },
+  THIRTY_MINUTES: {
+    description: 'Thirty minutes (:00, :30 of the local clock), read from minute slots.',
+    cut: elapsed(30 * MINUTE_MS),
+    level: 'minute',
+  },
   HOUR: {
     description:
       'One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours.',
     cut: elapsed(HOUR_MS),
     level: 'hour',
   },
-  TWO_HOURS: { description: 'Two local hours from an even hour (00:00, 02:00, …), read from hour slots.', cut: local(2 * HOUR_MS), level: 'hour' },
-  THREE_HOURS: { description: 'Three local hours from 00:00, 03:00, …, 21:00, read from hour slots.', cut: local(3 * HOUR_MS), level: 'hour' },
-  SIX_HOURS: { description: 'Six local hours from 00:00, 06:00, 12:00 and 18:00, read from hour slots.', cut: local(6 * HOUR_MS), level: 'hour' },
+  TWO_HOURS: {
+    description: 'Two local hours from an even hour (00:00, 02:00, …), read from hour slots.',
+    cut: local(2 * HOUR_MS),
+    level: 'hour',
+  },
+  THREE_HOURS: {
+    description: 'Three local hours from 00:00, 03:00, …, 21:00, read from hour slots.',
+    cut: local(3 * HOUR_MS),
+    level: 'hour',
+  },
+  SIX_HOURS: {
+    description: 'Six local hours from 00:00, 06:00, 12:00 and 18:00, read from hour slots.',
+    cut: local(6 * HOUR_MS),
+    level: 'hour',
+  },
   TWELVE_HOURS: { description: 'Twelve local hours from 00:00 and 12:00, read from hour slots.', cut: local(12 * HOUR_MS), level: 'hour' },
   DAY: {
     description: 'One local day (23 or 25 hours when clocks change): day totals when it is a UTC day, else hour slots.',
@@ -93,9 +121,21 @@ export const GRANULARITIES = {
     cut: local(WEEK_MS, 3 * DAY_MS),
     level: 'day',
   },
-  MONTH: { description: 'One local calendar month: day totals of the UTC days inside it.', cut: { kind: 'calendar', unit: 'month' }, level: 'day' },
-  QUARTER: { description: 'One local calendar quarter: day totals of the UTC days inside it.', cut: { kind: 'calendar', unit: 'quarter' }, level: 'day' },
-  YEAR: { description: 'One local calendar year: day totals of the UTC days inside it.', cut: { kind: 'calendar', unit: 'year' }, level: 'day' },
+  MONTH: {
+    description: 'One local calendar month: day totals of the UTC days inside it.',
+    cut: { kind: 'calendar', unit: 'month' },
+    level: 'day',
+  },
+  QUARTER: {
+    description: 'One local calendar quarter: day totals of the UTC days inside it.',
+    cut: { kind: 'calendar', unit: 'quarter' },
+    level: 'day',
+  },
+  YEAR: {
+    description: 'One local calendar year: day totals of the UTC days inside it.',
+    cut: { kind: 'calendar', unit: 'year' },
+    level: 'day',
+  },
 } as const satisfies Record<string, Omit<Granularity, 'name'>>;
 
 /** Name of a granularity, e.g. `HOUR`; the GraphQL enum `Granularity`. */
@@ -116,7 +156,8 @@ export const WEEKDAYS: readonly Weekday[] = ['MONDAY', 'TUESDAY', 'WEDNESDAY', '
  * @throws InputError BAD_USER_INPUT for an unknown name or weekday.
  */
 export function granularity(name: GranularityName, options: { weekStart?: Weekday | null } = {}): Granularity {
-  if (!Object.hasOwn(GRANULARITIES, name)) throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(name)}`, 'granularity');
+  if (!Object.hasOwn(GRANULARITIES, name))
+    throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(name)}`, 'granularity');
   const found = { name, ...GRANULARITIES[name] } as Granularity;
   const weekStart = options.weekStart ?? 'MONDAY';
   if (name !== 'WEEK' || weekStart === 'MONDAY') return found;
@@ -194,6 +235,7 @@ function spanPeriods(spans: readonly OffsetSpan[], cut: Cut): SpanPeriods[] {
  * and the offset in force there; the first span's start counts as a bucket start.
  * Stops when `visit` returns false.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a visitor may return nothing (go on) or false (stop).
 function eachBucketStart(spans: readonly OffsetSpan[], cut: Cut, visit: (start: number, offsetMs: number) => boolean | void): void {
   for (const { span, first, last, continues } of spanPeriods(spans, cut)) {
     if (!continues && visit(span.from, span.offsetMs) === false) return;
@@ -423,6 +465,6 @@ export function bucketStartMillis(time: unknown, cut: Cut, zone: string, from: n
 }
 
 /** Start of the bucket holding the last instant of a span, given the start of the bucket holding its first. */
-function lastBucketStart(periods: SpanPeriods, firstStart: number, cut: Cut): number {
+function lastBucketStart(periods: SpanPeriods, firstStart: number, _cut: Cut): number {
   return periods.last === periods.first ? firstStart : periods.last - periods.span.offsetMs;
 }

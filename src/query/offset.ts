@@ -143,7 +143,8 @@ export function compareWithPrevious(
   const earlierStarts = new Set(previous.spans.map((span) => span.start.getTime()));
   for (const bucket of previous.buckets) {
     const start = bucket.start.getTime();
-    if (!earlierStarts.has(start)) throw new Error(`compareWithPrevious: ${bucket.start.toISOString()} is not a bucket of the earlier period`);
+    if (!earlierStarts.has(start))
+      throw new Error(`compareWithPrevious: ${bucket.start.toISOString()} is not a bucket of the earlier period`);
     earlier.set(start, bucket.value);
   }
   return current.buckets.map((b) => {

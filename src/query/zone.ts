@@ -137,7 +137,10 @@ function yearRules(zone: string, year: number): YearRules {
   if (cached !== undefined) return cached;
   if (year >= PERIODIC_FROM_YEAR) {
     const earlier = yearRules(zone, year - 400);
-    const rules = { startOffset: earlier.startOffset, changes: earlier.changes.map((change) => ({ at: change.at + GREGORIAN_CYCLE_MS, offsetMs: change.offsetMs })) };
+    const rules = {
+      startOffset: earlier.startOffset,
+      changes: earlier.changes.map((change) => ({ at: change.at + GREGORIAN_CYCLE_MS, offsetMs: change.offsetMs })),
+    };
     remember(key, rules);
     return rules;
   }
@@ -295,7 +298,8 @@ export function parseLocalTime(text: string | number, zone: string): number {
     return text;
   }
   const match = LOCAL_TIME.exec(text);
-  if (match === null) throw invalidTime(text, 'a date (2001-04-01), a local time (2001-04-01T06:30) or RFC 3339 (2001-04-01T06:30:00-05:00)');
+  if (match === null)
+    throw invalidTime(text, 'a date (2001-04-01), a local time (2001-04-01T06:30) or RFC 3339 (2001-04-01T06:30:00-05:00)');
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const hour = Number(match[4] ?? 0);
   const minute = Number(match[5] ?? 0);

@@ -149,7 +149,9 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
  * a plain update matches 0 documents, which is how a retry is recognised.
  */
 export function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
-  return mark === undefined ? { series: write.series, date: write.date } : { series: write.series, date: write.date, batches: { $ne: mark } };
+  return mark === undefined
+    ? { series: write.series, date: write.date }
+    : { series: write.series, date: write.date, batches: { $ne: mark } };
 }
 
 /**

@@ -80,10 +80,7 @@ const batchRule = z.array(readingRule);
  * message names the first problem and how many more there are, `extensions.inputPath`
  * where it is (`readings[3].tags[0].key`).
  */
-export function validateReadings(
-  inputs: readonly ReadingInput[],
-  options: { maxBatchSize: number; receivedAt: number },
-): Reading[] {
+export function validateReadings(inputs: readonly ReadingInput[], options: { maxBatchSize: number; receivedAt: number }): Reading[] {
   if (inputs.length > options.maxBatchSize) {
     throw new InputError(
       ErrorCode.BATCH_TOO_LARGE,

@@ -82,7 +82,9 @@ export function createAuthenticator(store: Store, cacheMs: number, logger: Logge
       cache?.set(hash, verdict);
       const now = new Date();
       if (doc && (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS)) {
-        await touchToken(store, doc._id, now).catch((error: unknown) => logger.warn({ err: error }, `Could not record the use of token ${doc._id}`));
+        await touchToken(store, doc._id, now).catch((error: unknown) =>
+          logger.warn({ err: error }, `Could not record the use of token ${doc._id}`),
+        );
       }
     }
     if (verdict === 'refused') throw unauthenticated('Unknown or revoked API token');
@@ -159,7 +161,9 @@ export function createAccessControl(store: Store, settings: AuthSettings, logger
     countValidTokens(store).then(
       (count) =>
         count === 0
-          ? logger.warn('AUTH=tokens and no API token exists yet: create one with `npm run token -- create --name NAME --scope read,write` (see README "Access")')
+          ? logger.warn(
+              'AUTH=tokens and no API token exists yet: create one with `npm run token -- create --name NAME --scope read,write` (see README "Access")',
+            )
           : logger.info(`Access: API tokens required (${count} valid); a revocation applies within ${cacheMs / 1000} s`),
       () => {}, // the readiness check reports an unreachable database
     );

@@ -135,7 +135,8 @@ export class DatabaseHealth {
           .command({ ping: 1 })
           .then(
             () => 'ok' as const,
-            (error: unknown) => (error instanceof MongoClientClosedError || error instanceof MongoTopologyClosedError ? 'closed' : 'failed'),
+            (error: unknown) =>
+              error instanceof MongoClientClosedError || error instanceof MongoTopologyClosedError ? 'closed' : 'failed',
           );
         if (outcome === 'closed') {
           this.close();
@@ -156,9 +157,7 @@ export class DatabaseHealth {
 
 /** True when every top-level field of `operation` is an introspection field (`__schema`, `__type`, `__typename`). */
 function onlyIntrospection(operation: OperationDefinitionNode): boolean {
-  return operation.selectionSet.selections.every(
-    (selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'),
-  );
+  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'));
 }
 
 /**
@@ -172,8 +171,7 @@ export function useDatabaseGate(health: Pick<DatabaseHealth, 'isDown'>): Plugin 
       if (!health.isDown()) return;
       const operation = (args.document as DocumentNode).definitions.find(
         (definition): definition is OperationDefinitionNode =>
-          definition.kind === Kind.OPERATION_DEFINITION &&
-          (args.operationName == null || definition.name?.value === args.operationName),
+          definition.kind === Kind.OPERATION_DEFINITION && (args.operationName == null || definition.name?.value === args.operationName),
       );
       if (operation && onlyIntrospection(operation)) return;
       setResultAndStopExecution({ errors: [toGraphQLError(unavailable('The request was not run'))] });

@@ -3,7 +3,11 @@ import type { Plugin } from 'graphql-yoga';
 import { CodedError, ErrorCode } from '../errors.ts';
 
 const codeOf = (error: unknown): unknown =>
-  error instanceof GraphQLError ? (error.extensions?.code ?? codeOf(error.originalError)) : error instanceof CodedError ? error.code : undefined;
+  error instanceof GraphQLError
+    ? (error.extensions?.code ?? codeOf(error.originalError))
+    : error instanceof CodedError
+      ? error.code
+      : undefined;
 
 function withCode(error: GraphQLError, fallback: ErrorCode): GraphQLError {
   if (error.extensions?.code !== undefined) return error;
@@ -28,12 +32,16 @@ function withCode(error: GraphQLError, fallback: ErrorCode): GraphQLError {
  */
 export function useErrorCodes(): Plugin {
   return {
-    onParse: () => ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(withCode(result, ErrorCode.GRAPHQL_PARSE_FAILED));
-    },
-    onValidate: () => ({ result, setResult }) => {
-      if (result.length > 0) setResult(result.map((error) => withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED)));
-    },
+    onParse:
+      () =>
+      ({ result, replaceParseResult }) => {
+        if (result instanceof GraphQLError) replaceParseResult(withCode(result, ErrorCode.GRAPHQL_PARSE_FAILED));
+      },
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.length > 0) setResult(result.map((error) => withCode(error, ErrorCode.GRAPHQL_VALIDATION_FAILED)));
+      },
     onExecute: () => ({
       onExecuteDone: ({ result, setResult }) => {
         if (!('errors' in result) || !result.errors?.length || 'data' in result) return;

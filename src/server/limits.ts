@@ -77,7 +77,9 @@ export function useDocumentLimits(limits: Pick<RequestLimits, 'maxDepth' | 'maxA
 /** The REQUEST_TOO_LARGE error (HTTP 413) for a body over `maxBytes`. */
 function tooLarge(maxBytes: number): GraphQLError {
   return toGraphQLError(
-    new CodedError(ErrorCode.REQUEST_TOO_LARGE, `The request body is larger than ${maxBytes.toLocaleString('en-US')} bytes.`, { httpStatus: 413 }),
+    new CodedError(ErrorCode.REQUEST_TOO_LARGE, `The request body is larger than ${maxBytes.toLocaleString('en-US')} bytes.`, {
+      httpStatus: 413,
+    }),
   );
 }
 
@@ -95,7 +97,9 @@ export function useBodyLimit(maxBytes: number): Plugin {
       const length = request.headers.get('content-length');
       if (length !== null) {
         if (!/^\d+$/.test(length)) {
-          throw toGraphQLError(new CodedError(ErrorCode.INVALID_ARGUMENT, 'The Content-Length header is not a number.', { httpStatus: 400 }));
+          throw toGraphQLError(
+            new CodedError(ErrorCode.INVALID_ARGUMENT, 'The Content-Length header is not a number.', { httpStatus: 400 }),
+          );
         }
         if (Number(length) > maxBytes) throw tooLarge(maxBytes);
       }

@@ -26,10 +26,7 @@ import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 
 async function main(): Promise<void> {
-  const cli = new Command()
-    .name('tsgraph')
-    .option('--demo', 'load flights-20k on first start and log in human-readable form')
-    .parse();
+  const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();
   const demo = Boolean(cli.opts<{ demo?: boolean }>().demo);
 
   let config: Config;
@@ -130,7 +127,8 @@ async function main(): Promise<void> {
         new Promise<boolean>((done) => (timer = setTimeout(() => done(true), Math.max(0, deadline - Date.now())))),
       ]);
       clearTimeout(timer);
-      if (late) logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
+      if (late)
+        logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
       await yoga.dispose();
       health.close();
       await store.client.close();

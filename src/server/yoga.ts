@@ -66,13 +66,13 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
   const trackWrite = options.trackWrite ?? ((work) => work);
   const ownHealth = options.health ? undefined : new DatabaseHealth({ client: options.store.client, logger: options.logger });
   const health = options.health ?? ownHealth!;
-  const access = createAccessControl(
-    options.store,
-    options.auth ?? authSettings(loadConfig({})),
-    options.logger,
-  );
+  const access = createAccessControl(options.store, options.auth ?? authSettings(loadConfig({})), options.logger);
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
-  const queryLimits = { maxBuckets: options.limits.maxBuckets, maxSeries: requestLimits.maxSeries, maxFilterValues: requestLimits.maxFilterValues };
+  const queryLimits = {
+    maxBuckets: options.limits.maxBuckets,
+    maxSeries: requestLimits.maxSeries,
+    maxFilterValues: requestLimits.maxFilterValues,
+  };
   return createYoga<Record<string, unknown>, Context>({
     schema,
     context: ({ request }): Context => ({

@@ -7,7 +7,11 @@ import type { MetricDocument, SeriesDocument, Store } from './store.ts';
  * documents and returns its rows, typed `T` by the caller.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
-export async function aggregateBuckets<T extends Document = Document>(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<T[]> {
+export async function aggregateBuckets<T extends Document = Document>(
+  store: Store,
+  pipeline: Document[],
+  options: QueryOptions = {},
+): Promise<T[]> {
   return limitedRead(options, (driver) => store.buckets.aggregate<T>(pipeline, driver).toArray());
 }
 
@@ -49,7 +53,11 @@ export async function findSeries(
  * Registry entries by series id, in the order of `ids` (null where unknown).
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
-export async function findSeriesByIds(store: Store, ids: readonly string[], options: QueryOptions = {}): Promise<(SeriesDocument | null)[]> {
+export async function findSeriesByIds(
+  store: Store,
+  ids: readonly string[],
+  options: QueryOptions = {},
+): Promise<(SeriesDocument | null)[]> {
   const docs = await limitedRead(options, (driver) => store.series.find({ _id: { $in: [...ids] } }, driver).toArray());
   const found = new Map(docs.map((doc) => [doc._id, doc]));
   return ids.map((id) => found.get(id) ?? null);
@@ -92,12 +100,20 @@ export type Edge = 'first' | 'last';
  * `{series, date}` per series.
  * @throws ServiceError QUERY_TIMEOUT when a lookup runs longer than `options.maxTimeMS`.
  */
-export async function seriesReadingTimes(store: Store, ids: readonly string[], edge: Edge, options: QueryOptions = {}): Promise<(Date | null)[]> {
+export async function seriesReadingTimes(
+  store: Store,
+  ids: readonly string[],
+  edge: Edge,
+  options: QueryOptions = {},
+): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
   return Promise.all(
     ids.map(async (series) => {
       const doc = await limitedRead(options, (driver) =>
-        store.buckets.findOne({ series, [edge]: { $exists: true } }, { sort: { series: 1, date: direction }, projection: { [edge]: 1 }, ...driver }),
+        store.buckets.findOne(
+          { series, [edge]: { $exists: true } },
+          { sort: { series: 1, date: direction }, projection: { [edge]: 1 }, ...driver },
+        ),
       );
       return doc?.[edge] ?? null;
     }),

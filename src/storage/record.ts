@@ -131,7 +131,10 @@ async function registerMetrics(
         {
           _id: write.name,
           $expr: {
-            $and: [withinLimit('$fields', write.fields, Limits.fieldsPerMetric), withinLimit('$tagKeys', write.tagKeys, Limits.tagKeysPerMetric)],
+            $and: [
+              withinLimit('$fields', write.fields, Limits.fieldsPerMetric),
+              withinLimit('$tagKeys', write.tagKeys, Limits.tagKeysPerMetric),
+            ],
           },
         },
         { $addToSet: addToSet },
@@ -242,11 +245,16 @@ async function writeBuckets(store: Store, writes: readonly DayWrite[], mark: str
     if (result.matchedCount === 1) {
       outcome.appliedDocuments += 1;
       outcome.appliedReadings += write.readings;
-    } else if (mark !== undefined && (await store.buckets.countDocuments({ series: write.series, date: write.date, batches: mark }, { limit: 1 })) === 1) {
+    } else if (
+      mark !== undefined &&
+      (await store.buckets.countDocuments({ series: write.series, date: write.date, batches: mark }, { limit: 1 })) === 1
+    ) {
       outcome.alreadyAppliedDocuments += 1;
       outcome.alreadyAppliedReadings += write.readings;
     } else {
-      throw new Error(`Series-day document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`);
+      throw new Error(
+        `Series-day document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`,
+      );
     }
   }
 }
@@ -269,10 +277,9 @@ async function insertSkeletons(store: Store, writes: readonly DayWrite[], metric
   const missing = writes.filter((write) => !found.has(`${write.series}:${write.date.getTime()}`));
   if (missing.length === 0) return;
   const skeletons = missing.map((write) =>
-    daySkeleton(
-      { series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date },
-      [...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields])],
-    ),
+    daySkeleton({ series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date }, [
+      ...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields]),
+    ]),
   );
   try {
     await store.buckets.insertMany(skeletons as unknown as DayDocument[], { ordered: false });

@@ -30,7 +30,11 @@ export async function setMetricLayout(store: Store, name: string, layout: Docume
         'layout',
       );
     }
-    const updated = await store.metrics.findOneAndUpdate({ _id: name, layout: existing.layout }, { $set: { layout } }, { returnDocument: 'after' });
+    const updated = await store.metrics.findOneAndUpdate(
+      { _id: name, layout: existing.layout },
+      { $set: { layout } },
+      { returnDocument: 'after' },
+    );
     if (updated === null) continue; // changed concurrently: decide again
     return updated;
   }

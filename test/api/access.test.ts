@@ -159,7 +159,11 @@ describe('scopes', () => {
     expect(response.errors![0]!.message).toContain('"write"');
     expect(response.data ?? null).toBeNull();
     await expectRefused('FORBIDDEN', () =>
-      t.graphql(`mutation { recordReading(reading: {metric: "fresh", fields: [{name: "x", value: 1}]}) { recorded } }`, {}, { token: tokens.reader }),
+      t.graphql(
+        `mutation { recordReading(reading: {metric: "fresh", fields: [{name: "x", value: 1}]}) { recorded } }`,
+        {},
+        { token: tokens.reader },
+      ),
     );
   });
 
@@ -174,13 +178,19 @@ describe('scopes', () => {
       '{ aggregate(metric: "cpu", field: "usage", from: "2024-01-01T00:00:00Z", to: "2024-01-04T00:00:00Z") { count } }',
     ]) {
       const response = await expectRefused('FORBIDDEN', () => t.graphql(query, {}, { token: tokens.writer }));
-      expect(response.data ?? null, query).toSatisfy((data: unknown) => data === null || Object.values(data as object).every((value) => value === null));
+      expect(response.data ?? null, query).toSatisfy(
+        (data: unknown) => data === null || Object.values(data as object).every((value) => value === null),
+      );
       expect(JSON.stringify(response), query).not.toMatch(/usage|host=|"a"/);
     }
   });
 
   it('lets a read,write token do both', async () => {
-    const recorded = await t.graphql(RECORD, { readings: [reading('mem', 'b', '2024-01-05T00:00:00Z', 'used', 3)] }, { token: tokens['read-write'] });
+    const recorded = await t.graphql(
+      RECORD,
+      { readings: [reading('mem', 'b', '2024-01-05T00:00:00Z', 'used', 3)] },
+      { token: tokens['read-write'] },
+    );
     expect(recorded.data).toEqual({ recordReadings: { recorded: 1, series: 1, documents: 1 } });
     const read = await t.graphql<{ series: { id: string }[] }>('{ series(metric: "mem") { id } }', {}, { token: tokens['read-write'] });
     expect(read.data!.series.map((series) => series.id)).toEqual(['mem,host=a', 'mem,host=b']);
@@ -188,11 +198,17 @@ describe('scopes', () => {
 
   it('keeps setMetricLayout, deleteMetric and deleteSeries to admin tokens', async () => {
     for (const value of [tokens.reader, tokens.writer, tokens['read-write']]) {
-      await expectRefused('FORBIDDEN', () => t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name } }', {}, { token: value }));
+      await expectRefused('FORBIDDEN', () =>
+        t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name } }', {}, { token: value }),
+      );
       await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: value }));
       await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: value }));
     }
-    const response = await t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name layout } }', {}, { token: tokens.admin });
+    const response = await t.graphql(
+      'mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name layout } }',
+      {},
+      { token: tokens.admin },
+    );
     expect(response.data).toEqual({ setMetricLayout: { name: 'claimed', layout: 'PREALLOCATED' } });
   });
 });
@@ -217,7 +233,10 @@ describe('metric prefixes', () => {
   });
 
   it('accepts a batch whose metrics all start with a prefix', async () => {
-    const readings = [reading('cpu', 'a', '2024-01-07T00:00:00Z', 'usage', 6), reading('cpu_temp', 'a', '2024-01-07T00:00:00Z', 'celsius', 41)];
+    const readings = [
+      reading('cpu', 'a', '2024-01-07T00:00:00Z', 'usage', 6),
+      reading('cpu_temp', 'a', '2024-01-07T00:00:00Z', 'celsius', 41),
+    ];
     const response = await t.graphql(RECORD, { readings }, { token: tokens['cpu-writer'] });
     expect(response.data).toEqual({ recordReadings: { recorded: 2, series: 2, documents: 2 } });
     const stored = await t.store.buckets.countDocuments({ date: new Date('2024-01-07T00:00:00Z') });
@@ -244,7 +263,9 @@ describe('metric prefixes', () => {
       expect(JSON.stringify(response.data ?? null), query).not.toContain('mem,');
     }
     const admin = tokens['cpu-admin'];
-    await expectRefused('FORBIDDEN', () => t.graphql('mutation { setMetricLayout(metric: "mem", layout: SPARSE) { name } }', {}, { token: admin }));
+    await expectRefused('FORBIDDEN', () =>
+      t.graphql('mutation { setMetricLayout(metric: "mem", layout: SPARSE) { name } }', {}, { token: admin }),
+    );
     await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: admin }));
     await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: admin }));
   });
@@ -262,13 +283,21 @@ describe('metric prefixes', () => {
 describe('admin deletions', () => {
   it('deleteSeries removes the series-day documents and registry entry of one series', async () => {
     const id = (await t.store.series.findOne({ key: 'cpu,host=b' }))!._id;
-    const response = await t.graphql('mutation { deleteSeries(id: "cpu,host=b") { documents series metrics } }', {}, { token: tokens['cpu-admin'] });
+    const response = await t.graphql(
+      'mutation { deleteSeries(id: "cpu,host=b") { documents series metrics } }',
+      {},
+      { token: tokens['cpu-admin'] },
+    );
     expect(response.data).toEqual({ deleteSeries: { documents: 2, series: 1, metrics: 0 } });
     expect(await t.store.buckets.countDocuments({ series: id })).toBe(0);
     expect(await t.store.series.countDocuments({ _id: id })).toBe(0);
     // host a of cpu keeps its data
     expect(await t.store.series.countDocuments({ key: 'cpu,host=a' })).toBe(1);
-    const left = await t.graphql('{ aggregate(metric: "cpu", field: "usage", from: "2024-01-01T00:00:00Z", to: "2024-01-04T00:00:00Z") { count sum } }', {}, { token: tokens.admin });
+    const left = await t.graphql(
+      '{ aggregate(metric: "cpu", field: "usage", from: "2024-01-01T00:00:00Z", to: "2024-01-04T00:00:00Z") { count sum } }',
+      {},
+      { token: tokens.admin },
+    );
     expect(left.data).toEqual({ aggregate: [{ count: 2, sum: 3 }] });
   });
 
@@ -283,15 +312,23 @@ describe('admin deletions', () => {
   });
 
   it('forgets the deleted metric in the registry caches, so recording it again registers it again', async () => {
-    const again = await t.graphql(RECORD, { readings: [reading('disk', 'a', '2024-01-01T10:00:00Z', 'used', 70)] }, { token: tokens.admin });
+    const again = await t.graphql(
+      RECORD,
+      { readings: [reading('disk', 'a', '2024-01-01T10:00:00Z', 'used', 70)] },
+      { token: tokens.admin },
+    );
     expect(again.data).toEqual({ recordReadings: { recorded: 1, series: 1, documents: 1 } });
     const metric = await t.graphql('{ metric(name: "disk") { fields seriesCount series { id } } }', {}, { token: tokens.admin });
     expect(metric.data).toEqual({ metric: { fields: ['used'], seriesCount: 1, series: [{ id: 'disk,host=a' }] } });
   });
 
   it('answers NOT_FOUND for what does not exist, changing nothing', async () => {
-    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteMetric(metric: "never_recorded") { documents } }', {}, { token: tokens.admin }));
-    await expectRefused('NOT_FOUND', () => t.graphql('mutation { deleteSeries(id: "cpu,host=nobody") { documents } }', {}, { token: tokens.admin }));
+    await expectRefused('NOT_FOUND', () =>
+      t.graphql('mutation { deleteMetric(metric: "never_recorded") { documents } }', {}, { token: tokens.admin }),
+    );
+    await expectRefused('NOT_FOUND', () =>
+      t.graphql('mutation { deleteSeries(id: "cpu,host=nobody") { documents } }', {}, { token: tokens.admin }),
+    );
   });
 });
 
@@ -306,7 +343,10 @@ describe('CORS', () => {
     const options = await preflight('https://evil.example');
     expect(options.headers.get('access-control-allow-origin')).toBeNull();
     expect(options.headers.get('access-control-allow-credentials')).toBeNull();
-    const response = await post({ query: '{ metrics { name } }' }, { origin: 'https://evil.example', authorization: `Bearer ${tokens.reader}` });
+    const response = await post(
+      { query: '{ metrics { name } }' },
+      { origin: 'https://evil.example', authorization: `Bearer ${tokens.reader}` },
+    );
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
     expect(response.headers.get('access-control-allow-credentials')).toBeNull();
   });
@@ -316,7 +356,10 @@ describe('CORS', () => {
     expect(options.headers.get('access-control-allow-origin')).toBe('https://dash.example.com');
     expect(options.headers.get('access-control-allow-headers')).toContain('authorization');
     expect(options.headers.get('access-control-allow-credentials')).toBeNull();
-    const response = await post({ query: '{ metrics { name } }' }, { origin: 'https://dash.example.com', authorization: `Bearer ${tokens.reader}` });
+    const response = await post(
+      { query: '{ metrics { name } }' },
+      { origin: 'https://dash.example.com', authorization: `Bearer ${tokens.reader}` },
+    );
     expect(response.headers.get('access-control-allow-origin')).toBe('https://dash.example.com');
     expect(response.headers.get('access-control-allow-credentials')).toBeNull();
     expect(response.headers.get('vary')).toMatch(/Origin/);
@@ -345,7 +388,11 @@ describe('cross-site requests (CSRF)', () => {
 
   it('refuses a form-encoded mutation with 415 and writes nothing', async () => {
     await refusedRequest(
-      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' }, body: new URLSearchParams({ query: write }).toString() },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+        body: new URLSearchParams({ query: write }).toString(),
+      },
       415,
       'UNSUPPORTED_MEDIA_TYPE',
     );

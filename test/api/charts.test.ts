@@ -27,8 +27,15 @@ const RAW = (() => {
 let t: TestApp;
 beforeAll(async () => {
   t = await openTestApp('charts');
-  const readings = RAW.map((r) => ({ metric: 'load', tags: [{ key: 'host', value: r.host }], time: new Date(r.time).toISOString(), fields: [{ name: 'v', value: r.v }] }));
-  const answer = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r, batchId: "charts") { recorded } }`, { r: readings });
+  const readings = RAW.map((r) => ({
+    metric: 'load',
+    tags: [{ key: 'host', value: r.host }],
+    time: new Date(r.time).toISOString(),
+    fields: [{ name: 'v', value: r.v }],
+  }));
+  const answer = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r, batchId: "charts") { recorded } }`, {
+    r: readings,
+  });
   expect(answer.errors).toBeUndefined();
 });
 afterAll(async () => t.close());
@@ -55,7 +62,9 @@ describe('ranking', () => {
       return { host, avg: values.reduce((s, v) => s + v, 0) / values.length };
     }).sort((x, y) => y.avg - x.avg);
     expect(answer.data!.aggregate.map((row) => row.tags[0]!.value)).toEqual(means.slice(0, 2).map((m) => m.host));
-    answer.data!.aggregate.forEach((row, i) => expect(row.avg).toBeCloseTo(means[i]!.avg, 9));
+    answer.data!.aggregate.forEach((row, i) => {
+      expect(row.avg).toBeCloseTo(means[i]!.avg, 9);
+    });
   });
 
   it('ranks bucket lists too, ascending when asked', async () => {
@@ -77,7 +86,9 @@ describe('fill and transforms', () => {
   it('fills the empty hours as asked', async () => {
     const reference = hourly('a');
     const zero = await query('fill: ZERO, statistic: SUM');
-    expect(zero.data!.buckets[0]!.buckets.map((b) => [b.count, b.filled, b.value])).toEqual(reference.map((r) => [r.count, r.count === 0, r.sum]));
+    expect(zero.data!.buckets[0]!.buckets.map((b) => [b.count, b.filled, b.value])).toEqual(
+      reference.map((r) => [r.count, r.count === 0, r.sum]),
+    );
     const previous = await query('fill: PREVIOUS, statistic: SUM');
     let last: number | null = null;
     expect(previous.data!.buckets[0]!.buckets.map((b) => b.value)).toEqual(
@@ -96,7 +107,9 @@ describe('fill and transforms', () => {
       while (b < sums.length && sums[b] === null) b++;
       return a < 0 || b >= sums.length ? null : sums[a]! + ((sums[b]! - sums[a]!) * (i - a)) / (b - a);
     });
-    linear.data!.buckets[0]!.buckets.forEach((bucket, i) => expect(bucket.value).toBeCloseTo(expected[i]!, 9));
+    linear.data!.buckets[0]!.buckets.forEach((bucket, i) => {
+      expect(bucket.value).toBeCloseTo(expected[i]!, 9);
+    });
     const none = await query('fill: NONE');
     expect(none.data!.buckets[0]!.buckets).toHaveLength(reference.filter((r) => r.count > 0).length);
   });
@@ -109,8 +122,12 @@ describe('fill and transforms', () => {
       );
     const values = async (extra: string) => (await on(extra)).data!.buckets[0]!.buckets.map((b) => b.value);
     expect(await values('statistic: SUM, transform: RATE')).toEqual(reference.map((r) => r.sum / 3600));
-    expect(await values('statistic: COUNT, transform: CUMULATIVE_SUM')).toEqual(reference.map((_, i) => reference.slice(0, i + 1).reduce((s, r) => s + r.count, 0)));
-    expect(await values('statistic: SUM, transform: DIFFERENCE')).toEqual(reference.map((r, i) => (i === 0 ? null : r.sum - reference[i - 1]!.sum)));
+    expect(await values('statistic: COUNT, transform: CUMULATIVE_SUM')).toEqual(
+      reference.map((_, i) => reference.slice(0, i + 1).reduce((s, r) => s + r.count, 0)),
+    );
+    expect(await values('statistic: SUM, transform: DIFFERENCE')).toEqual(
+      reference.map((r, i) => (i === 0 ? null : r.sum - reference[i - 1]!.sum)),
+    );
     const moving = await values('statistic: SUM, transform: MOVING_AVERAGE, window: 3');
     moving.forEach((v, i) => {
       const window = reference.slice(Math.max(0, i - 2), i + 1).map((r) => r.sum);
@@ -120,21 +137,33 @@ describe('fill and transforms', () => {
 
   it('compares each hour with the same hour a day before', async () => {
     const day2 = { from: new Date(START + 24 * HOUR).toISOString(), to: new Date(START + 48 * HOUR).toISOString() };
-    const answer = await t.graphql<{ buckets: { buckets: { value: number; previous: number; change: number; previousStart: string }[] }[] }>(
+    const answer = await t.graphql<{
+      buckets: { buckets: { value: number; previous: number; change: number; previousStart: string }[] }[];
+    }>(
       `{ buckets(metric: "load", field: "v", granularity: HOUR, from: "${day2.from}", to: "${day2.to}", where: [{key: "host", in: "c"}], statistic: SUM, compareWith: {amount: 1, unit: DAY}) { buckets { value previous change previousStart } } }`,
     );
     expect(answer.errors).toBeUndefined();
     const now = hourly('c', START + 24 * HOUR);
     const before = hourly('c');
     expect(answer.data!.buckets[0]!.buckets).toEqual(
-      now.map((r, i) => ({ value: r.sum, previous: before[i]!.sum, change: r.sum - before[i]!.sum, previousStart: new Date(before[i]!.start).toISOString() })),
+      now.map((r, i) => ({
+        value: r.sum,
+        previous: before[i]!.sum,
+        change: r.sum - before[i]!.sum,
+        previousStart: new Date(before[i]!.start).toISOString(),
+      })),
     );
   });
 });
 
 describe('flat form and epoch milliseconds', () => {
   it('answers the same buckets as parallel arrays, with epoch-millisecond bounds', async () => {
-    const answer = await t.graphql<{ buckets: { buckets: { start: string; count: number; sum: number | null }[]; columns: { times: number[]; count: number[]; sum: (number | null)[] } }[] }>(
+    const answer = await t.graphql<{
+      buckets: {
+        buckets: { start: string; count: number; sum: number | null }[];
+        columns: { times: number[]; count: number[]; sum: (number | null)[] };
+      }[];
+    }>(
       `{ buckets(metric: "load", field: "v", granularity: HOUR, from: ${START}, to: ${START + 24 * HOUR}, where: [{key: "host", in: "a"}]) { buckets { start count sum } columns { times count sum } } }`,
     );
     expect(answer.errors).toBeUndefined();

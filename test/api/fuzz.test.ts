@@ -32,7 +32,14 @@ const time = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: Date.UTC(2024, 0, 1), max: Date.UTC(2024, 0, 3) }).map((ms) => new Date(ms).toISOString()) },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('1969-12-31T23:59:59Z', '9999-01-01T00:00:00Z', '9999-12-31T23:59:30Z', 'yesterday', '2024-02-30T00:00:00Z', '2024-01-01T10:00:00+05:45'),
+    arbitrary: fc.constantFrom(
+      '1969-12-31T23:59:59Z',
+      '9999-01-01T00:00:00Z',
+      '9999-12-31T23:59:30Z',
+      'yesterday',
+      '2024-02-30T00:00:00Z',
+      '2024-01-01T10:00:00+05:45',
+    ),
   },
 );
 /** Field values: mostly ordinary numbers, sometimes huge, tiny or at the bound. */
@@ -58,18 +65,22 @@ describe('fuzzed input', () => {
     let runs = 0;
     let accepted = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(reading, { minLength: 1, maxLength: 25 }), fc.option(fc.string({ maxLength: 12 })), async (readings, batchId) => {
-        runs += 1;
-        const before = await databaseSnapshot(t.store.db);
-        const response = await t.graphql<{ recordReadings: { recorded: number; applied: number } }>(RECORD, { readings, batchId });
-        if (response.errors) {
-          for (const error of response.errors) expect(documented, error.message).toContain(error.extensions?.code);
-          expect(await databaseSnapshot(t.store.db)).toBe(before);
-          return;
-        }
-        accepted += 1;
-        expect(response.data?.recordReadings).toEqual({ recorded: readings.length, applied: readings.length });
-      }),
+      fc.asyncProperty(
+        fc.array(reading, { minLength: 1, maxLength: 25 }),
+        fc.option(fc.string({ maxLength: 12 })),
+        async (readings, batchId) => {
+          runs += 1;
+          const before = await databaseSnapshot(t.store.db);
+          const response = await t.graphql<{ recordReadings: { recorded: number; applied: number } }>(RECORD, { readings, batchId });
+          if (response.errors) {
+            for (const error of response.errors) expect(documented, error.message).toContain(error.extensions?.code);
+            expect(await databaseSnapshot(t.store.db)).toBe(before);
+            return;
+          }
+          accepted += 1;
+          expect(response.data?.recordReadings).toEqual({ recorded: readings.length, applied: readings.length });
+        },
+      ),
       { numRuns: 60, seed: 20261123 },
     );
     expect(runs).toBe(60);
@@ -78,19 +89,29 @@ describe('fuzzed input', () => {
 
   it('an accepted batch stores exactly its readings', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.double({ min: -1e150, max: 1e150, noNaN: true }), { minLength: 1, maxLength: 20 }), fc.uuid(), async (values, id) => {
-        const metric = `exact_${id.replace(/-/g, '_')}`;
-        const readings = values.map((v, i) => ({ metric, time: new Date(Date.UTC(2024, 0, 1) + i * 61_000).toISOString(), fields: [{ name: 'v', value: v }] }));
-        const response = await t.graphql(RECORD, { readings, batchId: id });
-        expect(response.errors).toBeUndefined();
-        const again = await t.graphql(RECORD, { readings, batchId: id });
-        expect(again.errors).toBeUndefined();
-        const stored = await t.graphql<{ aggregate: { count: number; sum: number }[] }>(COUNT, { metric, field: 'v' });
-        let sum = 0;
-        for (const v of values) sum += v;
-        expect(stored.data?.aggregate[0]?.count).toBe(values.length);
-        expect(Math.abs(stored.data!.aggregate[0]!.sum - sum)).toBeLessThanOrEqual(1e-9 * Math.max(1, ...values.map(Math.abs)) * values.length);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.double({ min: -1e150, max: 1e150, noNaN: true }), { minLength: 1, maxLength: 20 }),
+        fc.uuid(),
+        async (values, id) => {
+          const metric = `exact_${id.replace(/-/g, '_')}`;
+          const readings = values.map((v, i) => ({
+            metric,
+            time: new Date(Date.UTC(2024, 0, 1) + i * 61_000).toISOString(),
+            fields: [{ name: 'v', value: v }],
+          }));
+          const response = await t.graphql(RECORD, { readings, batchId: id });
+          expect(response.errors).toBeUndefined();
+          const again = await t.graphql(RECORD, { readings, batchId: id });
+          expect(again.errors).toBeUndefined();
+          const stored = await t.graphql<{ aggregate: { count: number; sum: number }[] }>(COUNT, { metric, field: 'v' });
+          let sum = 0;
+          for (const v of values) sum += v;
+          expect(stored.data?.aggregate[0]?.count).toBe(values.length);
+          expect(Math.abs(stored.data!.aggregate[0]!.sum - sum)).toBeLessThanOrEqual(
+            1e-9 * Math.max(1, ...values.map(Math.abs)) * values.length,
+          );
+        },
+      ),
       { numRuns: 25, seed: 7 },
     );
   });
@@ -100,16 +121,26 @@ describe('fuzzed input', () => {
     const bound = fc.oneof(time, fc.constantFrom('1970-01-01T00:00:00Z', '2024-01-01T00:00:00Z', '9999-01-01T00:00:00Z'));
     const where = fc.array(fc.record({ key: name, in: fc.array(tagValue, { maxLength: 3 }) }), { maxLength: 2 });
     await fc.assert(
-      fc.asyncProperty(name, name, granularity, bound, bound, where, fc.array(name, { maxLength: 2 }), fc.constantFrom('NULL', 'NONE'), async (metric, field, g, from, to, w, groupBy, fill) => {
-        const response = await t.graphql(
-          `query($m: String!, $f: String!, $g: Granularity!, $from: Time!, $to: Time!, $w: [TagFilter!], $by: [String!], $fill: Fill) {
+      fc.asyncProperty(
+        name,
+        name,
+        granularity,
+        bound,
+        bound,
+        where,
+        fc.array(name, { maxLength: 2 }),
+        fc.constantFrom('NULL', 'NONE'),
+        async (metric, field, g, from, to, w, groupBy, fill) => {
+          const response = await t.graphql(
+            `query($m: String!, $f: String!, $g: Granularity!, $from: Time!, $to: Time!, $w: [TagFilter!], $by: [String!], $fill: Fill) {
             buckets(metric: $m, field: $f, granularity: $g, from: $from, to: $to, where: $w, groupBy: $by, fill: $fill) { tags { key value } buckets { start count avg stddev } }
             aggregate(metric: $m, field: $f, from: $from, to: $to, where: $w, groupBy: $by) { count variance }
           }`,
-          { m: metric, f: field, g, from, to, w, by: groupBy, fill },
-        );
-        for (const error of response.errors ?? []) expect(documented, error.message).toContain(error.extensions?.code);
-      }),
+            { m: metric, f: field, g, from, to, w, by: groupBy, fill },
+          );
+          for (const error of response.errors ?? []) expect(documented, error.message).toContain(error.extensions?.code);
+        },
+      ),
       { numRuns: 120, seed: 11 },
     );
   });

@@ -103,7 +103,10 @@ describe('record, then query', () => {
   });
 
   it('buckets by minute: empty buckets have count 0 and null statistics, a real 0 stays 0', async () => {
-    const response = await t.graphql<{ buckets: { tags: unknown[]; buckets: Record<string, unknown>[] }[]; zero: { buckets: unknown[] }[] }>(`{
+    const response = await t.graphql<{
+      buckets: { tags: unknown[]; buckets: Record<string, unknown>[] }[];
+      zero: { buckets: unknown[] }[];
+    }>(`{
       buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "2024-05-01T08:00:00Z", to: "2024-05-01T08:03:00Z", where: [{key: "host", in: "a"}]) {
         tags { key } buckets { start end count sum min max avg stddev sampleStddev variance }
       }
@@ -116,13 +119,44 @@ describe('record, then query', () => {
     expect(group!.tags).toEqual([]);
     expect(group!.buckets).toEqual([
       // The reading at 10:00:30+02:00 (08:00:30Z) has the value 0: a real zero, not an empty bucket.
-      { start: '2024-05-01T08:00:00.000Z', end: '2024-05-01T08:01:00.000Z', count: 1, sum: 0, min: 0, max: 0, avg: 0, stddev: 0, sampleStddev: null, variance: 0 },
-      { start: '2024-05-01T08:01:00.000Z', end: '2024-05-01T08:02:00.000Z', count: 2, sum: 30, min: 10, max: 20, avg: 15, stddev: 5, sampleStddev: Math.sqrt(50), variance: 25 },
-      { start: '2024-05-01T08:02:00.000Z', end: '2024-05-01T08:03:00.000Z', count: 0, sum: null, min: null, max: null, avg: null, stddev: null, sampleStddev: null, variance: null },
+      {
+        start: '2024-05-01T08:00:00.000Z',
+        end: '2024-05-01T08:01:00.000Z',
+        count: 1,
+        sum: 0,
+        min: 0,
+        max: 0,
+        avg: 0,
+        stddev: 0,
+        sampleStddev: null,
+        variance: 0,
+      },
+      {
+        start: '2024-05-01T08:01:00.000Z',
+        end: '2024-05-01T08:02:00.000Z',
+        count: 2,
+        sum: 30,
+        min: 10,
+        max: 20,
+        avg: 15,
+        stddev: 5,
+        sampleStddev: Math.sqrt(50),
+        variance: 25,
+      },
+      {
+        start: '2024-05-01T08:02:00.000Z',
+        end: '2024-05-01T08:03:00.000Z',
+        count: 0,
+        sum: null,
+        min: null,
+        max: null,
+        avg: null,
+        stddev: null,
+        sampleStddev: null,
+        variance: null,
+      },
     ]);
-    expect(response.data!.zero[0]!.buckets).toEqual([
-      { start: '2024-05-01T08:00:00.000Z', count: 3, sum: 30, min: 0, max: 20, avg: 10 },
-    ]);
+    expect(response.data!.zero[0]!.buckets).toEqual([{ start: '2024-05-01T08:00:00.000Z', count: 3, sum: 30, min: 0, max: 20, avg: 10 }]);
   });
 
   it('groups by tag keys, fills or skips empty buckets, and aggregates per group', async () => {
@@ -148,9 +182,33 @@ describe('record, then query', () => {
         },
       ],
       aggregate: [
-        { tags: [{ key: 'host', value: 'a' }], count: 4, sum: 35, min: 0, max: 20, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
-        { tags: [{ key: 'host', value: 'b' }], count: 2, sum: 80, min: 30, max: 50, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
-        { tags: [{ key: 'host', value: 'c' }], count: 1, sum: 70, min: 70, max: 70, from: '2024-04-30T00:00:00.000Z', to: '2024-05-03T00:00:00.000Z' },
+        {
+          tags: [{ key: 'host', value: 'a' }],
+          count: 4,
+          sum: 35,
+          min: 0,
+          max: 20,
+          from: '2024-04-30T00:00:00.000Z',
+          to: '2024-05-03T00:00:00.000Z',
+        },
+        {
+          tags: [{ key: 'host', value: 'b' }],
+          count: 2,
+          sum: 80,
+          min: 30,
+          max: 50,
+          from: '2024-04-30T00:00:00.000Z',
+          to: '2024-05-03T00:00:00.000Z',
+        },
+        {
+          tags: [{ key: 'host', value: 'c' }],
+          count: 1,
+          sum: 70,
+          min: 70,
+          max: 70,
+          from: '2024-04-30T00:00:00.000Z',
+          to: '2024-05-03T00:00:00.000Z',
+        },
       ],
     });
   });
@@ -186,7 +244,14 @@ describe('record, then query', () => {
 describe('DataLoader batching', () => {
   it('computes Series.buckets of every series of a list with one pipeline per distinct arguments', async () => {
     t.resetCommands();
-    const response = await t.graphql<{ series: { id: string; hourly: { count: number }[]; daily: { count: number; sum: number | null }[]; total: { count: number; sum: number | null; tags: unknown[] } }[] }>(`{
+    const response = await t.graphql<{
+      series: {
+        id: string;
+        hourly: { count: number }[];
+        daily: { count: number; sum: number | null }[];
+        total: { count: number; sum: number | null; tags: unknown[] };
+      }[];
+    }>(`{
       series(metric: "cpu") {
         id
         hourly: buckets(field: "usage", granularity: HOUR, from: "2024-05-01T08:00:00Z", to: "2024-05-01T10:00:00Z") { count }
@@ -199,7 +264,16 @@ describe('DataLoader batching', () => {
     expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(3);
     expect(response.data!.series.map((s) => [s.id, s.hourly.map((b) => b.count), s.daily, s.total.count, s.total.sum])).toEqual([
       ['cpu,host=a,region=us', [3, 0], [{ count: 3, sum: 30 }], 4, 35],
-      ['cpu,host=b,region=us', [0, 1], [{ count: 1, sum: 30 }, { count: 1, sum: 50 }], 2, 80],
+      [
+        'cpu,host=b,region=us',
+        [0, 1],
+        [
+          { count: 1, sum: 30 },
+          { count: 1, sum: 50 },
+        ],
+        2,
+        80,
+      ],
       ['cpu,host=c,region=eu', [1, 0], [{ count: 1, sum: 70 }], 1, 70],
     ]);
     expect(response.data!.series[2]!.total.tags).toEqual([
@@ -222,7 +296,14 @@ describe('DataLoader batching', () => {
     expect(response.errors).toBeUndefined();
     expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(2);
     expect(response.data).toEqual({
-      usage: [{ buckets: [{ start: '2024-05-01T08:00:00.000Z', count: 4, sum: 100 }, { start: '2024-05-01T09:00:00.000Z', count: 1, sum: 30 }] }],
+      usage: [
+        {
+          buckets: [
+            { start: '2024-05-01T08:00:00.000Z', count: 4, sum: 100 },
+            { start: '2024-05-01T09:00:00.000Z', count: 1, sum: 30 },
+          ],
+        },
+      ],
       temperature: [{ buckets: [{ start: '2024-05-01T08:00:00.000Z', count: 1, sum: 40 }] }],
       nothing: [],
       series: [{ u: { count: 3, sum: 30 }, t: { count: 1, sum: 40 } }],
@@ -274,9 +355,19 @@ describe('per-metric bucket layout', () => {
     expect(Object.values(doc!.hours).reduce((sum, hour) => sum + Object.keys(hour.minutes).length, 0)).toBe(1440);
     expect(doc!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49 });
     expect(doc!.hours['10']!.minutes['21']!.v).toEqual({ n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 });
-    const buckets = await t.graphql(`{ buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:19:00Z", to: "2024-05-01T10:22:00Z") { buckets { count sum min max } } }`);
+    const buckets = await t.graphql(
+      `{ buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:19:00Z", to: "2024-05-01T10:22:00Z") { buckets { count sum min max } } }`,
+    );
     expect(buckets.data).toEqual({
-      buckets: [{ buckets: [{ count: 0, sum: null, min: null, max: null }, { count: 1, sum: 7, min: 7, max: 7 }, { count: 0, sum: null, min: null, max: null }] }],
+      buckets: [
+        {
+          buckets: [
+            { count: 0, sum: null, min: null, max: null },
+            { count: 1, sum: 7, min: 7, max: 7 },
+            { count: 0, sum: null, min: null, max: null },
+          ],
+        },
+      ],
     });
   });
 

@@ -23,7 +23,8 @@ const commandTargets: string[] = [];
 beforeAll(async () => {
   t = await openTestApp('limits');
   t.store.client.on('commandStarted', (event: CommandStartedEvent) => {
-    if (event.databaseName === t.store.db.databaseName) commandTargets.push(`${event.commandName} ${String(event.command[event.commandName])}`);
+    if (event.databaseName === t.store.db.databaseName)
+      commandTargets.push(`${event.commandName} ${String(event.command[event.commandName])}`);
   });
   // 200 hosts with 3 readings each, on 2024-03-01 at 10:00, 10:01 and 10:02 (values 1, 2, 3).
   const readings = Array.from({ length: HOSTS }, (_, i) =>
@@ -44,7 +45,9 @@ beforeAll(async () => {
     time: '2024-03-01T12:00:00Z',
     fields: [{ name: 'v', value: i }],
   }));
-  expect((await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: heavy })).errors).toBeUndefined();
+  expect(
+    (await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: heavy })).errors,
+  ).toBeUndefined();
 }, 600_000);
 afterAll(async () => t?.close());
 
@@ -172,7 +175,10 @@ describe('series lists', () => {
     );
     expect(response.errors).toBeUndefined();
     expect(response.data!.series).toHaveLength(200);
-    expect(response.data!.series[199]).toEqual({ id: 'cpu,host=h199', buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })) });
+    expect(response.data!.series[199]).toEqual({
+      id: 'cpu,host=h199',
+      buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
+    });
     expect(commands).toEqual(['find series', 'aggregate buckets']);
   });
 
@@ -263,7 +269,13 @@ describe('document limits (GraphQL Armor)', () => {
 
   it('leaves the introspection query of GraphiQL alone', async () => {
     const { response } = await measured<{ __schema: { queryType: { name: string } } }>(
-      getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }),
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+      }),
     );
     expect(response.errors).toBeUndefined();
     expect(response.data!.__schema.queryType.name).toBe('Query');
@@ -391,7 +403,8 @@ describe('query time limit', () => {
   it('sends maxTimeMS with every read', async () => {
     const sent: { name: string; maxTimeMS: unknown }[] = [];
     const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
-      if (['find', 'aggregate', 'distinct', 'count'].includes(event.commandName)) sent.push({ name: event.commandName, maxTimeMS: event.command.maxTimeMS });
+      if (['find', 'aggregate', 'distinct', 'count'].includes(event.commandName))
+        sent.push({ name: event.commandName, maxTimeMS: event.command.maxTimeMS });
     };
     t.store.client.on('commandStarted', listener);
     try {

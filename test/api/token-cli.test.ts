@@ -67,7 +67,11 @@ describe('npm run token', () => {
       { token: made.ingest!.token },
     );
     expect(write.data).toEqual({ recordReading: { recorded: 1 } });
-    const foreign = await t.graphql(`mutation { recordReading(reading: {metric: "disk", fields: [{name: "used", value: 1}]}) { recorded } }`, {}, { token: made.ingest!.token });
+    const foreign = await t.graphql(
+      `mutation { recordReading(reading: {metric: "disk", fields: [{name: "used", value: 1}]}) { recorded } }`,
+      {},
+      { token: made.ingest!.token },
+    );
     expect(foreign.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const read = await t.graphql('{ metrics { name } }', {}, { token: made.dashboard!.token });
     expect(read.data).toEqual({ metrics: [{ name: 'cpu' }] });

@@ -8,15 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEmbeddedState } from '../../src/embedded/state.ts';
-import {
-  isAlive,
-  recordReadings,
-  startServer,
-  stopAllServers,
-  totals,
-  waitUntil,
-  type ServerProcess,
-} from '../helpers/server-process.ts';
+import { isAlive, recordReadings, startServer, stopAllServers, totals, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
 
 const DAY = { from: '2024-05-01T00:00:00Z', to: '2024-05-02T00:00:00Z' };
 const reading = (minute: number, value: number) => ({
@@ -48,7 +40,10 @@ describe('the embedded database crashes', { timeout: 300_000 }, () => {
 
     // 10 readings, values 1..10: count 10, sum 55, killed the moment they are
     // acknowledged: an acknowledged write must survive (MONGODB_JOURNAL, on by default).
-    const first = await recordReadings(server, Array.from({ length: 10 }, (_, i) => reading(i, i + 1)));
+    const first = await recordReadings(
+      server,
+      Array.from({ length: 10 }, (_, i) => reading(i, i + 1)),
+    );
     process.kill(before.pid, 'SIGKILL');
     const killedAt = performance.now();
     expect(first.body).toEqual({ data: { recordReadings: { recorded: 10 } } });

@@ -60,10 +60,13 @@ async function stream(metric: string, current: () => ServerProcess, onAcknowledg
         if (Date.now() > deadline) throw new Error(`batch ${b} was never acknowledged`);
         result.attempts += 1;
         try {
-          const answer = await current().graphql<{ recordReadings: { recorded: number; applied: number; alreadyApplied: number } }>(RECORD, {
-            readings: batchOf(metric, b),
-            batchId: `${metric}-${b}`,
-          });
+          const answer = await current().graphql<{ recordReadings: { recorded: number; applied: number; alreadyApplied: number } }>(
+            RECORD,
+            {
+              readings: batchOf(metric, b),
+              batchId: `${metric}-${b}`,
+            },
+          );
           const outcome = answer.body.data?.recordReadings;
           if (answer.status === 200 && outcome && !answer.body.errors) {
             expect(outcome.recorded).toBe(PER_BATCH);
@@ -142,20 +145,26 @@ describe('exactly once through crashes', { timeout: 400_000 }, () => {
     const dataDir = join(root, 'server-kill');
     let server = await startServer({ dataDir });
     let killed: Promise<void> | undefined;
-    const run = stream('kill_server', () => server, (count) => {
-      if (count !== 8 || killed) return;
-      killed = (async () => {
-        const dbPid = (await server.dbPid())!;
-        server.kill('SIGKILL');
-        await server.exited;
-        // The embedded database goes with its server (death signal), releasing the data directory.
-        await waitUntil(() => !isAlive(dbPid), 15_000, 'the embedded database outlived its server');
-        server = await startServer({ dataDir });
-      })();
-    });
+    const run = stream(
+      'kill_server',
+      () => server,
+      (count) => {
+        if (count !== 8 || killed) return;
+        killed = (async () => {
+          const dbPid = (await server.dbPid())!;
+          server.kill('SIGKILL');
+          await server.exited;
+          // The embedded database goes with its server (death signal), releasing the data directory.
+          await waitUntil(() => !isAlive(dbPid), 15_000, 'the embedded database outlived its server');
+          server = await startServer({ dataDir });
+        })();
+      },
+    );
     const seen = await run;
     await killed;
-    console.info(`(a) server SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`);
+    console.info(
+      `(a) server SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`,
+    );
     expect(seen.acknowledged.size).toBe(BATCHES);
     await expectExact(server, 'kill_server');
   });
@@ -164,13 +173,19 @@ describe('exactly once through crashes', { timeout: 400_000 }, () => {
     const server = await startServer({ dataDir: join(root, 'db-kill'), env: { EMBEDDED_RESTART_DELAY_MS: '300' } });
     const dbPid = (await server.dbPid())!;
     let killed = false;
-    const seen = await stream('kill_db', () => server, (count) => {
-      if (count !== 8 || killed) return;
-      killed = true;
-      process.kill(dbPid, 'SIGKILL');
-    });
+    const seen = await stream(
+      'kill_db',
+      () => server,
+      (count) => {
+        if (count !== 8 || killed) return;
+        killed = true;
+        process.kill(dbPid, 'SIGKILL');
+      },
+    );
     await server.waitForLog((line) => line.msg.startsWith('The embedded database is back'), 60_000);
-    console.info(`(b) database SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`);
+    console.info(
+      `(b) database SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`,
+    );
     expect(killed).toBe(true);
     // A new database process serves the data now. Whether batches failed meanwhile depends
     // on timing: the driver retries a write once when the database comes back within its

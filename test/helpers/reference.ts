@@ -90,7 +90,13 @@ export function loadFlights20k(): RawFlight[] {
     const [datePart, timePart] = row.date.split(' ') as [string, string];
     const [y, mo, d] = datePart.split('/').map(Number) as [number, number, number];
     const [h, mi] = timePart.split(':').map(Number) as [number, number];
-    return { time: Date.UTC(y, mo - 1, d, h, mi), delay: row.delay, distance: row.distance, origin: row.origin, destination: row.destination };
+    return {
+      time: Date.UTC(y, mo - 1, d, h, mi),
+      delay: row.delay,
+      distance: row.distance,
+      origin: row.origin,
+      destination: row.destination,
+    };
   });
 }
 

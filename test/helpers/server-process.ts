@@ -253,10 +253,7 @@ export function recordReadings(
   server: Pick<ServerProcess, 'graphql'>,
   readings: ReadingInput[],
 ): Promise<HttpGraphQLResponse<{ recordReadings: { recorded: number } }>> {
-  return server.graphql(
-    'mutation Record($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }',
-    { readings },
-  );
+  return server.graphql('mutation Record($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }', { readings });
 }
 
 /**

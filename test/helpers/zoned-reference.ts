@@ -114,7 +114,8 @@ export function referenceKey(ms: number, zone: string, granularity: ZonedGranula
     const ofDay = f.hour * 60 + f.minute;
     const start = ofDay - (ofDay % minutes);
     const sign = f.offset.startsWith('-') ? -1 : 1;
-    const offsetMs = sign * (Number(f.offset.slice(1, 3)) * HOUR + Number(f.offset.slice(4, 6)) * MINUTE + Number(f.offset.slice(7, 9) || 0) * 1000);
+    const offsetMs =
+      sign * (Number(f.offset.slice(1, 3)) * HOUR + Number(f.offset.slice(4, 6)) * MINUTE + Number(f.offset.slice(7, 9) || 0) * 1000);
     return `elapsed ${Date.UTC(f.year, f.month - 1, f.day, 0, start) - offsetMs}`;
   }
   const hours = HOUR_WIDTHS[granularity];
@@ -183,7 +184,13 @@ function runEnd(ms: number, key: string, keyOf: (t: number) => string): number {
  * time where the key does not change, then minute by minute), each with the first
  * instant and end of its run (also outside the range).
  */
-export function referenceBuckets(from: number, to: number, zone: string, granularity: ZonedGranularity, weekStart = 'MONDAY'): ReferenceBucket[] {
+export function referenceBuckets(
+  from: number,
+  to: number,
+  zone: string,
+  granularity: ZonedGranularity,
+  weekStart = 'MONDAY',
+): ReferenceBucket[] {
   const keyOf = (t: number) => referenceKey(t, zone, granularity, weekStart);
   const buckets: ReferenceBucket[] = [];
   let t = from;

@@ -19,9 +19,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
   const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    stores = await Promise.all(
-      Array.from({ length: STORES }, () => openStore(inject('mongoUri'), dbName, { defaultLayout: layout })),
-    );
+    stores = await Promise.all(Array.from({ length: STORES }, () => openStore(inject('mongoUri'), dbName, { defaultLayout: layout })));
   });
   afterAll(async () => {
     await stores[0]!.db.dropDatabase();
@@ -94,7 +92,8 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     expect(docs).toHaveLength(6); // 3 hosts x 2 days
     for (const doc of docs) {
       const mine = all.filter(
-        (r) => `h${r.tags[0]!.value.slice(1)}` === doc.tags.host && r.time.getTime() - (r.time.getTime() % 86_400_000) === doc.date.getTime(),
+        (r) =>
+          `h${r.tags[0]!.value.slice(1)}` === doc.tags.host && r.time.getTime() - (r.time.getTime() % 86_400_000) === doc.date.getTime(),
       );
       expect(doc.fields.used?.n).toBe(mine.length);
       expect(doc.fields.used?.sum).toBe(mine.reduce((s, r) => s + r.fields[0]!.value, 0));

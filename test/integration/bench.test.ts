@@ -22,7 +22,13 @@ describe('npm run bench -- --quick', () => {
     const report = JSON.parse(readFileSync(out, 'utf8')) as {
       results: {
         data: { name: string; readings: number };
-        models: { name: string; available: boolean; ingest: { readingsPerSecond: number }[]; storage?: { bytesPerReading: number }; queries: Record<string, { p50: number }> }[];
+        models: {
+          name: string;
+          available: boolean;
+          ingest: { readingsPerSecond: number }[];
+          storage?: { bytesPerReading: number };
+          queries: Record<string, { p50: number }>;
+        }[];
         queries: { name: string; agree: boolean }[];
         scaling: unknown[];
         overhead?: { buckets: number };

@@ -40,7 +40,8 @@ const RAW = readings();
 /** The hour spans of `[from, to)`: from the hour holding `from` up to the last one starting before `to`. */
 const hourSpans = (from: number, to: number) => {
   const spans: { start: Date; end: Date; partial: boolean; localStart: string }[] = [];
-  for (let t = from - (from % HOUR); t < to; t += HOUR) spans.push({ start: new Date(t), end: new Date(t + HOUR), partial: false, localStart: new Date(t).toISOString() });
+  for (let t = from - (from % HOUR); t < to; t += HOUR)
+    spans.push({ start: new Date(t), end: new Date(t + HOUR), partial: false, localStart: new Date(t).toISOString() });
   return spans;
 };
 
@@ -67,7 +68,10 @@ function referenceChart(means: (number | null)[]) {
   });
   return filled.map((v, i) => {
     if (v === null) return null;
-    const window = filled.slice(0, i + 1).filter((x): x is number => x !== null).slice(-3);
+    const window = filled
+      .slice(0, i + 1)
+      .filter((x): x is number => x !== null)
+      .slice(-3);
     return window.reduce((s, x) => s + x, 0) / window.length;
   });
 }
@@ -76,7 +80,12 @@ describe('fill, transform and comparison on pipeline results', () => {
   let store: Store;
   beforeAll(async () => {
     store = await openStore(inject('mongoUri'), `test_chart_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
-    const inputs = RAW.map((r) => ({ metric: 'cpu', tags: [{ key: 'host', value: r.host }], time: new Date(r.time), fields: [{ name: 'load', value: r.load }] }));
+    const inputs = RAW.map((r) => ({
+      metric: 'cpu',
+      tags: [{ key: 'host', value: r.host }],
+      time: new Date(r.time),
+      fields: [{ name: 'load', value: r.load }],
+    }));
     await recordBatch(store, validateReadings(inputs, { maxBatchSize: inputs.length, receivedAt: 0 }), { receivedAt: 0 });
   });
   afterAll(async () => {
@@ -89,14 +98,23 @@ describe('fill, transform and comparison on pipeline results', () => {
     const hourly = granularity('HOUR');
     const rows = await aggregateBuckets<BucketRow>(
       store,
-      bucketsPipeline({ scope: { metric: 'cpu' }, fields: ['load'], ...range, granularity: hourly, grouping: { by: 'tags', keys: ['host'] } }),
+      bucketsPipeline({
+        scope: { metric: 'cpu' },
+        fields: ['load'],
+        ...range,
+        granularity: hourly,
+        grouping: { by: 'tags', keys: ['host'] },
+      }),
     );
     const groups = shapeBucketGroups(rows, { ...range, cut: hourly.cut, fill: 'NONE', groupBy: ['host'] });
     const spans = hourSpans(range.from, range.to);
     return {
       spans,
       byHost: new Map(
-        groups.map((group) => [group.tags[0]!.value, transformBuckets(fillBuckets(spans, group.buckets, fill), { statistic, transform, range })]),
+        groups.map((group) => [
+          group.tags[0]!.value,
+          transformBuckets(fillBuckets(spans, group.buckets, fill), { statistic, transform, range }),
+        ]),
       ),
     };
   }
@@ -144,7 +162,9 @@ describe('fill, transform and comparison on pipeline results', () => {
       return count / ((hi - lo) / 1000);
     });
     expect(rates).toHaveLength(4);
-    rates.forEach((rate, i) => expect(closeTo(rate, expected[i]!), `rate ${i}`).toBe(true));
+    rates.forEach((rate, i) => {
+      expect(closeTo(rate, expected[i]!), `rate ${i}`).toBe(true);
+    });
     expect(expected.some((rate) => rate > 0)).toBe(true);
   });
 });

@@ -57,9 +57,7 @@ describe('updates', () => {
   it('concurrent upserts of one new key leave exactly one document with every increment', async () => {
     const writers = 30;
     const results = await Promise.allSettled(
-      Array.from({ length: writers }, () =>
-        coll.updateOne({ series: 'race', date: day }, { $inc: { n: 1 } }, { upsert: true }),
-      ),
+      Array.from({ length: writers }, () => coll.updateOne({ series: 'race', date: day }, { $inc: { n: 1 } }, { upsert: true })),
     );
     const failed = results.filter((r) => r.status === 'rejected');
     for (const r of failed) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 11000 });
@@ -95,7 +93,10 @@ describe('updates', () => {
     }));
     const result = await coll.bulkWrite(ops, { ordered: false });
     expect(result.upsertedCount + result.matchedCount).toBe(3);
-    const docs = await coll.find({ series: { $in: ['bw-1', 'bw-2'] } }).sort({ series: 1 }).toArray();
+    const docs = await coll
+      .find({ series: { $in: ['bw-1', 'bw-2'] } })
+      .sort({ series: 1 })
+      .toArray();
     expect(docs.map((d) => d.n)).toEqual([2, 1]);
   });
 
@@ -215,7 +216,9 @@ describe('aggregation', () => {
             _id: 0,
             ms: t,
             // New York (-05:00) day start: t - ((t + 68,400,000) mod 86,400,000) = 2001-01-30T05:00Z.
-            nyDay: { $toDate: { $let: { vars: { t }, in: { $subtract: ['$$t', { $mod: [{ $add: ['$$t', 68_400_000] }, 86_400_000] }] } } } },
+            nyDay: {
+              $toDate: { $let: { vars: { t }, in: { $subtract: ['$$t', { $mod: [{ $add: ['$$t', 68_400_000] }, 86_400_000] }] } } },
+            },
             // A span tree: before 2001-01-31T00:00Z one offset, from then another.
             branch: { $let: { vars: { t }, in: { $cond: [{ $lt: ['$$t', 980_899_200_000] }, 'before', 'after'] } } },
             constant: { $toDate: Long.fromNumber(5) },
@@ -224,7 +227,11 @@ describe('aggregation', () => {
             year: { $dateTrunc: { date: '$date', unit: 'year' } },
             sundayWeek: { $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'sunday' } },
             // The local date of Kathmandu (+05:45) as a UTC date, truncated to its month, back to UTC.
-            kathmanduMonth: { $toDate: { $subtract: [{ $toLong: { $dateTrunc: { date: { $toDate: { $add: [t, 20_700_000] } }, unit: 'month' } } }, 20_700_000] } },
+            kathmanduMonth: {
+              $toDate: {
+                $subtract: [{ $toLong: { $dateTrunc: { date: { $toDate: { $add: [t, 20_700_000] } }, unit: 'month' } } }, 20_700_000],
+              },
+            },
             lazy: { $cond: [true, 'taken', { $toInt: 'not a number' }] },
           },
         },
@@ -261,7 +268,13 @@ describe('aggregation', () => {
             late: {
               $let: {
                 vars: {
-                  m: { $filter: { input: { $objectToArray: { $ifNull: ['$hours.23.minutes', {}] } }, as: 'm', cond: { $gte: [{ $toInt: '$$m.k' }, 30] } } },
+                  m: {
+                    $filter: {
+                      input: { $objectToArray: { $ifNull: ['$hours.23.minutes', {}] } },
+                      as: 'm',
+                      cond: { $gte: [{ $toInt: '$$m.k' }, 30] },
+                    },
+                  },
                 },
                 in: { $sum: { $map: { input: '$$m', as: 'e', in: '$$e.v.d.n' } } },
               },
@@ -269,7 +282,15 @@ describe('aggregation', () => {
             hoursAfter5: { $size: { $filter: { input: { $objectToArray: '$hours' }, as: 'h', cond: { $gte: [{ $toInt: '$$h.k' }, 5] } } } },
           },
         },
-        { $group: { _id: { t: Long.fromNumber(980_899_200_000), g: '$series' }, n: { $sum: '$byPath' }, min: { $min: '$minByPath' }, late: { $sum: '$late' }, hours: { $sum: '$hoursAfter5' } } },
+        {
+          $group: {
+            _id: { t: Long.fromNumber(980_899_200_000), g: '$series' },
+            n: { $sum: '$byPath' },
+            min: { $min: '$minByPath' },
+            late: { $sum: '$late' },
+            hours: { $sum: '$hoursAfter5' },
+          },
+        },
         { $set: { '_id.t': { $toDate: '$_id.t' } } },
         { $sort: { '_id.g': 1 } },
       ])
@@ -282,7 +303,10 @@ describe('aggregation', () => {
 
   it('distinct and sorted find with limit answer registry lookups', async () => {
     expect((await agg.coll().distinct('tags.origin', {})).sort()).toEqual(['LAS', 'PHX']);
-    const last = await agg.coll().find({}, { sort: { date: -1 }, limit: 1, projection: { series: 1 } }).toArray();
+    const last = await agg
+      .coll()
+      .find({}, { sort: { date: -1 }, limit: 1, projection: { series: 1 } })
+      .toArray();
     expect(last.map((d) => d.series)).toEqual(['y']);
   });
 });

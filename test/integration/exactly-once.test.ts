@@ -87,7 +87,10 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 async function stored(metric: string) {
-  const total = await t.graphql<{ aggregate: { count: number; sum: number; min: number; max: number }[] }>(AGGREGATE, { metric, field: 'v' });
+  const total = await t.graphql<{ aggregate: { count: number; sum: number; min: number; max: number }[] }>(AGGREGATE, {
+    metric,
+    field: 'v',
+  });
   const hours = await t.graphql<{ buckets: { buckets: { start: string; count: number; sum: number }[] }[] }>(HOURS, { metric, field: 'v' });
   return { total: total.data?.aggregate[0] ?? null, hours: hours.data?.buckets[0]?.buckets ?? [] };
 }
@@ -145,7 +148,12 @@ describe('a batch sent again with its batch id', () => {
 
     const retry = (await t.graphql(RECORD, { readings: inputs, batchId: 'crashed' })) as Answer;
     expect(retry.errors).toBeUndefined();
-    expect(retry.data?.recordReadings).toEqual({ batchId: 'crashed', recorded: 500, applied: 500 - halfReadings, alreadyApplied: halfReadings });
+    expect(retry.data?.recordReadings).toEqual({
+      batchId: 'crashed',
+      recorded: 500,
+      applied: 500 - halfReadings,
+      alreadyApplied: halfReadings,
+    });
     const { total, hours } = await stored('m4');
     expect(total).toEqual(expectedTotals(readings));
     expect(hours).toEqual(expectedHours(readings));
@@ -168,7 +176,7 @@ describe('a batch sent again with its batch id', () => {
     expect((await stored('m5')).total?.count).toBe(BATCH_MARKS_KEPT + 7);
   });
 
-  it('gives readings sent without a time the first attempt\'s time', async () => {
+  it("gives readings sent without a time the first attempt's time", async () => {
     const mutation = `mutation { recordReading(batchId: "no-time", reading: {metric: "m6", fields: [{name: "v", value: 2}]}) { applied alreadyApplied } }`;
     const first = (await t.graphql(mutation)) as Answer;
     expect(first.data?.recordReading).toEqual({ applied: 1, alreadyApplied: 0 });
@@ -187,7 +195,10 @@ describe('a batch sent again with its batch id', () => {
   });
 
   it('refused for a limit leaves no claim, so the corrected batch can use the id', async () => {
-    const tooWide = [{ metric: 'm8', time: '2024-01-01T00:00:00Z', fields: Array.from({ length: 32 }, (_, i) => ({ name: `f${i}`, value: i })) }, { metric: 'm8', time: '2024-01-01T00:00:00Z', fields: [{ name: 'extra', value: 1 }] }];
+    const tooWide = [
+      { metric: 'm8', time: '2024-01-01T00:00:00Z', fields: Array.from({ length: 32 }, (_, i) => ({ name: `f${i}`, value: i })) },
+      { metric: 'm8', time: '2024-01-01T00:00:00Z', fields: [{ name: 'extra', value: 1 }] },
+    ];
     const refused = (await t.graphql(RECORD, { readings: tooWide, batchId: 'fix-me' })) as Answer;
     expect(refused.errors?.[0]?.extensions?.code).toBe('TOO_MANY_NAMES');
     expect(await t.store.batches.countDocuments({ _id: 'fix-me' })).toBe(0);
@@ -201,7 +212,9 @@ describe('pre-allocated layout', () => {
     const layout = await t.graphql(`mutation { setMetricLayout(metric: "p1", layout: PREALLOCATED) { layout } }`);
     expect(layout.errors).toBeUndefined();
     const readings = readingsOf(120, 7000);
-    const answers = (await Promise.all([0, 1, 2].map(() => t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })))) as Answer[];
+    const answers = (await Promise.all(
+      [0, 1, 2].map(() => t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })),
+    )) as Answer[];
     expect(answers.map((answer) => answer.data!.recordReadings!.applied).reduce((a, b) => a + b, 0)).toBe(120);
     const again = (await t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })) as Answer;
     expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 120 });
@@ -226,7 +239,11 @@ describe('registries', () => {
 
 describe('values at the limits', () => {
   it('keeps every statistic finite for the largest accepted values', async () => {
-    const inputs = [1e150, -1e150, 1e150].map((value, i) => ({ metric: 'big', time: `2024-01-01T00:0${i}:00Z`, fields: [{ name: 'v', value }] }));
+    const inputs = [1e150, -1e150, 1e150].map((value, i) => ({
+      metric: 'big',
+      time: `2024-01-01T00:0${i}:00Z`,
+      fields: [{ name: 'v', value }],
+    }));
     expect(((await t.graphql(RECORD, { readings: inputs, batchId: 'big' })) as Answer).errors).toBeUndefined();
     const answer = await t.graphql<{ aggregate: { count: number; avg: number; stddev: number; variance: number }[] }>(
       `{ aggregate(metric: "big", field: "v", from: "2024-01-01T00:00:00Z", to: "2024-01-02T00:00:00Z") { count avg stddev variance } }`,

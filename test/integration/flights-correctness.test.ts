@@ -131,7 +131,16 @@ describe('buckets on flights-20k equal a plain-JS reduction', () => {
       expect(response.errors).toBeUndefined();
       const groups = response.data!.buckets;
       expect(groups).toHaveLength(1);
-      expectBuckets(groups[0]!.buckets, referenceBuckets(flights.filter((f) => f.origin === airport), field, granularity, from, to));
+      expectBuckets(
+        groups[0]!.buckets,
+        referenceBuckets(
+          flights.filter((f) => f.origin === airport),
+          field,
+          granularity,
+          from,
+          to,
+        ),
+      );
     }
   });
 
@@ -156,7 +165,13 @@ describe('buckets on flights-20k equal a plain-JS reduction', () => {
       const origins = [...new Set(flights.filter((f) => f.time >= from && f.time < to).map((f) => f.origin))].sort();
       expect(groups.map((g) => g.tags)).toEqual(origins.map((origin) => [{ key: 'origin', value: origin }]));
       for (const group of groups) {
-        const reference = referenceBuckets(flights.filter((f) => f.origin === group.tags[0]!.value), 'delay', granularity, from, to);
+        const reference = referenceBuckets(
+          flights.filter((f) => f.origin === group.tags[0]!.value),
+          'delay',
+          granularity,
+          from,
+          to,
+        );
         for (const [start, values] of reference) if (values.length === 0) reference.delete(start);
         expectBuckets(group.buckets, reference);
       }
@@ -239,7 +254,10 @@ describe('Series.buckets through DataLoader on flights-20k', () => {
     for (const s of series) {
       const destination = s.tags.find((tag) => tag.key === 'destination')!.value;
       const selected = flights.filter((f) => f.origin === 'LAS' && f.destination === destination);
-      expectBuckets(s.buckets, referenceBuckets(selected, 'delay', 'MONTH', Date.parse('2001-01-01T00:00:00Z'), Date.parse('2001-04-01T00:00:00Z')));
+      expectBuckets(
+        s.buckets,
+        referenceBuckets(selected, 'delay', 'MONTH', Date.parse('2001-01-01T00:00:00Z'), Date.parse('2001-04-01T00:00:00Z')),
+      );
     }
   });
 });

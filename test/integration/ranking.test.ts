@@ -34,7 +34,6 @@ function random(seed: number) {
   };
 }
 
-const DAY = 86_400_000;
 const T0 = Date.UTC(2001, 0, 1);
 const FIELDS = ['delay', 'distance'] as const;
 /** Ragged range: reads day totals, hour and minute slots. */
@@ -69,7 +68,8 @@ function dataSet(): Raw[] {
 const RAWS = dataSet();
 
 /** A group's tag values in `keys` order, null for a missing tag. */
-const valuesOf = (raw: Raw, keys: readonly string[]) => keys.map((key) => (raw as unknown as Record<string, string | undefined>)[key] ?? null);
+const valuesOf = (raw: Raw, keys: readonly string[]) =>
+  keys.map((key) => (raw as unknown as Record<string, string | undefined>)[key] ?? null);
 
 interface RefGroup {
   values: (string | null)[];
@@ -88,7 +88,10 @@ function referenceGroups(field: 'delay' | 'distance', keys: readonly string[]): 
     const values = valuesOf(raw, keys);
     const id = JSON.stringify(values);
     let group = groups.get(id);
-    if (!group) groups.set(id, (group = { values, n: 0n, sum: 0n, sq: 0n, numbers: [] }));
+    if (!group) {
+      group = { values, n: 0n, sum: 0n, sq: 0n, numbers: [] };
+      groups.set(id, group);
+    }
     group.n += 1n;
     group.sum += BigInt(v);
     group.sq += BigInt(v) * BigInt(v);
@@ -158,7 +161,10 @@ describe('ranking on the database', () => {
     store = await openStore(inject('mongoUri'), dbName, { defaultLayout: 'sparse' });
     const inputs = RAWS.map((raw) => ({
       metric: 'flights',
-      tags: [{ key: 'origin', value: raw.origin }, ...(raw.destination === undefined ? [] : [{ key: 'destination', value: raw.destination }])],
+      tags: [
+        { key: 'origin', value: raw.origin },
+        ...(raw.destination === undefined ? [] : [{ key: 'destination', value: raw.destination }]),
+      ],
       time: new Date(raw.time),
       fields: FIELDS.flatMap((name) => (raw[name] === undefined ? [] : [{ name, value: raw[name] }])),
     }));
@@ -196,11 +202,17 @@ describe('ranking on the database', () => {
           for (const direction of ['ASC', 'DESC'] as const) {
             for (const limit of [3, 100]) {
               const ranking: Ranking = { orderBy, direction, limit };
-              const pipeline = [...bucketsPipeline(query(keys, null)), ...aggregateRankingStages(ranking, { by: 'tags', keys }, fieldIndex)];
+              const pipeline = [
+                ...bucketsPipeline(query(keys, null)),
+                ...aggregateRankingStages(ranking, { by: 'tags', keys }, fieldIndex),
+              ];
               const rows = await aggregateBuckets<BucketRow>(store, pipeline);
               const expected = referenceRanking(field, keys, ranking);
               const label = `${field} ${orderBy} ${direction} limit ${limit} by ${keys.join(',')}`;
-              expect(rows.map((row) => groupValues(row, keys)), label).toEqual(expected.map((g) => g.values));
+              expect(
+                rows.map((row) => groupValues(row, keys)),
+                label,
+              ).toEqual(expected.map((g) => g.values));
               rows.forEach((row, i) => {
                 expect(closeTo(row._rank as number, referenceValue(expected[i]!, orderBy)), `${label}: rank of row ${i}`).toBe(true);
                 expect(row[`n${fieldIndex}`]).toBe(Number(expected[i]!.n));
@@ -226,7 +238,10 @@ describe('ranking on the database', () => {
         for (const direction of ['ASC', 'DESC'] as const) {
           const ranking: Ranking = { orderBy, direction, limit: 4 };
           const label = `${name} ${orderBy} ${direction}`;
-          const rows = await aggregateBuckets<BucketRow>(store, [...bucketsPipeline(query(keys, name)), ...bucketRankingStages(ranking, { by: 'tags', keys })]);
+          const rows = await aggregateBuckets<BucketRow>(store, [
+            ...bucketsPipeline(query(keys, name)),
+            ...bucketRankingStages(ranking, { by: 'tags', keys }),
+          ]);
           const expected = referenceRanking('delay', keys, ranking);
           // Groups come out contiguous, in rank order.
           const order: string[] = [];
@@ -248,9 +263,10 @@ describe('ranking on the database', () => {
           // Shaping sorts by tags; sortByRank restores the database's order.
           const shaped = shapeBucketGroups(rows, { ...RANGE, cut: granularity(name).cut, fill: 'NONE', groupBy: keys }, 0);
           const reordered = sortByRank(shaped, rows, ranking, keys);
-          expect(reordered.map((g) => keys.map((key) => g.tags.find((tag) => tag.key === key)?.value ?? null)), label).toEqual(
-            expected.map((g) => g.values),
-          );
+          expect(
+            reordered.map((g) => keys.map((key) => g.tags.find((tag) => tag.key === key)?.value ?? null)),
+            label,
+          ).toEqual(expected.map((g) => g.values));
         }
       }
     }

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstForbiddenMetric, forbiddenMessage, hasScope, mayTouchMetric, metricOfSeriesKey, OPEN_ACCESS, type Access } from '../../src/auth/access.ts';
+import {
+  firstForbiddenMetric,
+  forbiddenMessage,
+  hasScope,
+  mayTouchMetric,
+  metricOfSeriesKey,
+  OPEN_ACCESS,
+  type Access,
+} from '../../src/auth/access.ts';
 import {
   generateToken,
   hashToken,
@@ -23,7 +31,12 @@ import {
 import { EMBEDDED_STATE_FILE, parseEmbeddedState, runningEmbedded } from '../../src/cli/database.ts';
 import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config.ts';
 
-const access = (scopes: Scope[], prefixes: string[] | null = null): Access => ({ tokenId: 'tsg_test0000', tokenName: 'test', scopes, prefixes });
+const access = (scopes: Scope[], prefixes: string[] | null = null): Access => ({
+  tokenId: 'tsg_test0000',
+  tokenName: 'test',
+  scopes,
+  prefixes,
+});
 
 describe('tokens', () => {
   it('are tsg_ and 32 random bytes in base64url, named by their first 12 characters, stored as SHA-256', () => {
@@ -188,7 +201,9 @@ describe('access configuration', () => {
       expect(loadConfig({ AUTH: 'off', HOST: host, ALLOW_OPEN_ACCESS: 'true' }).AUTH).toBe('off');
       expect(loadConfig({ AUTH: 'tokens', HOST: host }).AUTH).toBe('tokens');
     }
-    expect(refusal({ AUTH: 'off', HOST: '0.0.0.0', ALLOW_OPEN_ACCESS: 'yes' }).map((line) => line.trim().split(':')[0])).toEqual(['ALLOW_OPEN_ACCESS']);
+    expect(refusal({ AUTH: 'off', HOST: '0.0.0.0', ALLOW_OPEN_ACCESS: 'yes' }).map((line) => line.trim().split(':')[0])).toEqual([
+      'ALLOW_OPEN_ACCESS',
+    ]);
     expect(refusal({ AUTH: 'none' }).map((line) => line.trim().split(':')[0])).toEqual(['AUTH']);
   });
 
@@ -203,7 +218,10 @@ describe('access configuration', () => {
       'http://localhost:5173',
     ]);
     for (const bad of ['*', 'https://dash.example.com/', 'dash.example.com', 'ftp://files.example.com', 'https://a.example/path']) {
-      expect(refusal({ CORS_ORIGINS: bad }).map((line) => line.trim().split(':')[0]), bad).toEqual(['CORS_ORIGINS']);
+      expect(
+        refusal({ CORS_ORIGINS: bad }).map((line) => line.trim().split(':')[0]),
+        bad,
+      ).toEqual(['CORS_ORIGINS']);
     }
   });
 });
@@ -215,7 +233,15 @@ describe('the embedded database state file', () => {
       port: 27017,
       startedAt: '2024-01-01T00:00:00Z',
     });
-    for (const bad of ['', 'null', '[]', '{"pid": 42, "port": 27017}', '{"pid": "42", "port": 27017, "startedAt": ""}', '{"pid": 42, "port": 70000, "startedAt": ""}', '{"pid": 0, "port": 1, "startedAt": ""}']) {
+    for (const bad of [
+      '',
+      'null',
+      '[]',
+      '{"pid": 42, "port": 27017}',
+      '{"pid": "42", "port": 27017, "startedAt": ""}',
+      '{"pid": 42, "port": 70000, "startedAt": ""}',
+      '{"pid": 0, "port": 1, "startedAt": ""}',
+    ]) {
       expect(parseEmbeddedState(bad), bad).toBeNull();
     }
   });

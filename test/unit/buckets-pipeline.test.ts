@@ -1,7 +1,14 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { bucketsPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
-import { bucketBoundaries, bucketStart, countBuckets, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
+import {
+  bucketBoundaries,
+  bucketStart,
+  countBuckets,
+  granularity,
+  GRANULARITY_NAMES,
+  type GranularityName,
+} from '../../src/query/granularity.ts';
 import { planDays } from '../../src/query/read-plan.ts';
 import { planBucketSegments, planSegments } from '../../src/query/segments.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
@@ -70,15 +77,25 @@ describe('bucketsPipeline', () => {
     const D = 86_400_000;
     const H = 3_600_000;
     expect(planDays(planSegments(from, to, 'day'))).toEqual([
-      { from: at('2001-01-05T00:00:00Z'), to: at('2001-01-06T00:00:00Z'), parts: null, pieces: [
-        { level: 'minute', from: 12 * H + 7 * 60_000, to: 13 * H },
-        { level: 'hour', from: 13 * H, to: D },
-      ] },
+      {
+        from: at('2001-01-05T00:00:00Z'),
+        to: at('2001-01-06T00:00:00Z'),
+        parts: null,
+        pieces: [
+          { level: 'minute', from: 12 * H + 7 * 60_000, to: 13 * H },
+          { level: 'hour', from: 13 * H, to: D },
+        ],
+      },
       { from: at('2001-01-06T00:00:00Z'), to: at('2001-01-08T00:00:00Z'), parts: null, pieces: [{ level: 'day', from: 0, to: D }] },
-      { from: at('2001-01-08T00:00:00Z'), to: at('2001-01-09T00:00:00Z'), parts: null, pieces: [
-        { level: 'hour', from: 0, to: 3 * H },
-        { level: 'minute', from: 3 * H, to: 3.5 * H },
-      ] },
+      {
+        from: at('2001-01-08T00:00:00Z'),
+        to: at('2001-01-09T00:00:00Z'),
+        parts: null,
+        pieces: [
+          { level: 'hour', from: 0, to: 3 * H },
+          { level: 'minute', from: 3 * H, to: 3.5 * H },
+        ],
+      },
     ]);
     // The document's date picks its day's plan: the middle days take the day totals as they are.
     const tree = stages[2]?.$project.slot.$let.in;
@@ -106,10 +123,22 @@ describe('bucketsPipeline', () => {
 
   it('puts the most selective tag filter into the index range and checks the others afterwards', () => {
     const stages = bucketsPipeline(
-      query({ scope: { metric: 'flights', where: [{ key: 'destination', in: ['LAS', 'PHX'] }, { key: 'origin', in: ['ORD'] }] } }),
+      query({
+        scope: {
+          metric: 'flights',
+          where: [
+            { key: 'destination', in: ['LAS', 'PHX'] },
+            { key: 'origin', in: ['ORD'] },
+          ],
+        },
+      }),
     );
     expect(stages[0]).toEqual({
-      $match: { metric: 'flights', tagPairs: 'origin=ORD', date: { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') } },
+      $match: {
+        metric: 'flights',
+        tagPairs: 'origin=ORD',
+        date: { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') },
+      },
     });
     expect(stages[1]).toEqual({
       $match: { $and: [{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }], 'fields.delay.n': { $gt: 0 } },
@@ -120,7 +149,9 @@ describe('bucketsPipeline', () => {
     const byTags = bucketsPipeline(query({ grouping: { by: 'tags', keys: ['origin', 'destination'] } }));
     expect(byTags.at(-1)?.$group._id.g).toEqual({ origin: '$tags.origin', destination: '$tags.destination' });
 
-    const bySeries = bucketsPipeline(query({ scope: { series: ['a', 'b'] }, grouping: { by: 'series' }, granularity: granularity('HOUR') }));
+    const bySeries = bucketsPipeline(
+      query({ scope: { series: ['a', 'b'] }, grouping: { by: 'series' }, granularity: granularity('HOUR') }),
+    );
     expect(bySeries[0]?.$match.series).toEqual({ $in: ['a', 'b'] });
     expect(bySeries[2]?.$project.g).toBe('$series');
     expect(bySeries.at(-1)?.$group._id.g).toBe('$g');
@@ -164,7 +195,8 @@ describe('bucketsPipeline', () => {
     expect(sundayWeek).toEqual({ $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'sunday' } });
     const month = bucketsPipeline(query({ granularity: granularity('MONTH') })).at(-1)?.$group._id.t;
     expect(month).toEqual({ $dateTrunc: { date: '$date', unit: 'month' } });
-    const raggedMonth = bucketsPipeline(query({ granularity: granularity('MONTH'), from: at('2001-01-05T12:07:00Z') })).at(-1)?.$group._id.t;
+    const raggedMonth = bucketsPipeline(query({ granularity: granularity('MONTH'), from: at('2001-01-05T12:07:00Z') })).at(-1)?.$group._id
+      .t;
     expect(raggedMonth).toEqual({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'month' } });
   });
 
@@ -179,7 +211,8 @@ describe('bucketsPipeline', () => {
       if (Array.isArray(node)) node.forEach(walk);
       else if (node !== null && typeof node === 'object' && !(node instanceof Date)) {
         for (const [key, value] of Object.entries(node)) {
-          if ((key === '$add' || key === '$subtract') && Array.isArray(value) && value.some(isDate)) offenders.push(JSON.stringify(node).slice(0, 200));
+          if ((key === '$add' || key === '$subtract') && Array.isArray(value) && value.some(isDate))
+            offenders.push(JSON.stringify(node).slice(0, 200));
           walk(value);
         }
       }
@@ -222,34 +255,84 @@ describe('bucketsPipeline in a time zone', () => {
     const march = at('2001-03-01T05:00:00Z');
     const april = at('2001-04-01T05:00:00Z');
     expect(plans('MONTH', 'America/New_York', '2001-03-01', '2001-05-01')).toEqual([
-      { from: at('2001-03-01T00:00:00Z'), to: at('2001-03-02T00:00:00Z'), pieces: [hours(5, 24)], parts: [{ key: { at: march }, pieces: [hours(5, 24)] }] },
-      { from: at('2001-03-02T00:00:00Z'), to: at('2001-04-01T00:00:00Z'), pieces: [{ level: 'day', from: 0, to: D }], parts: [{ key: { at: march }, pieces: [{ level: 'day', from: 0, to: D }] }] },
-      { from: at('2001-04-01T00:00:00Z'), to: at('2001-04-02T00:00:00Z'), pieces: [hours(0, 24)], parts: [
-        { key: { at: march }, pieces: [hours(0, 5)] },
-        { key: { at: april }, pieces: [hours(5, 24)] },
-      ] },
-      { from: at('2001-04-02T00:00:00Z'), to: at('2001-05-01T00:00:00Z'), pieces: [{ level: 'day', from: 0, to: D }], parts: [{ key: { at: april }, pieces: [{ level: 'day', from: 0, to: D }] }] },
-      { from: at('2001-05-01T00:00:00Z'), to: at('2001-05-02T00:00:00Z'), pieces: [hours(0, 4)], parts: [{ key: { at: april }, pieces: [hours(0, 4)] }] },
+      {
+        from: at('2001-03-01T00:00:00Z'),
+        to: at('2001-03-02T00:00:00Z'),
+        pieces: [hours(5, 24)],
+        parts: [{ key: { at: march }, pieces: [hours(5, 24)] }],
+      },
+      {
+        from: at('2001-03-02T00:00:00Z'),
+        to: at('2001-04-01T00:00:00Z'),
+        pieces: [{ level: 'day', from: 0, to: D }],
+        parts: [{ key: { at: march }, pieces: [{ level: 'day', from: 0, to: D }] }],
+      },
+      {
+        from: at('2001-04-01T00:00:00Z'),
+        to: at('2001-04-02T00:00:00Z'),
+        pieces: [hours(0, 24)],
+        parts: [
+          { key: { at: march }, pieces: [hours(0, 5)] },
+          { key: { at: april }, pieces: [hours(5, 24)] },
+        ],
+      },
+      {
+        from: at('2001-04-02T00:00:00Z'),
+        to: at('2001-05-01T00:00:00Z'),
+        pieces: [{ level: 'day', from: 0, to: D }],
+        parts: [{ key: { at: april }, pieces: [{ level: 'day', from: 0, to: D }] }],
+      },
+      {
+        from: at('2001-05-01T00:00:00Z'),
+        to: at('2001-05-02T00:00:00Z'),
+        pieces: [hours(0, 4)],
+        parts: [{ key: { at: april }, pieces: [hours(0, 4)] }],
+      },
     ]);
   });
 
   it('a New York DAY: one plan per stretch of constant offset, keys at a fixed distance from each UTC midnight', () => {
     expect(plans('DAY', 'America/New_York', '2001-03-25', '2001-04-08')).toEqual([
-      { from: at('2001-03-25T00:00:00Z'), to: at('2001-03-26T00:00:00Z'), pieces: [hours(5, 24)], parts: [{ key: { at: at('2001-03-25T05:00:00Z') }, pieces: [hours(5, 24)] }] },
-      { from: at('2001-03-26T00:00:00Z'), to: at('2001-04-02T00:00:00Z'), pieces: [hours(0, 24)], parts: [
-        { key: { after: -19 * H }, pieces: [hours(0, 5)] },
-        { key: { after: 5 * H }, pieces: [hours(5, 24)] },
-      ] },
+      {
+        from: at('2001-03-25T00:00:00Z'),
+        to: at('2001-03-26T00:00:00Z'),
+        pieces: [hours(5, 24)],
+        parts: [{ key: { at: at('2001-03-25T05:00:00Z') }, pieces: [hours(5, 24)] }],
+      },
+      {
+        from: at('2001-03-26T00:00:00Z'),
+        to: at('2001-04-02T00:00:00Z'),
+        pieces: [hours(0, 24)],
+        parts: [
+          { key: { after: -19 * H }, pieces: [hours(0, 5)] },
+          { key: { after: 5 * H }, pieces: [hours(5, 24)] },
+        ],
+      },
       // 2 April: 1 April (EST midnight) started 19 hours before, 2 April starts at 04:00 (EDT).
-      { from: at('2001-04-02T00:00:00Z'), to: at('2001-04-03T00:00:00Z'), pieces: [hours(0, 24)], parts: [
-        { key: { at: at('2001-04-01T05:00:00Z') }, pieces: [hours(0, 4)] },
-        { key: { at: at('2001-04-02T04:00:00Z') }, pieces: [hours(4, 24)] },
-      ] },
-      { from: at('2001-04-03T00:00:00Z'), to: at('2001-04-08T00:00:00Z'), pieces: [hours(0, 24)], parts: [
-        { key: { after: -20 * H }, pieces: [hours(0, 4)] },
-        { key: { after: 4 * H }, pieces: [hours(4, 24)] },
-      ] },
-      { from: at('2001-04-08T00:00:00Z'), to: at('2001-04-09T00:00:00Z'), pieces: [hours(0, 4)], parts: [{ key: { at: at('2001-04-07T04:00:00Z') }, pieces: [hours(0, 4)] }] },
+      {
+        from: at('2001-04-02T00:00:00Z'),
+        to: at('2001-04-03T00:00:00Z'),
+        pieces: [hours(0, 24)],
+        parts: [
+          { key: { at: at('2001-04-01T05:00:00Z') }, pieces: [hours(0, 4)] },
+          { key: { at: at('2001-04-02T04:00:00Z') }, pieces: [hours(4, 24)] },
+        ],
+      },
+      {
+        from: at('2001-04-03T00:00:00Z'),
+        to: at('2001-04-08T00:00:00Z'),
+        pieces: [hours(0, 24)],
+        parts: [
+          { key: { after: -20 * H }, pieces: [hours(0, 4)] },
+          { key: { after: 4 * H }, pieces: [hours(4, 24)] },
+        ],
+      },
+      {
+        from: at('2001-04-08T00:00:00Z'),
+        to: at('2001-04-09T00:00:00Z'),
+        pieces: [hours(0, 4)],
+        parts: [{ key: { at: at('2001-04-07T04:00:00Z') }, pieces: [hours(0, 4)] }],
+      },
     ]);
   });
 
@@ -289,7 +372,9 @@ describe('bucketsPipeline in a time zone', () => {
     const { stages } = zoned('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-02');
     expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
     // +05:30: t - ((t + 1,800,000) mod 3,600,000).
-    expect(stages[4]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: [{ $add: ['$slot.time', 1_800_000] }, 3_600_000] }] } });
+    expect(stages[4]?.$group._id.t).toEqual({
+      $toDate: { $subtract: ['$slot.time', { $mod: [{ $add: ['$slot.time', 1_800_000] }, 3_600_000] }] },
+    });
     expect(JSON.stringify(stages[2])).toContain('minutes');
   });
 

@@ -40,28 +40,55 @@ describe('parseBucketsQuery', () => {
 
 describe('time zones of the bounds', () => {
   it('reads a local date or date-time in timeZone, an instant as is', () => {
-    const query = parseBucketsQuery({ ...base, from: { local: '2001-04-01' }, to: { local: '2001-04-02T06:30' }, timeZone: 'America/New_York' });
+    const query = parseBucketsQuery({
+      ...base,
+      from: { local: '2001-04-01' },
+      to: { local: '2001-04-02T06:30' },
+      timeZone: 'America/New_York',
+    });
     // 2001-04-01 00:00 EST is 05:00Z; DST began at 02:00 that day, so 04-02 06:30 EDT is 10:30Z.
-    expect([new Date(query.from).toISOString(), new Date(query.to).toISOString()]).toEqual(['2001-04-01T05:00:00.000Z', '2001-04-02T10:30:00.000Z']);
-    const kathmandu = parseBucketsQuery({ ...base, from: { local: '2001-04-01' }, to: { instant: Date.parse('2001-04-02T00:00:00Z') }, timeZone: 'Asia/Kathmandu' });
+    expect([new Date(query.from).toISOString(), new Date(query.to).toISOString()]).toEqual([
+      '2001-04-01T05:00:00.000Z',
+      '2001-04-02T10:30:00.000Z',
+    ]);
+    const kathmandu = parseBucketsQuery({
+      ...base,
+      from: { local: '2001-04-01' },
+      to: { instant: Date.parse('2001-04-02T00:00:00Z') },
+      timeZone: 'Asia/Kathmandu',
+    });
     expect(new Date(kathmandu.from).toISOString()).toBe('2001-03-31T18:15:00.000Z');
     expect(new Date(kathmandu.to).toISOString()).toBe('2001-04-02T00:00:00.000Z');
   });
 
   it('moves a local time inside a daylight-saving gap forward by the gap', () => {
-    const query = parseBucketsQuery({ ...base, from: { local: '2001-04-01T02:30' }, to: { local: '2001-04-01T04:00' }, timeZone: 'America/New_York' });
+    const query = parseBucketsQuery({
+      ...base,
+      from: { local: '2001-04-01T02:30' },
+      to: { local: '2001-04-01T04:00' },
+      timeZone: 'America/New_York',
+    });
     expect(new Date(query.from).toISOString()).toBe('2001-04-01T07:30:00.000Z');
   });
 
   it('refuses an unknown zone', () => {
-    expect(() => parseBucketsQuery({ ...base, timeZone: 'Mars/Olympus' })).toThrow(expect.objectContaining({ code: 'INVALID_TIME_ZONE', inputPath: 'timeZone' }));
+    expect(() => parseBucketsQuery({ ...base, timeZone: 'Mars/Olympus' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_TIME_ZONE', inputPath: 'timeZone' }),
+    );
   });
 });
 
 describe('granularity', () => {
   it('is picked for maxDataPoints when not given: the finest whose bucket count fits', () => {
     const query = (maxDataPoints: number) =>
-      parseBucketsQuery({ ...base, granularity: undefined, maxDataPoints, from: { local: '2001-01-01' }, to: { local: '2001-04-01' }, timeZone: 'America/New_York' });
+      parseBucketsQuery({
+        ...base,
+        granularity: undefined,
+        maxDataPoints,
+        from: { local: '2001-01-01' },
+        to: { local: '2001-04-01' },
+        timeZone: 'America/New_York',
+      });
     // 90 local days before the DST change of April 1: 2,160 hour buckets, 1,080 of two hours, 90 days, 14 weeks.
     expect(query(100).granularity!.name).toBe('DAY');
     expect(query(90).granularity!.name).toBe('DAY');

@@ -2,7 +2,14 @@
  * Which driver errors mean "the database did not confirm the operation": those must
  * fail a write with UNAVAILABLE, never be taken for success or for a duplicate key.
  */
-import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError, type BulkWriteResult, type WriteError } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoNetworkError,
+  MongoServerError,
+  MongoServerSelectionError,
+  type BulkWriteResult,
+  type WriteError,
+} from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { isUnavailable } from '../../src/storage/failures.ts';
 
@@ -17,7 +24,11 @@ describe('isUnavailable', () => {
 
   it('holds for network and server-selection errors', () => {
     expect(isUnavailable(new MongoNetworkError('connection 3 to 127.0.0.1:27017 closed'))).toBe(true);
-    expect(isUnavailable(new MongoServerSelectionError('Server selection timed out after 1000 ms', { servers: new Map(), error: null } as never))).toBe(true);
+    expect(
+      isUnavailable(
+        new MongoServerSelectionError('Server selection timed out after 1000 ms', { servers: new Map(), error: null } as never),
+      ),
+    ).toBe(true);
   });
 
   it('does not hold for duplicate keys, other server errors and non-driver errors', () => {

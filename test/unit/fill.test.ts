@@ -10,12 +10,22 @@ const STATS = ['sum', 'min', 'max', 'avg', 'variance', 'stddev', 'sampleStddev']
 /** Hour spans starting at `first` (ISO), `count` of them. */
 function hourSpans(first: string, count: number) {
   const t0 = Date.parse(first);
-  return Array.from({ length: count }, (_, i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR), partial: false, localStart: new Date(t0 + i * HOUR).toISOString() }));
+  return Array.from({ length: count }, (_, i) => ({
+    start: new Date(t0 + i * HOUR),
+    end: new Date(t0 + (i + 1) * HOUR),
+    partial: false,
+    localStart: new Date(t0 + i * HOUR).toISOString(),
+  }));
 }
 
 /** Month spans from (year, month0), `count` of them, from calendar fields. */
 function monthSpans(year: number, month0: number, count: number) {
-  return Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0 + i, 1)), end: new Date(Date.UTC(year, month0 + i + 1, 1)), partial: false, localStart: new Date(Date.UTC(year, month0 + i, 1)).toISOString() }));
+  return Array.from({ length: count }, (_, i) => ({
+    start: new Date(Date.UTC(year, month0 + i, 1)),
+    end: new Date(Date.UTC(year, month0 + i + 1, 1)),
+    partial: false,
+    localStart: new Date(Date.UTC(year, month0 + i, 1)).toISOString(),
+  }));
 }
 
 /** A bucket with readings `values`, statistics computed here by plain loops. */
@@ -65,12 +75,40 @@ describe('fillBuckets: hand-written examples', () => {
       [2, 40, false],
       [0, null, true],
     ]);
-    expect(out[0]).toEqual({ start: at('2001-01-12T18:00:00Z'), end: at('2001-01-12T19:00:00Z'), partial: false, localStart: '2001-01-12T18:00:00.000Z', count: 0, sum: null, min: null, max: null, avg: null, variance: null, stddev: null, sampleStddev: null, filled: true });
+    expect(out[0]).toEqual({
+      start: at('2001-01-12T18:00:00Z'),
+      end: at('2001-01-12T19:00:00Z'),
+      partial: false,
+      localStart: '2001-01-12T18:00:00.000Z',
+      count: 0,
+      sum: null,
+      min: null,
+      max: null,
+      avg: null,
+      variance: null,
+      stddev: null,
+      sampleStddev: null,
+      filled: true,
+    });
   });
 
   it('ZERO gives every statistic but count the value 0', () => {
     const out = fillBuckets(spans, buckets, 'ZERO');
-    expect(out[2]).toEqual({ start: at('2001-01-12T20:00:00Z'), end: at('2001-01-12T21:00:00Z'), partial: false, localStart: '2001-01-12T20:00:00.000Z', count: 0, sum: 0, min: 0, max: 0, avg: 0, variance: 0, stddev: 0, sampleStddev: 0, filled: true });
+    expect(out[2]).toEqual({
+      start: at('2001-01-12T20:00:00Z'),
+      end: at('2001-01-12T21:00:00Z'),
+      partial: false,
+      localStart: '2001-01-12T20:00:00.000Z',
+      count: 0,
+      sum: 0,
+      min: 0,
+      max: 0,
+      avg: 0,
+      variance: 0,
+      stddev: 0,
+      sampleStddev: 0,
+      filled: true,
+    });
     expect(pick(out)).toEqual([
       [0, 0, true],
       [1, 10, false],

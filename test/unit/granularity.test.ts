@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  bucketStart,
-  countBuckets,
-  granularity,
-  GRANULARITY_NAMES,
-  nextBucketStart,
-} from '../../src/query/granularity.ts';
+import { bucketStart, countBuckets, granularity, GRANULARITY_NAMES, nextBucketStart } from '../../src/query/granularity.ts';
 import { referenceStart } from '../helpers/reference.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -42,8 +36,6 @@ describe('granularities', () => {
   });
 
   it('weeks start on Monday', () => {
-    expect(new Date(bucketStart(at('2001-01-07T12:00:00Z'), granularity('WEEK').cut)).toISOString()).toBe(
-      '2001-01-01T00:00:00.000Z',
-    );
+    expect(new Date(bucketStart(at('2001-01-07T12:00:00Z'), granularity('WEEK').cut)).toISOString()).toBe('2001-01-01T00:00:00.000Z');
   });
 });

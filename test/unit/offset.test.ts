@@ -18,10 +18,20 @@ function codeOf(run: () => unknown): string | undefined {
 
 /** Month spans from calendar fields: `count` months from (year, month0). */
 const months = (year: number, month0: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0 + i, 1)), end: new Date(Date.UTC(year, month0 + i + 1, 1)), partial: false, localStart: new Date(Date.UTC(year, month0 + i, 1)).toISOString() }));
+  Array.from({ length: count }, (_, i) => ({
+    start: new Date(Date.UTC(year, month0 + i, 1)),
+    end: new Date(Date.UTC(year, month0 + i + 1, 1)),
+    partial: false,
+    localStart: new Date(Date.UTC(year, month0 + i, 1)).toISOString(),
+  }));
 /** Day spans from calendar fields. */
 const days = (year: number, month0: number, day: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ start: new Date(Date.UTC(year, month0, day + i)), end: new Date(Date.UTC(year, month0, day + i + 1)), partial: false, localStart: new Date(Date.UTC(year, month0, day + i)).toISOString() }));
+  Array.from({ length: count }, (_, i) => ({
+    start: new Date(Date.UTC(year, month0, day + i)),
+    end: new Date(Date.UTC(year, month0, day + i + 1)),
+    partial: false,
+    localStart: new Date(Date.UTC(year, month0, day + i)).toISOString(),
+  }));
 /** A transformed bucket of `span` whose value is `value` (its statistics are all `value`, count 1; empty for null). */
 const bucket = (span: { start: Date; end: Date }, value: number | null): TransformedBucket => ({
   start: span.start,
@@ -87,7 +97,9 @@ describe('shiftBack and shiftedRange', () => {
       from: ms('2001-02-01T00:00:00Z'),
       to: ms('2001-02-28T00:00:00Z'),
     });
-    expect(codeOf(() => shiftedRange({ from: ms('1970-06-01T00:00:00Z'), to: ms('1970-07-01T00:00:00Z') }, { amount: 1, unit: 'YEAR' }))).toBe('INVALID_ARGUMENT');
+    expect(
+      codeOf(() => shiftedRange({ from: ms('1970-06-01T00:00:00Z'), to: ms('1970-07-01T00:00:00Z') }, { amount: 1, unit: 'YEAR' })),
+    ).toBe('INVALID_ARGUMENT');
   });
 
   it('validateOffset refuses amounts outside 1..1000, fractions and unknown units', () => {
@@ -111,7 +123,16 @@ describe('compareWithPrevious', () => {
       { spans: current, buckets: withValues(current, [12, 15, null]) },
       { spans: previous, buckets: withValues(previous, [10, 12, 15]) },
     );
-    expect(out.map((b) => [iso(b.start.getTime()), b.value, b.previousStart && iso(b.previousStart.getTime()), b.previous, b.change, b.relativeChange])).toEqual([
+    expect(
+      out.map((b) => [
+        iso(b.start.getTime()),
+        b.value,
+        b.previousStart && iso(b.previousStart.getTime()),
+        b.previous,
+        b.change,
+        b.relativeChange,
+      ]),
+    ).toEqual([
       ['2001-01-01T00:00:00.000Z', 12, '2000-12-01T00:00:00.000Z', 10, 2, 0.2],
       ['2001-02-01T00:00:00.000Z', 15, '2001-01-01T00:00:00.000Z', 12, 3, 0.25],
       ['2001-03-01T00:00:00.000Z', null, '2001-02-01T00:00:00.000Z', 15, null, null],
@@ -122,8 +143,20 @@ describe('compareWithPrevious', () => {
     const current = days(2001, 2, 1, 31);
     const previous = days(2001, 1, 1, 28);
     const out = compareWithPrevious(
-      { spans: current, buckets: withValues(current, current.map((_, i) => i)) },
-      { spans: previous, buckets: withValues(previous, previous.map((_, i) => 2 * i)) },
+      {
+        spans: current,
+        buckets: withValues(
+          current,
+          current.map((_, i) => i),
+        ),
+      },
+      {
+        spans: previous,
+        buckets: withValues(
+          previous,
+          previous.map((_, i) => 2 * i),
+        ),
+      },
     );
     expect(out[27]).toMatchObject({ previous: 54, change: -27, previousStart: new Date('2001-02-28T00:00:00Z') });
     expect(out.slice(28).map((b) => [b.previous, b.previousStart, b.change, b.relativeChange])).toEqual([
@@ -138,7 +171,13 @@ describe('compareWithPrevious', () => {
     const previous = days(2001, 0, 1, 4);
     const out = compareWithPrevious(
       { spans: current, buckets: [bucket(current[1]!, 5), bucket(current[3]!, 8)] },
-      { spans: previous, buckets: [{ start: previous[1]!.start, value: 4 }, { start: previous[2]!.start, value: 1 }] },
+      {
+        spans: previous,
+        buckets: [
+          { start: previous[1]!.start, value: 4 },
+          { start: previous[2]!.start, value: 1 },
+        ],
+      },
     );
     expect(out.map((b) => [b.start.getUTCDate(), b.previousStart?.getUTCDate(), b.previous, b.change])).toEqual([
       [9, 2, 4, 1],

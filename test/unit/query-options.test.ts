@@ -9,7 +9,7 @@ import { Planning } from '../../src/engine/planning.ts';
 import { CLIENT_GRACE_MS, driverOptions, isQueryTimeout, limitedRead } from '../../src/storage/query-options.ts';
 
 describe('query time-outs', () => {
-  it('maps the server\'s MaxTimeMSExpired and the client\'s own time-out to QUERY_TIMEOUT, nothing else', async () => {
+  it("maps the server's MaxTimeMSExpired and the client's own time-out to QUERY_TIMEOUT, nothing else", async () => {
     const expired = new MongoServerError({ ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' });
     const clientGaveUp = AbortSignal.timeout(0);
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CodedError } from '../../src/errors.ts';
+import type { CodedError } from '../../src/errors.ts';
 import type { BucketRow } from '../../src/query/buckets-pipeline.ts';
 import {
   aggregateRankingStages,
@@ -15,7 +15,9 @@ const byOrigin = { by: 'tags', keys: ['origin'] } as const;
 
 describe('ranking stages', () => {
   it('aggregates: drop groups without readings of the field, rank, sort with tag tie-break, limit', () => {
-    expect(aggregateRankingStages({ orderBy: 'avg', direction: 'DESC', limit: 10 }, { by: 'tags', keys: ['origin', 'destination'] }, 1)).toEqual([
+    expect(
+      aggregateRankingStages({ orderBy: 'avg', direction: 'DESC', limit: 10 }, { by: 'tags', keys: ['origin', 'destination'] }, 1),
+    ).toEqual([
       { $match: { n1: { $gt: 0 } } },
       { $addFields: { _rank: { $divide: ['$sum1', '$n1'] } } },
       { $sort: { _rank: -1, '_id.g.origin': 1, '_id.g.destination': 1 } },
@@ -24,23 +26,41 @@ describe('ranking stages', () => {
   });
 
   it('the statistic of each orderBy, as summarize computes it', () => {
-    const rank = (orderBy: Ranking['orderBy']) => aggregateRankingStages({ orderBy, direction: 'ASC', limit: 1 }, byOrigin)[1]!.$addFields._rank;
+    const rank = (orderBy: Ranking['orderBy']) =>
+      aggregateRankingStages({ orderBy, direction: 'ASC', limit: 1 }, byOrigin)[1]!.$addFields._rank;
     expect(rank('count')).toBe('$n0');
     expect(rank('sum')).toBe('$sum0');
     expect(rank('min')).toBe('$min0');
     expect(rank('max')).toBe('$max0');
     expect(rank('stddev')).toEqual({
-      $sqrt: { $divide: [{ $max: [0, { $subtract: [{ $multiply: ['$n0', '$sq0'] }, { $multiply: ['$sum0', '$sum0'] }] }] }, { $multiply: ['$n0', '$n0'] }] },
+      $sqrt: {
+        $divide: [
+          { $max: [0, { $subtract: [{ $multiply: ['$n0', '$sq0'] }, { $multiply: ['$sum0', '$sum0'] }] }] },
+          { $multiply: ['$n0', '$n0'] },
+        ],
+      },
     });
   });
 
   it('ties by series id when grouped by series', () => {
-    expect(aggregateRankingStages({ orderBy: 'count', direction: 'ASC', limit: 5 }, { by: 'series' })[2]).toEqual({ $sort: { _rank: 1, '_id.g': 1 } });
+    expect(aggregateRankingStages({ orderBy: 'count', direction: 'ASC', limit: 5 }, { by: 'series' })[2]).toEqual({
+      $sort: { _rank: 1, '_id.g': 1 },
+    });
   });
 
   it('bucket lists: regroup by group with totals, rank, sort, limit, unwind back to the rows', () => {
     expect(bucketRankingStages({ orderBy: 'max', direction: 'ASC', limit: 3 }, byOrigin)).toEqual([
-      { $group: { _id: '$_id.g', rows: { $push: '$$ROOT' }, n: { $sum: '$n0' }, sum: { $sum: '$sum0' }, min: { $min: '$min0' }, max: { $max: '$max0' }, sq: { $sum: '$sq0' } } },
+      {
+        $group: {
+          _id: '$_id.g',
+          rows: { $push: '$$ROOT' },
+          n: { $sum: '$n0' },
+          sum: { $sum: '$sum0' },
+          min: { $min: '$min0' },
+          max: { $max: '$max0' },
+          sq: { $sum: '$sq0' },
+        },
+      },
       { $match: { n: { $gt: 0 } } },
       { $addFields: { _rank: '$max' } },
       { $sort: { _rank: 1, '_id.origin': 1 } },
@@ -61,7 +81,8 @@ describe('ranking stages', () => {
     };
     expect(codeOf({ orderBy: 'median', direction: 'ASC', limit: 1 })).toEqual(['INVALID_ARGUMENT', 'orderBy']);
     expect(codeOf({ orderBy: 'avg', direction: 'UP', limit: 1 })).toEqual(['INVALID_ARGUMENT', 'orderBy']);
-    for (const limit of [0, 10_001, 1.5]) expect(codeOf({ orderBy: 'avg', direction: 'ASC', limit })).toEqual(['INVALID_ARGUMENT', 'limit']);
+    for (const limit of [0, 10_001, 1.5])
+      expect(codeOf({ orderBy: 'avg', direction: 'ASC', limit })).toEqual(['INVALID_ARGUMENT', 'limit']);
     expect(codeOf({ orderBy: 'stddev', direction: 'DESC', limit: 10_000 })).toBeUndefined();
   });
 });
@@ -87,7 +108,12 @@ describe('sortByRank', () => {
   const keys = ['origin', 'destination'];
 
   it('orders by the database rank, then tag values ascending with a missing tag first', () => {
-    const rows = [row({ origin: 'B', destination: 'X' }, 2), row({ origin: 'A', destination: 'Y' }, 5), row({ origin: 'B' }, 2), row({ origin: 'A', destination: 'X' }, 2)];
+    const rows = [
+      row({ origin: 'B', destination: 'X' }, 2),
+      row({ origin: 'A', destination: 'Y' }, 5),
+      row({ origin: 'B' }, 2),
+      row({ origin: 'A', destination: 'X' }, 2),
+    ];
     const items = [group('A', 'X'), group('A', 'Y'), group('B'), group('B', 'X')];
     const names = (list: typeof items) => list.map((item) => item.tags.map((tag) => tag.value).join('-'));
     expect(names(sortByRank(items, rows, { orderBy: 'avg', direction: 'DESC', limit: 4 }, keys))).toEqual(['A-Y', 'A-X', 'B', 'B-X']);

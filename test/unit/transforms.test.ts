@@ -76,9 +76,15 @@ describe('transformBuckets: hand-written examples', () => {
 
   it('reads the values as filled: a filled value is a value', () => {
     const t0 = Date.UTC(2001, 0, 1);
-    const spans = [0, 1, 2, 3].map((i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR), partial: false, localStart: new Date(t0 + i * HOUR).toISOString() }));
+    const spans = [0, 1, 2, 3].map((i) => ({
+      start: new Date(t0 + i * HOUR),
+      end: new Date(t0 + (i + 1) * HOUR),
+      partial: false,
+      localStart: new Date(t0 + i * HOUR).toISOString(),
+    }));
     const real = [bucket(t0, t0 + HOUR, 10), bucket(t0 + 3 * HOUR, t0 + 4 * HOUR, 40)];
-    const cumulative = (mode: 'NULL' | 'ZERO' | 'PREVIOUS' | 'LINEAR') => run(fillBuckets(spans, real, mode), { kind: 'cumulativeSum' }, 'sum');
+    const cumulative = (mode: 'NULL' | 'ZERO' | 'PREVIOUS' | 'LINEAR') =>
+      run(fillBuckets(spans, real, mode), { kind: 'cumulativeSum' }, 'sum');
     expect(cumulative('NULL')).toEqual([10, 10, 10, 50]);
     expect(cumulative('ZERO')).toEqual([10, 10, 10, 50]);
     expect(cumulative('PREVIOUS')).toEqual([10, 20, 30, 70]);
@@ -90,7 +96,9 @@ describe('transformBuckets: hand-written examples', () => {
     const filled = hours([7, null, 9]).map((b) => ({ ...b, filled: b.count === 0 }));
     const out = transformBuckets(filled, { statistic: 'max', transform: { kind: 'difference' }, range: RANGE });
     expect(out).toEqual(filled.map((b, i) => ({ ...b, value: [null, null, null][i] })));
-    expect(transformBuckets(filled, { statistic: 'max', transform: { kind: 'cumulativeSum' }, range: RANGE }).map((b) => b.value)).toEqual([7, 7, 16]);
+    expect(transformBuckets(filled, { statistic: 'max', transform: { kind: 'cumulativeSum' }, range: RANGE }).map((b) => b.value)).toEqual([
+      7, 7, 16,
+    ]);
   });
 
   it('refuses a moving-average window outside 1..1000 or not whole, with INVALID_ARGUMENT', () => {
@@ -136,6 +144,7 @@ function reference(buckets: Bucket[], statistic: Statistic, transform: Transform
         return last.reduce((s, y) => s + y, 0) / last.length;
       }
     }
+    return null;
   });
 }
 
@@ -149,9 +158,15 @@ const transformArbitrary = fc.oneof(
 
 /** Random hour lists with gaps (unlisted buckets) and empty buckets, and a range that may cut the first and last. */
 const listArbitrary = fc
-  .array(fc.tuple(fc.oneof(fc.constant(null), fc.integer({ min: -1e6, max: 1e6 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })), fc.boolean()), {
-    maxLength: 60,
-  })
+  .array(
+    fc.tuple(
+      fc.oneof(fc.constant(null), fc.integer({ min: -1e6, max: 1e6 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })),
+      fc.boolean(),
+    ),
+    {
+      maxLength: 60,
+    },
+  )
   .chain((cells) =>
     fc.record({
       cells: fc.constant(cells),
@@ -163,38 +178,52 @@ const listArbitrary = fc
 describe('transformBuckets: against a reference, random lists', () => {
   it('every transform and statistic', () => {
     fc.assert(
-      fc.property(listArbitrary, transformArbitrary, fc.constantFrom<Statistic>('count', 'sum', 'avg', 'sampleStddev'), ({ cells, cutStart, cutEnd }, transform, statistic) => {
-        const t0 = Date.UTC(2001, 0, 1);
-        const buckets = cells.flatMap(([x, listed], i) => (listed ? [bucket(t0 + i * HOUR, t0 + (i + 1) * HOUR, x, 3)] : []));
-        // A range that cuts into the first and last hours (a single hour is not cut, lest the range be empty).
-        const cut = cells.length > 1 ? 60_000 : 0;
-        const range = { from: t0 + cutStart * cut, to: t0 + cells.length * HOUR - cutEnd * cut };
-        const actual = transformValues(buckets, { statistic, transform, range });
-        const expected = reference(buckets, statistic, transform, range);
-        expect(actual).toHaveLength(expected.length);
-        actual.forEach((a, i) => {
-          const e = expected[i]!;
-          if (e === null || a === null) expect(a).toBe(e);
-          // Sums of up to 60 values of magnitude 1e6: absolute tolerance scaled to that.
-          else expect(Math.abs(a - e)).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(e)) + 1e-6);
-        });
-      }),
+      fc.property(
+        listArbitrary,
+        transformArbitrary,
+        fc.constantFrom<Statistic>('count', 'sum', 'avg', 'sampleStddev'),
+        ({ cells, cutStart, cutEnd }, transform, statistic) => {
+          const t0 = Date.UTC(2001, 0, 1);
+          const buckets = cells.flatMap(([x, listed], i) => (listed ? [bucket(t0 + i * HOUR, t0 + (i + 1) * HOUR, x, 3)] : []));
+          // A range that cuts into the first and last hours (a single hour is not cut, lest the range be empty).
+          const cut = cells.length > 1 ? 60_000 : 0;
+          const range = { from: t0 + cutStart * cut, to: t0 + cells.length * HOUR - cutEnd * cut };
+          const actual = transformValues(buckets, { statistic, transform, range });
+          const expected = reference(buckets, statistic, transform, range);
+          expect(actual).toHaveLength(expected.length);
+          actual.forEach((a, i) => {
+            const e = expected[i]!;
+            if (e === null || a === null) expect(a).toBe(e);
+            // Sums of up to 60 values of magnitude 1e6: absolute tolerance scaled to that.
+            else expect(Math.abs(a - e)).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(e)) + 1e-6);
+          });
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
   it('fill NONE: transforming the NONE list equals transforming the NULL list and dropping empty buckets', () => {
     fc.assert(
-      fc.property(fc.array(fc.option(fc.integer({ min: -100, max: 100 })), { minLength: 1, maxLength: 40 }), transformArbitrary, (cells, transform) => {
-        const t0 = Date.UTC(2001, 0, 1);
-        const spans = cells.map((_, i) => ({ start: new Date(t0 + i * HOUR), end: new Date(t0 + (i + 1) * HOUR), partial: false, localStart: new Date(t0 + i * HOUR).toISOString() }));
-        const real = cells.flatMap((x, i) => (x === null ? [] : [bucket(t0 + i * HOUR, t0 + (i + 1) * HOUR, x)]));
-        const range = { from: t0, to: t0 + cells.length * HOUR };
-        const options = { statistic: 'sum' as const, transform, range };
-        const direct = transformBuckets(fillBuckets(spans, real, 'NONE'), options);
-        const viaNull = transformBuckets(fillBuckets(spans, real, 'NULL'), options).filter((b) => b.count > 0);
-        expect(direct).toEqual(viaNull);
-      }),
+      fc.property(
+        fc.array(fc.option(fc.integer({ min: -100, max: 100 })), { minLength: 1, maxLength: 40 }),
+        transformArbitrary,
+        (cells, transform) => {
+          const t0 = Date.UTC(2001, 0, 1);
+          const spans = cells.map((_, i) => ({
+            start: new Date(t0 + i * HOUR),
+            end: new Date(t0 + (i + 1) * HOUR),
+            partial: false,
+            localStart: new Date(t0 + i * HOUR).toISOString(),
+          }));
+          const real = cells.flatMap((x, i) => (x === null ? [] : [bucket(t0 + i * HOUR, t0 + (i + 1) * HOUR, x)]));
+          const range = { from: t0, to: t0 + cells.length * HOUR };
+          const options = { statistic: 'sum' as const, transform, range };
+          const direct = transformBuckets(fillBuckets(spans, real, 'NONE'), options);
+          const viaNull = transformBuckets(fillBuckets(spans, real, 'NULL'), options).filter((b) => b.count > 0);
+          expect(direct).toEqual(viaNull);
+        },
+      ),
       { numRuns: 500 },
     );
   });

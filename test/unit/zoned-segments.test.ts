@@ -36,8 +36,12 @@ describe('planBucketSegments at zone edges', () => {
   });
 
   it('Asia/Kolkata (+05:30) hours read minute slots: every UTC hour holds a boundary at :30', () => {
-    expect(plan('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-03')).toEqual([seg('minute', '2001-03-31T18:30:00Z', '2001-04-02T18:30:00Z')]);
-    expect(plan('THIRTY_MINUTES', 'Asia/Kolkata', '2001-04-01', '2001-04-02')).toEqual([seg('minute', '2001-03-31T18:30:00Z', '2001-04-01T18:30:00Z')]);
+    expect(plan('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-03')).toEqual([
+      seg('minute', '2001-03-31T18:30:00Z', '2001-04-02T18:30:00Z'),
+    ]);
+    expect(plan('THIRTY_MINUTES', 'Asia/Kolkata', '2001-04-01', '2001-04-02')).toEqual([
+      seg('minute', '2001-03-31T18:30:00Z', '2001-04-01T18:30:00Z'),
+    ]);
     // Six-hour periods start at 18:30, 00:30, 06:30 and 12:30 UTC: hours between, minutes of the hours holding a start.
     expect(plan('SIX_HOURS', 'Asia/Kolkata', '2001-04-01T00:00', '2001-04-01T12:00')).toEqual([
       seg('minute', '2001-03-31T18:30:00Z', '2001-03-31T19:00:00Z'),
@@ -105,7 +109,9 @@ describe('planBucketSegments at zone edges', () => {
   it('boundaries on slot edges change nothing; one inside a slot sends that slot to the finer level', () => {
     const from = at('2001-01-01T00:00:00Z');
     const to = at('2001-01-04T00:00:00Z');
-    expect(planSegments(from, to, 'day', [at('2001-01-02T00:00:00Z'), at('2001-01-03T00:00:00Z')])).toEqual([seg('day', '2001-01-01T00:00:00Z', '2001-01-04T00:00:00Z')]);
+    expect(planSegments(from, to, 'day', [at('2001-01-02T00:00:00Z'), at('2001-01-03T00:00:00Z')])).toEqual([
+      seg('day', '2001-01-01T00:00:00Z', '2001-01-04T00:00:00Z'),
+    ]);
     expect(planSegments(from, to, 'day', [at('2001-01-02T05:00:00Z'), at('2001-01-02T07:20:00Z')])).toEqual([
       seg('day', '2001-01-01T00:00:00Z', '2001-01-02T00:00:00Z'),
       seg('hour', '2001-01-02T00:00:00Z', '2001-01-02T07:00:00Z'),
@@ -173,7 +179,9 @@ describe('planBucketSegments, property', () => {
           const from = fromMinute * MIN;
           const to = from + buckets * TYPICAL_MS[name] + ragged * MIN;
           const segments = planBucketSegments(from, to, g, zone);
-          const boundaries = listBuckets(from, to, g.cut, zone).slice(1).map((b) => b.start);
+          const boundaries = listBuckets(from, to, g.cut, zone)
+            .slice(1)
+            .map((b) => b.start);
           // Tiling with whole slots of each level, never coarser than the granularity allows.
           let cursor = from;
           for (const s of segments) {
@@ -200,7 +208,9 @@ describe('planBucketSegments, property', () => {
               if (RANK[level] > RANK[g.level] || level === 'minute') continue;
               const width = LEVEL_MS[level];
               for (let slot = Math.ceil(s.from / width) * width; slot + width <= s.to; slot += width) {
-                expect(cut[level].has(slot), `${zone} ${name}: ${level} slot ${new Date(slot).toISOString()} read from ${s.level}`).toBe(true);
+                expect(cut[level].has(slot), `${zone} ${name}: ${level} slot ${new Date(slot).toISOString()} read from ${s.level}`).toBe(
+                  true,
+                );
               }
             }
           }

@@ -119,10 +119,25 @@ describe('local times', () => {
   });
 
   it('refuses what is not a date, local time or RFC 3339 with INVALID_TIME', () => {
-    const bad = ['yesterday', '2001-4-1', '2001-02-29', '2001-04-31', '2001-13-01', '2001-04-01T24:00', '2001-04-01T06:60',
-      '2001-04-01T06:30:60', '2001-04-01 06:30', '2001-04-01T06', '2001-04-01Z', '2001-04-01T06:30+5:00', '2001-04-01T06:30:00+24:00', ''];
+    const bad = [
+      'yesterday',
+      '2001-4-1',
+      '2001-02-29',
+      '2001-04-31',
+      '2001-13-01',
+      '2001-04-01T24:00',
+      '2001-04-01T06:60',
+      '2001-04-01T06:30:60',
+      '2001-04-01 06:30',
+      '2001-04-01T06',
+      '2001-04-01Z',
+      '2001-04-01T06:30+5:00',
+      '2001-04-01T06:30:00+24:00',
+      '',
+    ];
     for (const text of bad) expect(inputError(() => parseLocalTime(text, NY)).code, text).toBe(ErrorCode.INVALID_TIME);
-    for (const number of [1.5, Number.NaN, Infinity, 2 ** 60]) expect(inputError(() => parseLocalTime(number, NY)).code).toBe(ErrorCode.INVALID_TIME);
+    for (const number of [1.5, Number.NaN, Infinity, 2 ** 60])
+      expect(inputError(() => parseLocalTime(number, NY)).code).toBe(ErrorCode.INVALID_TIME);
     expect(inputError(() => parseLocalTime('2001-04-01', 'Nowhere/Land')).code).toBe(ErrorCode.INVALID_TIME_ZONE);
   });
 });
@@ -203,8 +218,10 @@ describe('buckets in a time zone', () => {
     ]);
   });
 
-  it('where clocks go back across midnight, the re-entered day is a bucket of its own (St. John\'s fell back from 00:01 to 23:01)', () => {
-    expect(spans('2001-10-27T12:00', '2001-10-28T12:00', 'DAY', 'America/St_Johns').map(([local, start, end]) => [local, start, end])).toEqual([
+  it("where clocks go back across midnight, the re-entered day is a bucket of its own (St. John's fell back from 00:01 to 23:01)", () => {
+    expect(
+      spans('2001-10-27T12:00', '2001-10-28T12:00', 'DAY', 'America/St_Johns').map(([local, start, end]) => [local, start, end]),
+    ).toEqual([
       ['2001-10-27T00:00:00-02:30', '2001-10-27T02:30:00.000Z', '2001-10-28T02:30:00.000Z'],
       ['2001-10-28T00:00:00-02:30', '2001-10-28T02:30:00.000Z', '2001-10-28T02:31:00.000Z'],
       ['2001-10-27T23:01:00-03:30', '2001-10-28T02:31:00.000Z', '2001-10-28T03:30:00.000Z'],
@@ -269,26 +286,30 @@ describe('buckets in a time zone', () => {
   WINDOWS.push(['Asia/Kathmandu', ['QUARTER', 'YEAR'], '1985-11-20T08:00', '1986-02-10T00:00']);
   WINDOWS.push(['Australia/Adelaide', ['QUARTER'], '2001-02-20T08:00', '2001-05-10T00:00']);
 
-  it.each(WINDOWS)('%s: %j over [%s, %s) equal the reference; counts without listing equal the listing', (zone, names, fromText, toText) => {
-    const from = parseLocalTime(fromText, zone);
-    const to = parseLocalTime(toText, zone);
-    for (const name of names) {
-      const { cut } = granularity(name);
-      const reference = referenceBuckets(from, to, zone, name);
-      const listed = listBuckets(from, to, cut, zone);
-      expect(listed.map((b) => [iso(b.start), iso(b.end), b.partial, b.localStart]), name).toEqual(
-        reference.map((b) => [iso(b.start), iso(b.end), b.partial, b.localStart]),
-      );
-      expect(countBuckets(from, to, cut, zone), name).toBe(reference.length);
-      expect(bucketBoundaries(from, to, cut, zone)).toEqual(reference.slice(1).map((b) => b.start));
-      for (const bucket of reference) {
-        expect(nextBucketStart(bucket.start, cut, zone), `${name} next of ${iso(bucket.start)}`).toBe(bucket.end);
-        for (const t of [bucket.start, bucket.end - 60_000, Math.floor((bucket.start + bucket.end) / 2)]) {
-          expect(bucketStart(t, cut, zone), `${name} start of ${iso(t)}`).toBe(bucket.start);
+  it.each(WINDOWS)(
+    '%s: %j over [%s, %s) equal the reference; counts without listing equal the listing',
+    (zone, names, fromText, toText) => {
+      const from = parseLocalTime(fromText, zone);
+      const to = parseLocalTime(toText, zone);
+      for (const name of names) {
+        const { cut } = granularity(name);
+        const reference = referenceBuckets(from, to, zone, name);
+        const listed = listBuckets(from, to, cut, zone);
+        expect(
+          listed.map((b) => [iso(b.start), iso(b.end), b.partial, b.localStart]),
+          name,
+        ).toEqual(reference.map((b) => [iso(b.start), iso(b.end), b.partial, b.localStart]));
+        expect(countBuckets(from, to, cut, zone), name).toBe(reference.length);
+        expect(bucketBoundaries(from, to, cut, zone)).toEqual(reference.slice(1).map((b) => b.start));
+        for (const bucket of reference) {
+          expect(nextBucketStart(bucket.start, cut, zone), `${name} next of ${iso(bucket.start)}`).toBe(bucket.end);
+          for (const t of [bucket.start, bucket.end - 60_000, Math.floor((bucket.start + bucket.end) / 2)]) {
+            expect(bucketStart(t, cut, zone), `${name} start of ${iso(t)}`).toBe(bucket.start);
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   it('counts huge ranges without listing them', () => {
     const from = at('1970-01-01T00:00:00Z');
@@ -338,7 +359,8 @@ describe('pickGranularity', () => {
     const tooLong = inputError(() => pick('1970-01-01', '2001-01-01', 30));
     expect(tooLong.code).toBe(ErrorCode.TOO_MANY_BUCKETS);
     expect(tooLong.message).toContain('31');
-    for (const points of [0, -1, 1.5, Number.NaN]) expect(inputError(() => pick('2001-01-01', '2001-01-02', points)).code).toBe(ErrorCode.INVALID_ARGUMENT);
+    for (const points of [0, -1, 1.5, Number.NaN])
+      expect(inputError(() => pick('2001-01-01', '2001-01-02', points)).code).toBe(ErrorCode.INVALID_ARGUMENT);
   });
 
   it('considers every granularity, finest first', () => {
@@ -356,7 +378,14 @@ describe('bucket lists in a time zone (query/shape.ts)', () => {
   it('fill NULL lists every local day of the range with its end, whether the range cuts it, and its local start', () => {
     const byStart = new Map([[at('2001-04-01T05:00:00Z'), stats(3)]]);
     expect(
-      bucketList(byStart, { ...range, fill: 'NULL' }).map((b) => [b.localStart, iso(b.start.getTime()), iso(b.end.getTime()), b.partial, b.count, b.sum]),
+      bucketList(byStart, { ...range, fill: 'NULL' }).map((b) => [
+        b.localStart,
+        iso(b.start.getTime()),
+        iso(b.end.getTime()),
+        b.partial,
+        b.count,
+        b.sum,
+      ]),
     ).toEqual([
       ['2001-03-31T00:00:00-05:00', '2001-03-31T05:00:00.000Z', '2001-04-01T05:00:00.000Z', true, 0, null],
       ['2001-04-01T00:00:00-05:00', '2001-04-01T05:00:00.000Z', '2001-04-02T04:00:00.000Z', false, 3, 30],
