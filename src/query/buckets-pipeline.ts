@@ -291,7 +291,7 @@ function mergedCount(fields: readonly string[], pieces: readonly DayPiece[]): un
 }
 
 /** Hour pieces of at most this many hours are read by path rather than through `$objectToArray`. */
-const DIRECT_HOURS = 6;
+const DIRECT_HOURS = 12;
 
 /** Total length of some pieces, ms. */
 const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
