@@ -52,17 +52,35 @@ export async function readFlights20k(limit?: number): Promise<Flight[]> {
 }
 
 /**
+ * The first row of the first row group of `metadata` that may hold a date at or after
+ * `after`, from the row groups' `date` statistics (0 when they have none).
+ */
+function firstRowFrom(metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>, after: Date): number {
+  let row = 0;
+  for (const group of metadata.row_groups) {
+    const stats = group.columns.find((column) => column.meta_data?.path_in_schema[0] === 'date')?.meta_data?.statistics;
+    const max = stats?.max_value ?? stats?.max;
+    if (!(max instanceof Date) || max.getTime() >= after.getTime()) return row;
+    row += Number(group.num_rows);
+  }
+  return row;
+}
+
+/**
  * Reads `flights-3m.parquet` (zstd) in chunks of row groups, yielding arrays of flights.
  * Its timestamps carry no time zone and are taken as UTC.
  * @param limit read at most this many flights (all 3 million when omitted).
  * @param before read only flights before this time (the file is in time order).
+ * @param after read only flights at or after this time; row groups that end before it
+ * are skipped by their statistics, not read.
  */
-export async function* readFlights3m(options: { limit?: number; before?: Date } = {}): AsyncGenerator<Flight[]> {
+export async function* readFlights3m(options: { limit?: number; before?: Date; after?: Date } = {}): AsyncGenerator<Flight[]> {
   const file = await asyncBufferFromFile(vegaDataPath('flights-3m.parquet'));
   const metadata = await parquetMetadataAsync(file);
   const total = Math.min(Number(metadata.num_rows), options.limit ?? Infinity);
   const chunk = 100_000;
-  for (let rowStart = 0; rowStart < total; rowStart += chunk) {
+  const first = options.after === undefined ? 0 : firstRowFrom(metadata, options.after);
+  for (let rowStart = first; rowStart < total; rowStart += chunk) {
     const rows = (await parquetReadObjects({
       file,
       metadata,
@@ -72,6 +90,7 @@ export async function* readFlights3m(options: { limit?: number; before?: Date } 
     })) as { date: Date; delay: bigint | number; distance: bigint | number; origin: string; destination: string }[];
     const flights: Flight[] = [];
     for (const row of rows) {
+      if (options.after && row.date < options.after) continue;
       if (options.before && row.date >= options.before) {
         if (flights.length > 0) yield flights;
         return;

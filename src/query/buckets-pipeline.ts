@@ -319,7 +319,7 @@ function mergedCount(fields: readonly string[], pieces: readonly DayPiece[]): un
 }
 
 /** Hour pieces of at most this many hours are read by path rather than through `$objectToArray`. */
-const DIRECT_HOURS = 6;
+const DIRECT_HOURS = 12;
 
 /** Total length of some pieces, ms. */
 const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
@@ -443,17 +443,26 @@ const statistics = (fields: readonly string[], statsPath: (field: string, index:
  *
  *   `$match` -> `$match` -> `$group`
  *
- * Otherwise each document reads the plan of its day (see {@link dayPlans},
- * {@link documentSlots}): its slots are gathered into one array (`$objectToArray` over
- * the hour and minute subdocuments, `$filter` by hour and minute index), flattened and
- * grouped, all in one pass:
+ * Otherwise each document reads the plan of its day (see `query/read-plan.ts`, chosen
+ * by a few comparisons on its date, {@link documentReads}), all in one pass:
  *
- *   `$match` -> `$match` -> `$project {slot}` -> `$unwind` -> `$group`
+ *   `$match` -> `$match` -> `$project {slot}` -> `$unwind` -> `$group` (-> `$set`)
+ *
+ * - Finer granularities and UTC: the document's slots (`$objectToArray` over the hour
+ *   and minute subdocuments, `$filter` by index), each grouped by its bucket start,
+ *   computed from the slot's start in milliseconds ({@link bucketStartExpression}).
+ * - `DAY` and coarser in other zones: the slots of each day are merged per bucket
+ *   ("parts") whose start is known in advance: a constant, or a fixed distance from the
+ *   day's midnight, so no per-slot arithmetic is needed; a day cut in two by a local
+ *   midnight reads its smaller part and takes the larger from the day totals (see
+ *   {@link planReads}); starts are in ms and become dates after grouping (`$set`).
+ *   Beyond {@link MAX_KNOWN_PLANS} plans (a boundary day per week or month over many
+ *   years), every day is read as if it held a local midnight and each part's bucket is
+ *   computed per document, which keeps the pipeline small.
  *
  * `$group` merges the statistics per bucket start and group: `$sum` of count, sum and
- * sum of squares, `$min`, `$max` (seed 004's `_stats`). The bucket start is computed
- * from each slot's start by {@link bucketStartExpression}, in milliseconds, with the
- * zone's offsets as constants. Rows come out unsorted; see {@link BucketRow}.
+ * sum of squares, `$min`, `$max` (seed 004's `_stats`). No number is added to or
+ * subtracted from a date anywhere. Rows come out unsorted; see {@link BucketRow}.
  * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
  */
 export function bucketsPipeline(query: BucketQuery): Document[] {

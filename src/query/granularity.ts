@@ -18,12 +18,14 @@ export const LEVELS_COARSE_FIRST: readonly Level[] = ['day', 'hour', 'minute'];
  * Which clock a granularity follows in a time zone whose offset changes:
  * - `elapsed`: buckets of real elapsed time, aligned to the zone's wall clock
  *   (+05:45 in Asia/Kathmandu puts hour buckets at :15 UTC). When the clocks go back,
- *   the repeated hour is a bucket of its own (New York, 2001-10-28: 01:00-05:00 and
- *   01:00-04:00... `01:00-04:00` and `01:00-05:00` are two hour buckets); a change by a
- *   fraction of the width (Australia/Lord_Howe moves by 30 minutes) starts a shorter
- *   bucket at the change.
+ *   the repeated hour is a bucket of its own (New York, 2001-10-28: the hours starting
+ *   `01:00-04:00` and `01:00-05:00`); a change by a fraction of the width
+ *   (Australia/Lord_Howe moves by 30 minutes) starts a shorter bucket at the change.
  * - `local`: local wall-clock periods (days, months; six-hour periods starting at local
- *   00, 06, 12 and 18): a day with a daylight saving change has 23 or 25 hours.
+ *   00, 06, 12 and 18): a day with a daylight saving change has 23 or 25 hours. A
+ *   bucket is a stretch of time during which the wall clock stays in one period: where
+ *   clocks went back across a period boundary (America/St_Johns fell back from 00:01 to
+ *   23:01 until 2011), the re-entered period is a bucket of its own.
  */
 export type Clock = 'elapsed' | 'local';
 

@@ -1,0 +1,182 @@
+/**
+ * What a time zone costs a chart: DAY and MONTH buckets of the same fortnight of real
+ * flights in UTC and in zones whose local midnight falls inside UTC days (whole hours:
+ * New York; half and quarter hours: Kolkata, Kathmandu, Adelaide), as the pipeline of
+ * `query/buckets-pipeline.ts` runs them through the storage layer. Also the UTC group
+ * keys the pipelines use against the alternatives (`$dateTrunc`, arithmetic,
+ * `$dateFromParts`), on the same documents.
+ *
+ *   npx tsx scripts/bench/zones.ts                 # embedded database, LAS JFK SJC ORD
+ *   npx tsx scripts/bench/zones.ts --runs 7 --origins LAS,ORD
+ *   MONGODB_URI=mongodb://host:27017 npx tsx scripts/bench/zones.ts
+ *
+ * Prints Markdown tables: the fastest and the median of `--runs` runs after a warm-up,
+ * the cases of a table in a new random order each round, and each zone's ratio to UTC.
+ */
+import { randomBytes } from 'node:crypto';
+import { Command } from 'commander';
+import type { Document } from 'mongodb';
+import { loadConfig } from '../../src/config.ts';
+import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../../src/embedded/secantus.ts';
+import { recordBatch } from '../../src/engine/record.ts';
+import { readFlights3m, type Flight } from '../../src/importer/flights.ts';
+import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
+import { granularity, type GranularityName } from '../../src/query/granularity.ts';
+import { parseLocalTime } from '../../src/query/zone.ts';
+import { validateReadings } from '../../src/record/validate.ts';
+import { aggregateBuckets } from '../../src/storage/read.ts';
+import { openStore, type Store } from '../../src/storage/store.ts';
+import { format, median } from './measure.ts';
+
+const options = new Command()
+  .option('--runs <n>', 'timed runs per case', (value) => Number(value), 7)
+  .option('--origins <codes>', 'origin airports to load (comma-separated)', 'LAS,JFK,SJC,ORD')
+  .parse()
+  .opts<{ runs: number; origins: string }>();
+
+const log = (message: string) => console.error(message);
+const ZONES = ['UTC', 'America/New_York', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Adelaide'];
+const GRANULARITIES: GranularityName[] = ['DAY', 'MONTH'];
+const FROM = '2001-03-25';
+const TO = '2001-04-08';
+
+/** The flights of 2001-03-24 to 2001-04-09 (UTC) from the chosen origins, so every zone's local fortnight is covered. */
+async function loadFlights(origins: ReadonlySet<string>): Promise<Flight[]> {
+  const flights: Flight[] = [];
+  for await (const chunk of readFlights3m({ after: new Date('2001-03-24T00:00:00Z'), before: new Date('2001-04-09T12:00:00Z') })) {
+    for (const flight of chunk) if (origins.has(flight.origin)) flights.push(flight);
+  }
+  return flights;
+}
+
+async function record(store: Store, flights: readonly Flight[]): Promise<void> {
+  for (let i = 0; i < flights.length; i += 1000) {
+    const inputs = flights.slice(i, i + 1000).map((flight) => ({
+      metric: 'flights',
+      tags: [
+        { key: 'origin', value: flight.origin },
+        { key: 'destination', value: flight.destination },
+      ],
+      time: flight.time,
+      fields: [
+        { name: 'delay', value: flight.delay },
+        { name: 'distance', value: flight.distance },
+      ],
+    }));
+    await recordBatch(store, validateReadings(inputs, { maxBatchSize: 1000, receivedAt: Date.now() }), { receivedAt: Date.now() });
+  }
+}
+
+/**
+ * Fastest and median of `runs` timed runs of each case after one warm-up each; every
+ * round runs all cases in a new random order, so load from other work on a shared
+ * machine does not fall on one case (the fastest run is the steadier figure there).
+ */
+async function timeCases(
+  cases: readonly { name: string; run: () => Promise<unknown> }[],
+  runs: number,
+): Promise<Map<string, { fastest: number; median: number }>> {
+  for (const c of cases) await c.run();
+  const times = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+  for (let i = 0; i < runs; i++) {
+    const order = cases.map((c) => ({ c, sortKey: Math.random() })).sort((a, b) => a.sortKey - b.sortKey);
+    for (const { c } of order) {
+      const started = performance.now();
+      await c.run();
+      times.get(c.name)!.push(performance.now() - started);
+    }
+  }
+  return new Map([...times].map(([name, values]) => [name, { fastest: Math.min(...values), median: median(values) }]));
+}
+
+/** The DAY and MONTH pipeline of a zone over its local fortnight. */
+function chart(name: GranularityName, zone: string): Document[] {
+  return bucketsPipeline({
+    scope: { metric: 'flights' },
+    fields: ['delay'],
+    from: parseLocalTime(FROM, zone),
+    to: parseLocalTime(TO, zone),
+    granularity: granularity(name),
+    grouping: { by: 'none' },
+    timeZone: zone,
+  });
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  let embedded: EmbeddedServer | undefined;
+  let uri = config.MONGODB_URI;
+  if (!uri) {
+    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, log);
+    embedded = await startSecantus({ binary, dataDir: ':memory:', say: log });
+    uri = embedded.uri;
+  }
+  const store = await openStore(uri, `bench_zones_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
+  try {
+    const origins = new Set(options.origins.split(',').map((code) => code.trim()));
+    const flights = await loadFlights(origins);
+    log(`recording ${flights.length} flights from ${[...origins].join(', ')}`);
+    await record(store, flights);
+    const documents = await store.buckets.countDocuments({});
+    const server = embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded)` : 'the server at MONGODB_URI';
+    console.log(`${flights.length} flights of ${[...origins].join(', ')}, ${documents} route-day documents, on ${server}; ${options.runs} runs per case.\n`);
+
+    // Charts: each zone against UTC.
+    const cases = GRANULARITIES.flatMap((name) =>
+      ZONES.map((zone) => ({ name: `${name} ${zone}`, run: () => aggregateBuckets(store, chart(name, zone)) })),
+    );
+    const times = await timeCases(cases, options.runs);
+    console.log(`| granularity | zone | fastest ms | median ms | ratio to UTC (fastest) |`);
+    console.log('| --- | --- | ---: | ---: | ---: |');
+    for (const name of GRANULARITIES) {
+      const utc = times.get(`${name} UTC`)!.fastest;
+      for (const zone of ZONES) {
+        const { fastest, median: middle } = times.get(`${name} ${zone}`)!;
+        console.log(`| ${name} | ${zone} | ${format.ms(fastest)} | ${format.ms(middle)} | ${zone === 'UTC' ? '' : format.ratio(fastest / utc)} |`);
+      }
+    }
+
+    // UTC group keys: the forms the pipeline uses against the alternatives, same documents.
+    const utcFrom = Date.parse(`${FROM}T00:00:00Z`);
+    const utcTo = Date.parse(`${TO}T00:00:00Z`);
+    const match = chart('DAY', 'UTC').slice(0, 2);
+    const t = { $toLong: '$date' };
+    const keyed = (key: unknown) => [...match, { $group: { _id: { t: key }, n: { $sum: '$fields.delay.n' }, sum: { $sum: '$fields.delay.sum' }, min: { $min: '$fields.delay.min' }, max: { $max: '$fields.delay.max' }, sq: { $sum: '$fields.delay.sq' } } }];
+    const keyCases: [string, Document[]][] = [
+      ['DAY: the date itself (used)', keyed('$date')],
+      ['DAY: $dateTrunc', keyed({ $dateTrunc: { date: '$date', unit: 'day' } })],
+      ['DAY: ms arithmetic', keyed({ $toDate: { $subtract: [t, { $mod: [t, 86_400_000] }] } })],
+      ['WEEK: $dateTrunc (used)', keyed({ $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'monday' } })],
+      ['WEEK: ms arithmetic', keyed({ $toDate: { $subtract: [t, { $mod: [{ $add: [t, 259_200_000] }, 604_800_000] }] } })],
+      ['MONTH: $dateTrunc (used)', keyed({ $dateTrunc: { date: '$date', unit: 'month' } })],
+      ['MONTH: $dateFromParts', keyed({ $dateFromParts: { year: { $year: '$date' }, month: { $month: '$date' } } })],
+    ];
+    const keyTimes = await timeCases(
+      keyCases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
+      options.runs,
+    );
+    console.log(`\n| UTC group key over day totals [${FROM}, ${TO}) | fastest ms | median ms |`);
+    console.log('| --- | ---: | ---: |');
+    for (const [name] of keyCases) console.log(`| ${name} | ${format.ms(keyTimes.get(name)!.fastest)} | ${format.ms(keyTimes.get(name)!.median)} |`);
+    // Slot times in ms (hour slots of an HOUR chart): arithmetic against $dateTrunc of the date made from them.
+    const hourly = bucketsPipeline({ scope: { metric: 'flights' }, fields: ['delay'], from: utcFrom, to: utcTo, granularity: granularity('HOUR'), grouping: { by: 'none' } });
+    const withKey = (key: unknown) => [...hourly.slice(0, -1), { $group: { ...hourly.at(-1)!.$group, _id: { t: key } } }];
+    const slotCases: [string, Document[]][] = [
+      ['HOUR: ms arithmetic (used)', withKey({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 3_600_000] }] } })],
+      ['HOUR: $dateTrunc of $toDate', withKey({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'hour' } })],
+    ];
+    const slotTimes = await timeCases(
+      slotCases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
+      options.runs,
+    );
+    console.log(`\n| UTC group key over hour slots [${FROM}, ${TO}) | fastest ms | median ms |`);
+    console.log('| --- | ---: | ---: |');
+    for (const [name] of slotCases) console.log(`| ${name} | ${format.ms(slotTimes.get(name)!.fastest)} | ${format.ms(slotTimes.get(name)!.median)} |`);
+  } finally {
+    await store.db.dropDatabase();
+    await store.client.close();
+    await embedded?.stop();
+  }
+}
+
+await main();
