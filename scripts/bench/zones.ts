@@ -119,7 +119,9 @@ async function main(): Promise<void> {
     await record(store, flights);
     const documents = await store.buckets.countDocuments({});
     const server = embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded)` : 'the server at MONGODB_URI';
-    console.log(`${flights.length} flights of ${[...origins].join(', ')}, ${documents} route-day documents, on ${server}; ${options.runs} runs per case.\n`);
+    console.log(
+      `${flights.length} flights of ${[...origins].join(', ')}, ${documents} route-day documents, on ${server}; ${options.runs} runs per case.\n`,
+    );
 
     // Charts: each zone against UTC.
     const cases = GRANULARITIES.flatMap((name) =>
@@ -132,7 +134,9 @@ async function main(): Promise<void> {
       const utc = times.get(`${name} UTC`)!.fastest;
       for (const zone of ZONES) {
         const { fastest, median: middle } = times.get(`${name} ${zone}`)!;
-        console.log(`| ${name} | ${zone} | ${format.ms(fastest)} | ${format.ms(middle)} | ${zone === 'UTC' ? '' : format.ratio(fastest / utc)} |`);
+        console.log(
+          `| ${name} | ${zone} | ${format.ms(fastest)} | ${format.ms(middle)} | ${zone === 'UTC' ? '' : format.ratio(fastest / utc)} |`,
+        );
       }
     }
 
@@ -141,7 +145,19 @@ async function main(): Promise<void> {
     const utcTo = Date.parse(`${TO}T00:00:00Z`);
     const match = chart('DAY', 'UTC').slice(0, 2);
     const t = { $toLong: '$date' };
-    const keyed = (key: unknown) => [...match, { $group: { _id: { t: key }, n: { $sum: '$fields.delay.n' }, sum: { $sum: '$fields.delay.sum' }, min: { $min: '$fields.delay.min' }, max: { $max: '$fields.delay.max' }, sq: { $sum: '$fields.delay.sq' } } }];
+    const keyed = (key: unknown) => [
+      ...match,
+      {
+        $group: {
+          _id: { t: key },
+          n: { $sum: '$fields.delay.n' },
+          sum: { $sum: '$fields.delay.sum' },
+          min: { $min: '$fields.delay.min' },
+          max: { $max: '$fields.delay.max' },
+          sq: { $sum: '$fields.delay.sq' },
+        },
+      },
+    ];
     const keyCases: [string, Document[]][] = [
       ['DAY: the date itself (used)', keyed('$date')],
       ['DAY: $dateTrunc', keyed({ $dateTrunc: { date: '$date', unit: 'day' } })],
@@ -157,9 +173,17 @@ async function main(): Promise<void> {
     );
     console.log(`\n| UTC group key over day totals [${FROM}, ${TO}) | fastest ms | median ms |`);
     console.log('| --- | ---: | ---: |');
-    for (const [name] of keyCases) console.log(`| ${name} | ${format.ms(keyTimes.get(name)!.fastest)} | ${format.ms(keyTimes.get(name)!.median)} |`);
+    for (const [name] of keyCases)
+      console.log(`| ${name} | ${format.ms(keyTimes.get(name)!.fastest)} | ${format.ms(keyTimes.get(name)!.median)} |`);
     // Slot times in ms (hour slots of an HOUR chart): arithmetic against $dateTrunc of the date made from them.
-    const hourly = bucketsPipeline({ scope: { metric: 'flights' }, fields: ['delay'], from: utcFrom, to: utcTo, granularity: granularity('HOUR'), grouping: { by: 'none' } });
+    const hourly = bucketsPipeline({
+      scope: { metric: 'flights' },
+      fields: ['delay'],
+      from: utcFrom,
+      to: utcTo,
+      granularity: granularity('HOUR'),
+      grouping: { by: 'none' },
+    });
     const withKey = (key: unknown) => [...hourly.slice(0, -1), { $group: { ...hourly.at(-1)!.$group, _id: { t: key } } }];
     const slotCases: [string, Document[]][] = [
       ['HOUR: ms arithmetic (used)', withKey({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 3_600_000] }] } })],
@@ -171,7 +195,8 @@ async function main(): Promise<void> {
     );
     console.log(`\n| UTC group key over hour slots [${FROM}, ${TO}) | fastest ms | median ms |`);
     console.log('| --- | ---: | ---: |');
-    for (const [name] of slotCases) console.log(`| ${name} | ${format.ms(slotTimes.get(name)!.fastest)} | ${format.ms(slotTimes.get(name)!.median)} |`);
+    for (const [name] of slotCases)
+      console.log(`| ${name} | ${format.ms(slotTimes.get(name)!.fastest)} | ${format.ms(slotTimes.get(name)!.median)} |`);
   } finally {
     await store.db.dropDatabase();
     await store.client.close();

@@ -16,7 +16,7 @@ import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
-import { bucketsPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { bucketsPipeline, type BucketQuery, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { bucketStart, bucketStartExpression, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
 import { shapeBucketGroups, type BucketGroup } from '../../src/query/shape.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
@@ -94,7 +94,9 @@ describe('the bucket-start expression on the server', () => {
     const keys = Object.fromEntries(
       GRANULARITY_NAMES.map((name) => [name, bucketStartExpression({ $toLong: '$t' }, granularity(name).cut, zone, from, to)]),
     );
-    const rows = await coll.aggregate<{ t: Date } & Record<GranularityName, Date>>([{ $match: { w } }, { $project: { _id: 0, t: 1, ...keys } }]).toArray();
+    const rows = await coll
+      .aggregate<{ t: Date } & Record<GranularityName, Date>>([{ $match: { w } }, { $project: { _id: 0, t: 1, ...keys } }])
+      .toArray();
     expect(rows.length).toBe(Math.ceil((to - from) / (7 * 60_000)));
     for (const row of rows) {
       for (const name of GRANULARITY_NAMES) {
@@ -126,12 +128,18 @@ function expected(
 }
 
 function expectSame(actual: BucketGroup['buckets'], reference: ReturnType<typeof expected>, label: string) {
-  expect(actual.map((b) => [b.start.toISOString(), b.end.toISOString(), b.partial, b.localStart]), label).toEqual(
-    reference.map((b) => [new Date(b.start).toISOString(), new Date(b.end).toISOString(), b.partial, b.localStart]),
-  );
+  expect(
+    actual.map((b) => [b.start.toISOString(), b.end.toISOString(), b.partial, b.localStart]),
+    label,
+  ).toEqual(reference.map((b) => [new Date(b.start).toISOString(), new Date(b.end).toISOString(), b.partial, b.localStart]));
   actual.forEach((bucket, i) => {
     const ref = referenceStats(reference[i]!.values);
-    expect([bucket.count, bucket.sum, bucket.min, bucket.max], `${label} ${bucket.localStart}`).toEqual([ref.count, ref.sum, ref.min, ref.max]);
+    expect([bucket.count, bucket.sum, bucket.min, bucket.max], `${label} ${bucket.localStart}`).toEqual([
+      ref.count,
+      ref.sum,
+      ref.min,
+      ref.max,
+    ]);
     expect(closeTo(bucket.avg, ref.avg), `${label} avg`).toBe(true);
     expect(closeTo(bucket.stddev, ref.stddev), `${label} stddev`).toBe(true);
   });
@@ -157,7 +165,7 @@ async function run(
     grouping: groupBy.length > 0 ? { by: 'tags', keys: groupBy } : { by: 'none' },
     timeZone: zone,
   };
-  const rows = await aggregateBuckets(store, bucketsPipeline(query));
+  const rows = await aggregateBuckets<BucketRow>(store, bucketsPipeline(query));
   return shapeBucketGroups(rows, { from, to, cut: g.cut, fill: options.fill ?? 'NULL', groupBy, timeZone: zone });
 }
 
@@ -235,7 +243,14 @@ describe('zoned buckets of real flights across 2001-04-01 equal an independent c
       expect(groups.map((group) => group.tags)).toEqual([...ORIGINS].sort().map((origin) => [{ key: 'origin', value: origin }]));
       for (const group of groups) {
         const origin = group.tags[0]!.value;
-        const reference = expected(flights.filter((f) => f.origin === origin), 'delay', zone, name, from, to).filter((b) => b.values.length > 0);
+        const reference = expected(
+          flights.filter((f) => f.origin === origin),
+          'delay',
+          zone,
+          name,
+          from,
+          to,
+        ).filter((b) => b.values.length > 0);
         expectSame(group.buckets, reference, `${zone} ${name} ${origin}`);
       }
     }
