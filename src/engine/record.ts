@@ -1,7 +1,7 @@
 import { CodedError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint, batchMark } from '../model/batch.ts';
-import { planWrites } from '../record/plan.ts';
+import { dayOperations, planWrites } from '../record/plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
@@ -72,7 +72,8 @@ export async function recordBatch(
     }
     let applied: ApplyOutcome;
     try {
-      applied = await applyWritePlan(store, plan, registered, batchId === null ? undefined : batchMark(batchId));
+      const mark = batchId === null ? undefined : batchMark(batchId);
+      applied = await applyWritePlan(store, plan, registered, dayOperations(plan, mark), mark);
     } catch (error) {
       // Refused before any series-day document was written: leave no claim behind.
       if (error instanceof CodedError && claim?.status === 'new') await releaseBatch(store, batchId!);

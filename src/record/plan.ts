@@ -180,3 +180,25 @@ export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): Upda
   if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs };
   return update as UpdateFilter<DayDocument>;
 }
+
+/**
+ * One series-day document's write as the storage layer applies it: the filter that
+ * selects it (refusing a document that carries the batch's mark), the upsert that
+ * creates or updates it, and the same update without `$setOnInsert` for a retry.
+ */
+export interface DayOperation {
+  write: DayWrite;
+  filter: Filter<DayDocument>;
+  upsert: UpdateFilter<DayDocument>;
+  update: UpdateFilter<DayDocument>;
+}
+
+/** The operations of a planned batch, one per series-day document (see {@link dayFilter}, {@link dayUpdate}). Pure. */
+export function dayOperations(plan: WritePlan, mark?: string): DayOperation[] {
+  return plan.buckets.map((write) => ({
+    write,
+    filter: dayFilter(write, mark),
+    upsert: dayUpdate(write, true, mark),
+    update: dayUpdate(write, false, mark),
+  }));
+}

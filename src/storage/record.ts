@@ -3,7 +3,7 @@ import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { daySkeleton } from '../model/day-document.ts';
 import { Limits } from '../model/limits.ts';
-import { dayFilter, dayUpdate, type DayWrite, type MetricWrite, type SeriesWrite, type WritePlan } from '../record/plan.ts';
+import type { DayOperation, DayWrite, MetricWrite, SeriesWrite, WritePlan } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
@@ -66,6 +66,7 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
  * 4. widens the metrics' first/last reading times.
  * Every step is idempotent, so a retry after any failure completes what is missing.
  * @param registered the registry entries from {@link checkMetricLimits}.
+ * @param operations the batch's series-day operations (`dayOperations` in `record/plan.ts`), built with `mark`.
  * @param mark the batch's mark (`model/batch.ts`), when the client sent a batch id.
  * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a
  * limit (nothing of the batch is written then). Driver errors propagate unchanged,
@@ -76,6 +77,7 @@ export async function applyWritePlan(
   store: Store,
   plan: WritePlan,
   registered: ReadonlyMap<string, MetricDocument>,
+  operations: readonly DayOperation[],
   mark?: string,
 ): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { appliedDocuments: 0, appliedReadings: 0, alreadyAppliedDocuments: 0, alreadyAppliedReadings: 0 };
@@ -84,7 +86,7 @@ export async function applyWritePlan(
   await registerSeries(store, plan.series);
   const preallocated = plan.buckets.filter((write) => metrics.get(write.metric)?.layout === 'preallocated');
   if (preallocated.length > 0) await insertSkeletons(store, preallocated, metrics);
-  await writeBuckets(store, plan.buckets, mark, outcome);
+  await writeBuckets(store, operations, mark, outcome);
   await widenMetricSpans(store, plan.metrics, metrics);
   return outcome;
 }
@@ -228,20 +230,25 @@ async function bulkWriteDuplicates<T extends Document>(
  * a plain update with the same filter, which applies it in the first case and matches
  * nothing in the second.
  */
-async function writeBuckets(store: Store, writes: readonly DayWrite[], mark: string | undefined, outcome: ApplyOutcome): Promise<void> {
+async function writeBuckets(
+  store: Store,
+  operations: readonly DayOperation[],
+  mark: string | undefined,
+  outcome: ApplyOutcome,
+): Promise<void> {
   const failed = await bulkWriteDuplicates(
     store.buckets,
-    writes.map((write) => ({ updateOne: { filter: dayFilter(write, mark), update: dayUpdate(write, true, mark), upsert: true } })),
+    operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
   );
   const retried = new Set(failed);
-  writes.forEach((write, index) => {
+  operations.forEach(({ write }, index) => {
     if (retried.has(index)) return;
     outcome.appliedDocuments += 1;
     outcome.appliedReadings += write.readings;
   });
   for (const index of failed) {
-    const write = writes[index]!;
-    const result = await store.buckets.updateOne(dayFilter(write, mark), dayUpdate(write, false, mark));
+    const { write, filter, update } = operations[index]!;
+    const result = await store.buckets.updateOne(filter, update);
     if (result.matchedCount === 1) {
       outcome.appliedDocuments += 1;
       outcome.appliedReadings += write.readings;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { batchFingerprint, batchMark, BATCH_MARKS_KEPT } from '../../src/model/batch.ts';
-import { planWrites } from '../../src/record/plan.ts';
+import { dayOperations, planWrites } from '../../src/record/plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { claimBatch } from '../../src/storage/batches.ts';
 import { applyWritePlan, checkMetricLimits } from '../../src/storage/record.ts';
@@ -144,7 +144,14 @@ describe('a batch sent again with its batch id', () => {
     await claimBatch(t.store, { id: 'crashed', fingerprint: batchFingerprint(valid), readings: 500, receivedAt: Date.now() });
     const half = plan.buckets.slice(0, Math.floor(plan.buckets.length / 2));
     const halfReadings = half.reduce((sum, write) => sum + write.readings, 0);
-    await applyWritePlan(t.store, { ...plan, buckets: half }, await checkMetricLimits(t.store, plan.metrics), batchMark('crashed'));
+    const halfPlan = { ...plan, buckets: half };
+    await applyWritePlan(
+      t.store,
+      halfPlan,
+      await checkMetricLimits(t.store, plan.metrics),
+      dayOperations(halfPlan, batchMark('crashed')),
+      batchMark('crashed'),
+    );
 
     const retry = (await t.graphql(RECORD, { readings: inputs, batchId: 'crashed' })) as Answer;
     expect(retry.errors).toBeUndefined();
