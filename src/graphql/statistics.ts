@@ -3,7 +3,7 @@ import { builder } from './builder.ts';
 
 /**
  * `Statistics` interface: the statistics shared by `Bucket` and `Aggregate`, derived
- * from the stored count, sum, min, max and sum of squares (seed 004's `_stats`).
+ * from the stored count, sum, min, max and sum of squares (the `_stats` reducer of Cloudant's "Time-series Data Storage").
  */
 export const StatisticsRef = builder.interfaceRef<Summary>('Statistics').implement({
   description:

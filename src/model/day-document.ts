@@ -8,8 +8,8 @@ import type { TagMap } from './series.ts';
  *   hour and minute slot on its first reading. Storage grows with the data, which
  *   suits irregular and sparse series (a flight route with a few flights a day).
  * - `preallocated`: a zeroed skeleton with every hour and minute slot of the metric's
- *   fields is inserted first (seed 001's three-step initialization), so later updates
- *   keep the document's size and WiredTiger can apply them in place (FACTS.md).
+ *   fields is inserted first (the three-step initialization of "Time series in MongoDB"), so later updates
+ *   keep the document's size and WiredTiger can apply them in place (a size-preserving update is a WiredTiger modify, MongoDB source `wiredtiger_record_store.cpp`).
  */
 export type DocumentLayout = 'sparse' | 'preallocated';
 
@@ -26,7 +26,7 @@ export interface HourSlot {
 
 /**
  * One series-day document: one series, one UTC day, with the day's statistics and nested
- * hour and minute subdocuments (seed 001's days -> hours -> minutes, one document a
+ * hour and minute subdocuments (the days -> hours -> minutes of "Time series in MongoDB", one document a
  * day so it stays far below the 16 MiB BSON limit at minute detail). Slots are
  * objects keyed by number (`hours.7.minutes.30`) so an update can address them
  * directly, and the query side flattens them with `$objectToArray` + `$unwind`.
@@ -77,7 +77,7 @@ export const SlotPath = {
 
 /**
  * An empty slot as stored in a skeleton: doubles throughout (a later `$inc` must not
- * change the type and so the size, FACTS.md), min +Infinity and max -Infinity so
+ * change the type and so the size), min +Infinity and max -Infinity so
  * `$min`/`$max` need no special case.
  */
 function emptySlot(): Record<keyof Stats, Double> {

@@ -11,7 +11,7 @@ export type TagMap = Record<string, string>;
 
 /**
  * The identity of a series: its metric plus its tag set (InfluxDB's "series key",
- * seed 001). Tags are sorted by key, so the same set in any order is the same series.
+ * the article "Time series in MongoDB"). Tags are sorted by key, so the same set in any order is the same series.
  */
 export interface SeriesIdentity {
   metric: string;

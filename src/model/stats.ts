@@ -1,6 +1,6 @@
 /**
  * Partial aggregates of one field over a span of time, as stored at every level of a
- * series-day document: the reducer of Cloudant's `_stats` (seed 004). They merge by adding
+ * series-day document: the `_stats` reducer of Cloudant's "Time-series Data Storage". They merge by adding
  * `n`, `sum`, `sq` and combining `min`/`max`, so any coarser span is computed exactly
  * from finer ones.
  */

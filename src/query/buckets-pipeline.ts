@@ -461,7 +461,7 @@ const statistics = (fields: readonly string[], statsPath: (field: string, index:
  *   computed per document, which keeps the pipeline small.
  *
  * `$group` merges the statistics per bucket start and group: `$sum` of count, sum and
- * sum of squares, `$min`, `$max` (seed 004's `_stats`). No number is added to or
+ * sum of squares, `$min`, `$max` (Cloudant's `_stats` reducer). No number is added to or
  * subtracted from a date anywhere. Rows come out unsorted; see {@link BucketRow}.
  * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
  */
