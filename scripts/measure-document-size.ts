@@ -9,6 +9,7 @@ import { calculateObjectSize, Double } from 'bson';
 import { daySkeleton } from '../src/model/day-document.ts';
 import { Limits } from '../src/model/limits.ts';
 import { tagPair } from '../src/model/series.ts';
+import { CPU_FIELDS } from './bench/tsbs.ts';
 
 const MIB = 1024 * 1024;
 const name = (prefix: string, i: number, length: number) => `${prefix}${i}`.padEnd(length, '_');
@@ -46,18 +47,7 @@ function sparseDocument(readings: number) {
   };
 }
 
-const tsbsFields = [
-  'usage_user',
-  'usage_system',
-  'usage_idle',
-  'usage_nice',
-  'usage_iowait',
-  'usage_irq',
-  'usage_softirq',
-  'usage_steal',
-  'usage_guest',
-  'usage_guest_nice',
-];
+const tsbsFields = [...CPU_FIELDS];
 const rows: [string, number][] = [
   [
     `worst case: ${Limits.fieldsPerMetric} fields with ${Limits.nameLength}-character names, ${Limits.tagsPerSeries} tags of ${Limits.tagValueLength} characters, all 1,440 minutes`,

@@ -6,7 +6,7 @@
 import { readFlights3m } from '../../src/importer/flights.ts';
 import { sortTags } from '../../src/model/series.ts';
 import type { ReadingInput } from '../../src/record/validate.ts';
-import { generateCpu, type PlainReading } from './tsbs.ts';
+import { CPU_FIELDS, generateCpu, type PlainReading } from './tsbs.ts';
 
 /** One reading of a data set: metric, sorted tags, time in ms since epoch (UTC), fields by name. */
 export type { PlainReading };
@@ -61,18 +61,7 @@ export function denseDataSet(hosts: number, hours: number): DataSet {
     ...span(readings),
     entityTag: 'hostname',
     entities: Array.from({ length: hosts }, (_, i) => `host_${i}`),
-    fields: [
-      'usage_user',
-      'usage_system',
-      'usage_idle',
-      'usage_nice',
-      'usage_iowait',
-      'usage_irq',
-      'usage_softirq',
-      'usage_steal',
-      'usage_guest',
-      'usage_guest_nice',
-    ],
+    fields: [...CPU_FIELDS],
   };
 }
 

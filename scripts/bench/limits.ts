@@ -16,21 +16,15 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
+import { benchDatabase } from './database.ts';
 import { requestLimitsFromConfig, type RequestLimits } from '../../src/server/limits.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { median } from './measure.ts';
 
 const config = loadConfig();
-const embedded = config.MONGODB_URI
-  ? undefined
-  : await startSecantus({
-      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
-      dataDir: ':memory:',
-      say: () => {},
-    });
-const store = await openStore(config.MONGODB_URI ?? embedded!.uri, `bench_limits_${Date.now()}`);
+const embedded = await benchDatabase();
+const store = await openStore(embedded.uri, `bench_limits_${Date.now()}`);
 
 /** Serves an app with `limits` on a local port; returns its URL and a closer. */
 async function serve(limits: Partial<RequestLimits>) {
@@ -202,4 +196,4 @@ await timeLimited.close();
 await limited.close();
 await store.db.dropDatabase();
 await store.client.close();
-await embedded?.stop();
+await embedded.stop();

@@ -10,22 +10,14 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/server-costs.ts
  */
 import { BSON, Double, MongoClient, type Document } from 'mongodb';
-import { loadConfig } from '../../src/config.ts';
-import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
+import { benchDatabase } from './database.ts';
 import { dayUpdate, planWrites } from '../../src/record/plan.ts';
 import { denseDataSet } from './datasets.ts';
 import { batches, latency, median } from './measure.ts';
 import { OursModel } from './models.ts';
 
-const config = loadConfig();
-const embedded = config.MONGODB_URI
-  ? undefined
-  : await startSecantus({
-      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
-      dataDir: ':memory:',
-      say: () => {},
-    });
-const client = new MongoClient(config.MONGODB_URI ?? embedded!.uri);
+const embedded = await benchDatabase();
+const client = new MongoClient(embedded.uri);
 await client.connect();
 const collection = client.db('server_costs').collection<Document>('c');
 await collection.deleteMany({});
@@ -83,7 +75,7 @@ await client.db('server_costs').dropDatabase();
 // One batch of the record path, taken apart: TSBS cpu-only, 100 hosts, batches of 1,000
 // readings (10 per host, so 100 series-day documents of about 2 minutes each). The first
 // half of the hour is loaded first so the timed batches update existing documents.
-const ours = await OursModel.open(config.MONGODB_URI ?? embedded!.uri, 'server_costs_batch', 'sparse');
+const ours = await OursModel.open(embedded.uri, 'server_costs_batch', 'sparse');
 const all = batches(ours.convert(denseDataSet(100, 1).readings), 1000);
 const half = Math.floor(all.length / 2);
 for (const batch of all.slice(0, half)) await ours.write(batch);
@@ -114,4 +106,4 @@ console.log(
 await ours.db.dropDatabase();
 await ours.close();
 await client.close();
-await embedded?.stop();
+await embedded.stop();

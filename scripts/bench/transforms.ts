@@ -18,8 +18,7 @@
  */
 import { Command } from 'commander';
 import { MongoClient, type Document } from 'mongodb';
-import { loadConfig } from '../../src/config.ts';
-import { ensureSecantusInstalled, startSecantus } from '../../src/embedded/secantus.ts';
+import { benchDatabase } from './database.ts';
 import type { BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { fillBuckets } from '../../src/query/fill.ts';
 import { granularity } from '../../src/query/granularity.ts';
@@ -36,15 +35,8 @@ const options = new Command()
   .parse()
   .opts<{ groups: number; buckets: number; reps: number; only?: string }>();
 
-const config = loadConfig();
-const embedded = config.MONGODB_URI
-  ? undefined
-  : await startSecantus({
-      binary: await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, () => {}),
-      dataDir: ':memory:',
-      say: () => {},
-    });
-const client = new MongoClient(config.MONGODB_URI ?? embedded!.uri);
+const embedded = await benchDatabase();
+const client = new MongoClient(embedded.uri);
 await client.connect();
 const rowsCollection = client.db('bench_transforms').collection<Document>('rows');
 
@@ -225,5 +217,5 @@ try {
 } finally {
   await rowsCollection.drop().catch(() => undefined);
   await client.close();
-  await embedded?.stop();
+  await embedded.stop();
 }

@@ -73,10 +73,11 @@ export interface RankingArgs {
 }
 
 /**
- * A range bound as the client wrote it: an instant (epoch ms, UTC), or a local date or
- * date-time without offset (`2001-04-01`, `2001-04-01T06:30`) read in the query's zone.
+ * A range bound as the client wrote it: epoch milliseconds (UTC), RFC 3339 text with an
+ * offset, or a local date or date-time without offset (`2001-04-01`, `2001-04-01T06:30`)
+ * read in the query's zone (see `parseLocalTime` in `query/zone.ts`).
  */
-export type BoundInput = { instant: number } | { local: string };
+export type BoundInput = number | string;
 
 /** Arguments of `Query.buckets` as GraphQL hands them over. */
 export interface BucketsArgs {
@@ -226,13 +227,13 @@ export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery
 }
 
 /**
- * The instant of a range bound: an instant as is; a local date or date-time as that
+ * The instant of a range bound: epoch ms or RFC 3339 as is; a local date or date-time as that
  * wall-clock time in `zone` (`parseLocalTime`: a time skipped by a daylight-saving change
  * moves forward by the gap, a repeated one is the earlier instant).
  * @throws InputError INVALID_TIME (at `path`) outside [1970-01-01, 9999-01-01].
  */
 function boundInstant(bound: BoundInput, zone: string, path: string): Date {
-  const ms = 'instant' in bound ? bound.instant : parseLocalTime(bound.local, zone);
+  const ms = parseLocalTime(bound, zone);
   if (!(ms >= Limits.minTimeMs && ms <= Limits.maxTimeMs)) {
     throw new InputError(ErrorCode.INVALID_TIME, `${path}: the time lies outside 1970-01-01T00:00:00Z .. 9999-01-01T00:00:00Z`, path);
   }

@@ -1,7 +1,9 @@
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DateTimeResolver, SafeIntResolver } from 'graphql-scalars';
 import { ErrorCode, InputError } from '../errors.ts';
+import type { BoundInput } from '../engine/query.ts';
 import { Limits } from '../model/limits.ts';
+import { parseLocalTime, UTC } from '../query/zone.ts';
 
 function checkedTime(parse: () => Date): Date {
   let time: Date;
@@ -38,31 +40,24 @@ export const DateTimeScalar = new GraphQLScalarType<Date, Date>({
 export const SafeIntScalar = SafeIntResolver;
 
 /**
- * A query bound as the client wrote it, before it is read in the query's time zone:
- * an instant (epoch milliseconds, UTC) or a local wall-clock date or date-time without
- * offset (`2001-04-01`, `2001-04-01T06:30`), which the engine reads in `timeZone`.
+ * A query bound as the client wrote it: epoch milliseconds, or text that `parseLocalTime`
+ * (`query/zone.ts`) reads (a local date or date-time, or RFC 3339 with an offset); the
+ * engine reads it in the query's zone (`BoundInput` in `engine/query.ts`).
  */
-export type TimeInput = { instant: number } | { local: string };
+export type TimeInput = BoundInput;
 
-const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?$/;
-const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
-
+/**
+ * Checks that `value` has a form a bound may have, by reading it with the one parser
+ * the engine uses (in UTC: the form does not depend on the zone); the zone and the range
+ * are applied later, by the engine.
+ * @throws InputError INVALID_TIME.
+ */
 function parseTimeInput(value: unknown): TimeInput {
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value)) throw new InputError(ErrorCode.INVALID_TIME, `Epoch milliseconds must be an integer, not ${value}.`);
-    if (!(value >= Limits.minTimeMs && value <= Limits.maxTimeMs)) {
-      throw new InputError(ErrorCode.INVALID_TIME, `Epoch milliseconds ${value} lie outside 1970-01-01T00:00:00Z .. 9999-01-01T00:00:00Z.`);
-    }
-    return { instant: value };
+  if (typeof value !== 'number' && typeof value !== 'string') {
+    throw new InputError(ErrorCode.INVALID_TIME, 'A time is a number of epoch milliseconds or a string.');
   }
-  if (typeof value === 'string') {
-    if (WITH_OFFSET.test(value)) return { instant: checkedTime(() => DateTimeResolver.parseValue(value) as Date).getTime() };
-    if (LOCAL_TIME.test(value)) return { local: value };
-  }
-  throw new InputError(
-    ErrorCode.INVALID_TIME,
-    `${JSON.stringify(value)} is not a time: give epoch milliseconds (1017619200000), an RFC 3339 date-time (2001-04-01T05:00:00Z, 2001-04-01T00:00:00-05:00) or a local date or date-time read in timeZone (2001-04-01, 2001-04-01T06:30).`,
-  );
+  parseLocalTime(value, UTC);
+  return value;
 }
 
 /**
@@ -81,7 +76,6 @@ export const TimeScalar = new GraphQLScalarType<TimeInput, string>({
   parseValue: parseTimeInput,
   parseLiteral: (ast: ValueNode) => {
     if (ast.kind === Kind.INT || ast.kind === Kind.FLOAT) return parseTimeInput(Number(ast.value));
-    if (ast.kind === Kind.STRING) return parseTimeInput(ast.value);
-    throw new InputError(ErrorCode.INVALID_TIME, 'A time is a number of epoch milliseconds or a string.');
+    return parseTimeInput(ast.kind === Kind.STRING ? ast.value : undefined);
   },
 });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { ErrorCode, InputError } from '../errors.ts';
+import { ErrorCode } from '../errors.ts';
 import { isWellFormed, Limits } from '../model/limits.ts';
 import { coded, nameRule, noDuplicates, parseInput, rangeTimeRule } from '../model/rules.ts';
 import { MINUTE_MS, floorTo } from '../model/time.ts';
-import { granularity, GRANULARITY_NAMES, type Granularity, type GranularityName } from './granularity.ts';
 
 /** A tag filter: the series' tag `key` must equal one of the values in `in`. */
 export interface TagFilter {
@@ -32,12 +31,6 @@ export interface SelectionArgs {
   groupBy?: readonly string[] | null;
 }
 
-/** The bucketing arguments of a query as the API receives them. */
-export interface BucketingArgs {
-  granularity: GranularityName;
-  fill?: Fill | null;
-}
-
 /** A validated range: `[from, to)` rounded down to whole minutes, ms since epoch, UTC. */
 export interface RangeSpec {
   field: string;
@@ -50,12 +43,6 @@ export interface SelectionSpec {
   metric: string;
   where: TagFilter[];
   groupBy: string[];
-}
-
-/** A validated bucketing. */
-export interface BucketingSpec {
-  granularity: Granularity;
-  fill: Fill;
 }
 
 const rangeRule = z
@@ -113,16 +100,4 @@ export function normalizeSelection(args: SelectionArgs): SelectionSpec {
     where: (valid.where ?? []).map((filter) => ({ key: filter.key, in: filter.in })),
     groupBy: valid.groupBy ?? [],
   };
-}
-
-/**
- * Validates a bucketing: a known granularity, and `NULL` fill unless `NONE` is asked.
- * What it costs is priced by `query/cost.ts` and reserved from the request's budget.
- * @throws InputError BAD_USER_INPUT for an unknown granularity.
- */
-export function normalizeBucketing(args: BucketingArgs): BucketingSpec {
-  if (!GRANULARITY_NAMES.includes(args.granularity)) {
-    throw new InputError(ErrorCode.BAD_USER_INPUT, `Unknown granularity ${String(args.granularity)}`, 'granularity');
-  }
-  return { granularity: granularity(args.granularity), fill: args.fill ?? 'NULL' };
 }
