@@ -1,5 +1,6 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_STATISTICS, MAX_LATEST_READINGS, SLOT_LEVELS, type SlotLevel } from './model/statistics-settings.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -72,6 +73,29 @@ const ConfigSchema = z
      * (the seeds' three-step initialization). Stored per metric; see README "Design".
      */
     DEFAULT_LAYOUT: z.enum(['sparse', 'preallocated']).default('sparse'),
+    /**
+     * Levels at which new metrics keep quantile sketches of every field (for
+     * percentiles): a comma-separated subset of `day,hour,minute`, or `none`. Default
+     * `day,hour`; see README "Statistics" for what each level costs. Stored per metric
+     * when it is created; change it later with the `setMetricStatistics` mutation.
+     */
+    SKETCH_LEVELS: z
+      .string()
+      .default('day,hour')
+      .transform((text, context) => {
+        const levels = text.trim() === 'none' ? [] : text.split(',').map((level) => level.trim());
+        const unknown = levels.filter((level) => !(SLOT_LEVELS as readonly string[]).includes(level));
+        if (unknown.length > 0) {
+          context.addIssue({
+            code: 'custom',
+            message: `SKETCH_LEVELS: unknown level ${unknown.join(', ')}; use day, hour, minute or none`,
+          });
+          return z.NEVER;
+        }
+        return [...new Set(levels)] as SlotLevel[];
+      }),
+    /** Latest readings new metrics keep per series and day (0 to 50, default 50), for `Series.latest`. */
+    LATEST_READINGS: integer(0, MAX_LATEST_READINGS).default(DEFAULT_STATISTICS.latestReadings),
     /**
      * Write concern of every write (MongoDB manual, "Write Concern"): `majority` (default;
      * on a standalone server the same as 1) or a number of replica-set members. An

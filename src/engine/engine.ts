@@ -20,10 +20,14 @@ import {
   findMetric,
   findSeries,
   findSeriesByIds,
+  latestReadings,
+  latestValues,
   listMetrics,
   seriesReadingTimes,
   tagValues,
   type Edge,
+  type LatestReading,
+  type LatestValue,
 } from '../storage/read.ts';
 import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
 import { createLoader, type LoadAnswer, type LoadRequest } from './loader.ts';
@@ -252,6 +256,28 @@ export class QueryEngine {
   /** Exact time of the earliest or latest reading of each series of `ids`, in that order (null without readings). */
   readingTimes(ids: readonly string[], edge: Edge): Promise<(Date | null)[]> {
     return seriesReadingTimes(this.store, ids, edge, this.options);
+  }
+
+  /**
+   * The latest reading of the field of each `{id, field}` (a series and a field), in that
+   * order; null where unknown (see `latestValues` in `storage/read.ts`).
+   */
+  async latestValues(keys: readonly { id: string; field: string }[]): Promise<LatestValue[]> {
+    const answers = new Map<string, LatestValue>();
+    const key = (id: string, field: string) => `${id}\u0000${field}`;
+    for (const field of new Set(keys.map((entry) => entry.field))) {
+      const ids = keys.filter((entry) => entry.field === field).map((entry) => entry.id);
+      const values = await latestValues(this.store, ids, field, this.options);
+      ids.forEach((id, i) => {
+        answers.set(key(id, field), values[i]!);
+      });
+    }
+    return keys.map((entry) => answers.get(key(entry.id, entry.field)) ?? null);
+  }
+
+  /** The latest `n` readings of series `id`, newest first (see `latestReadings` in `storage/read.ts`). */
+  latestReadings(id: string, n: number): Promise<LatestReading[]> {
+    return latestReadings(this.store, id, n, this.options);
   }
 
   /** Reserves the values of `where` from the request's filter-value budget. @throws InputError TOO_MANY_FILTER_VALUES. */

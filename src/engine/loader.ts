@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { Document } from 'mongodb';
 import { aggregateRankingStages, bucketRankingStages } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
-import { bucketsPipeline, type BucketQuery, type BucketRow } from '../query/buckets-pipeline.ts';
+import { bucketsPipeline, sketchPipeline, type BucketQuery, type BucketRow, type SketchRow } from '../query/buckets-pipeline.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets } from '../storage/read.ts';
 import type { Store } from '../storage/store.ts';
@@ -38,8 +38,8 @@ export interface LoaderScope {
   options: QueryOptions;
 }
 
-/** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch. */
-function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): BucketQuery {
+/** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch; first and last readings when `firstLast`. */
+function pipelineQuery(query: RangeQuery, fields: string[], series: string[], firstLast = false): BucketQuery {
   const scope = query.metric === null ? { series } : { metric: query.metric, where: query.where };
   const grouping =
     query.metric === null
@@ -47,7 +47,17 @@ function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): B
       : query.groupBy.length > 0
         ? ({ by: 'tags', keys: query.groupBy } as const)
         : ({ by: 'none' } as const);
-  return { scope, fields, from: query.from, to: query.to, granularity: query.granularity, grouping, timeZone: query.timeZone };
+  const bucketQuery: BucketQuery = {
+    scope,
+    fields,
+    from: query.from,
+    to: query.to,
+    granularity: query.granularity,
+    grouping,
+    timeZone: query.timeZone,
+  };
+  if (firstLast) bucketQuery.firstLast = true;
+  return bucketQuery;
 }
 
 /**
@@ -56,6 +66,8 @@ function pipelineQuery(query: RangeQuery, fields: string[], series: string[]): B
  * derived from the very value the pipeline is built from, so two queries share a
  * pipeline exactly when their pipelines would be the same but for the fields and series
  * they read; what only shapes the answer (the fill) is applied per query afterwards.
+ * The optional statistics (`wants`) are not part of it: a batch reads those any of its
+ * queries wants.
  */
 export function batchKey(query: RangeQuery): string {
   const { fields: _fields, granularity, ...rest } = pipelineQuery(query, [], []);
@@ -64,19 +76,49 @@ export function batchKey(query: RangeQuery): string {
   return canonicalJson({ ...rest, ...ranked, granularity: granularity === null ? null : { name: granularity.name, cut: granularity.cut } });
 }
 
-/** The pipeline of a batch: the bucket pipeline over its fields and series, then the ranking stages of a ranked query (its one field at index 0). */
-function batchPipeline(query: RangeQuery, fields: string[], series: string[]): Document[] {
-  const pipeline = bucketsPipeline(pipelineQuery(query, fields, series));
+/**
+ * The pipeline of a batch: the bucket pipeline over its fields and series (with first
+ * and last readings when `firstLast`), then the ranking stages of a ranked query (its one
+ * field at index 0).
+ */
+function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean): Document[] {
+  const bucketQuery = pipelineQuery(query, fields, series, firstLast);
+  const pipeline = bucketsPipeline(bucketQuery);
   if (query.ranking === null) return pipeline;
-  const grouping = pipelineQuery(query, fields, series).grouping;
   const stages =
-    query.kind === 'aggregate' ? aggregateRankingStages(query.ranking, grouping, 0) : bucketRankingStages(query.ranking, grouping, 0);
+    query.kind === 'aggregate'
+      ? aggregateRankingStages(query.ranking, bucketQuery.grouping, 0)
+      : bucketRankingStages(query.ranking, bucketQuery.grouping, 0);
   return [...pipeline, ...stages];
+}
+
+/** The key of a bucket and group in pipeline rows. */
+const rowKey = (id: { t?: Date; g?: unknown } | null) => `${id?.t?.getTime() ?? ''}\u0000${JSON.stringify(id?.g ?? null)}`;
+
+/**
+ * Puts the merged sketch of each bucket, group and field (the rows of `sketchPipeline`)
+ * into the bucket row it belongs to, as `q0`, `q1`, … (bin key -> count; see `rowStats`).
+ * Sketch rows of a bucket the bucket rows do not list (a group a ranking left out) are dropped.
+ */
+function attachSketches(rows: BucketRow[], sketchRows: readonly SketchRow[]): void {
+  const byKey = new Map(rows.map((row) => [rowKey(row._id), row]));
+  for (const { _id, c } of sketchRows) {
+    const row = byKey.get(rowKey(_id));
+    if (row === undefined) continue;
+    const name = `q${_id.f}`;
+    let bins = row[name] as Map<string, number> | undefined;
+    if (bins === undefined) {
+      bins = new Map();
+      row[name] = bins;
+    }
+    bins.set(_id.k, (bins.get(_id.k) ?? 0) + c);
+  }
 }
 
 /**
  * Builds the request-scoped loader that batches {@link LoadRequest}s into pipelines
- * (one per {@link batchKey}). A batch is dispatched only when the request has no
+ * (one per {@link batchKey}, and a sketch pipeline beside it when a request of the batch
+ * wants percentiles). A batch is dispatched only when the request has no
  * registry look-up pending (see `planning.ts`), so every field has reserved its share of
  * the budget by then; when the budget has refused the request, every request of the
  * batch fails with that refusal and no pipeline runs.
@@ -98,8 +140,14 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         [...batches.values()].map(async (batch) => {
           const fields = [...new Set(batch.map((request) => request.query.field))];
           const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
-          const pipeline = batchPipeline(batch[0]!.query, fields, series);
-          const rows = await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options);
+          const query = batch[0]!.query;
+          const firstLast = batch.some((request) => request.query.wants.firstLast);
+          const sketch = batch.some((request) => request.query.wants.sketch);
+          const [rows, sketchRows] = await Promise.all([
+            aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options),
+            sketch ? aggregateBuckets<SketchRow>(scope.store, sketchPipeline(pipelineQuery(query, fields, series)), scope.options) : [],
+          ]);
+          if (sketch) attachSketches(rows, sketchRows);
           const bySeries = new Map<string, BucketRow[]>();
           if (series.length > 0) {
             for (const row of rows) {

@@ -6,7 +6,8 @@
  * them ({@link batchKey}), never built by hand.
  */
 import { ErrorCode, InputError } from '../errors.ts';
-import { Limits } from '../model/limits.ts';
+import { isValidName, Limits, NAME_PATTERN } from '../model/limits.ts';
+import { MAX_LATEST_READINGS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
 import {
   granularity as granularityNamed,
   GRANULARITY_NAMES,
@@ -20,7 +21,7 @@ import type { FillMode } from '../query/fill.ts';
 import { validateOffset, type Offset } from '../query/offset.ts';
 import { RANK_LIMIT, validateRanking, type RankStatistic, type Ranking, type SortDirection } from '../query/ranking.ts';
 import { normalizeRange, normalizeSelection, type TagFilter } from '../query/spec.ts';
-import { validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
+import { needsFirstLast, needsSketch, validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
 
 /**
  * A bucket or aggregate query over the series of a metric (`Query.buckets`,
@@ -55,6 +56,26 @@ export interface RangeQuery {
   compareWith: Offset | null;
   /** Keep the first groups by a statistic over the whole range (null: every group, sorted by tag values). */
   ranking: Ranking | null;
+  /** The optional statistics to read: those the client selected and those `statistic` needs. */
+  wants: Wants;
+}
+
+/**
+ * Which optional statistics a query reads besides count, sum, min, max and variance:
+ * the first and last readings (two more accumulators per field) and the merged sketches
+ * (a second pipeline, for percentiles). Each is read only when something needs it.
+ */
+export interface Wants {
+  firstLast: boolean;
+  sketch: boolean;
+}
+
+/** Nothing beyond the basic statistics. */
+export const NO_WANTS: Wants = { firstLast: false, sketch: false };
+
+/** What `selected` (from the client's selection set) and `statistic` (the buckets' `value`) need. */
+function wantsOf(selected: Wants, statistic: Statistic): Wants {
+  return { firstLast: selected.firstLast || needsFirstLast(statistic), sketch: selected.sketch || needsSketch(statistic) };
 }
 
 /** Chart options of a bucket list as GraphQL hands them over (all optional). */
@@ -182,16 +203,18 @@ function parseRanking(args: RankingArgs): Ranking | null {
  * TOO_MANY_NAMES, INVALID_TAG_VALUE, BAD_USER_INPUT (an unknown granularity), each with
  * the argument's path.
  */
-export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs): RangeQuery {
+export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs, selected: Wants = NO_WANTS): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
+  const chart = parseChart(args);
   return {
     kind: 'buckets',
     ...selection,
     ...range,
     granularity: parseGranularity(args, range),
-    ...parseChart(args),
+    ...chart,
     ranking: parseRanking(args),
+    wants: wantsOf(selected, chart.statistic),
   };
 }
 
@@ -199,15 +222,16 @@ export function parseBucketsQuery(args: BucketsArgs & ChartArgs & RankingArgs): 
 const NO_CHART = { fill: 'NULL', statistic: 'avg', transform: { kind: 'none' }, compareWith: null, ranking: null } as const;
 
 /** `Query.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
-export function parseAggregateQuery(args: AggregateArgs): RangeQuery {
+export function parseAggregateQuery(args: AggregateArgs, selected: Wants = NO_WANTS): RangeQuery {
   const selection = normalizeSelection(args);
   const range = parseRange(args);
-  return { kind: 'aggregate', ...selection, ...range, granularity: null, ...NO_CHART, ranking: parseRanking(args) };
+  return { kind: 'aggregate', ...selection, ...range, granularity: null, ...NO_CHART, ranking: parseRanking(args), wants: selected };
 }
 
 /** `Series.buckets` arguments as a query value (the engine adds the series). @throws InputError as {@link parseBucketsQuery}. */
-export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
+export function parseSeriesBucketsQuery(args: SeriesBucketsArgs, selected: Wants = NO_WANTS): RangeQuery {
   const range = parseRange(args);
+  const chart = parseChart(args);
   return {
     kind: 'buckets',
     metric: null,
@@ -215,15 +239,16 @@ export function parseSeriesBucketsQuery(args: SeriesBucketsArgs): RangeQuery {
     groupBy: [],
     ...range,
     granularity: parseGranularity(args, range),
-    ...parseChart(args),
+    ...chart,
     ranking: null,
+    wants: wantsOf(selected, chart.statistic),
   };
 }
 
 /** `Series.aggregate` arguments as a query value. @throws InputError as {@link parseBucketsQuery}. */
-export function parseSeriesAggregateQuery(args: SeriesAggregateArgs): RangeQuery {
+export function parseSeriesAggregateQuery(args: SeriesAggregateArgs, selected: Wants = NO_WANTS): RangeQuery {
   const range = parseRange(args);
-  return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, ...NO_CHART };
+  return { kind: 'aggregate', metric: null, where: [], groupBy: [], ...range, granularity: null, ...NO_CHART, wants: selected };
 }
 
 /**
@@ -261,6 +286,61 @@ export function canonicalJson(value: unknown): string {
 /** A metric name argument, validated under its own input path (`name` for `metric(name:)`). @throws InputError INVALID_NAME. */
 export function parseMetricName(name: string, path: string): string {
   return renamePath(() => normalizeSelection({ metric: name }).metric, 'metric', path);
+}
+
+/**
+ * A field name argument (`latestValue(field:)`).
+ * @throws InputError INVALID_NAME when it breaks the naming rule (`model/limits.ts`).
+ */
+export function parseFieldName(name: string, path: string): string {
+  if (!isValidName(name)) {
+    throw new InputError(
+      ErrorCode.INVALID_NAME,
+      `The field name must match ${NAME_PATTERN} and be at most ${Limits.nameLength} characters`,
+      path,
+    );
+  }
+  return name;
+}
+
+/**
+ * The arguments of `setMetricStatistics` as settings: levels without repeats, field
+ * names checked, latest readings 0 to {@link MAX_LATEST_READINGS}.
+ * @throws InputError INVALID_NAME (a sketch field), DUPLICATE_NAME, INVALID_ARGUMENT (latestReadings).
+ */
+export function parseStatisticsSettings(args: {
+  sketchLevels: readonly SlotLevel[];
+  sketchFields?: readonly string[] | null;
+  latestReadings: number;
+}): StatisticsSettings {
+  const fields = args.sketchFields ?? null;
+  for (const [i, field] of (fields ?? []).entries()) parseFieldName(field, `sketchFields[${i}]`);
+  if (fields !== null && new Set(fields).size !== fields.length) {
+    throw new InputError(ErrorCode.DUPLICATE_NAME, 'sketchFields lists a field twice', 'sketchFields');
+  }
+  if (!Number.isInteger(args.latestReadings) || args.latestReadings < 0 || args.latestReadings > MAX_LATEST_READINGS) {
+    throw new InputError(
+      ErrorCode.INVALID_ARGUMENT,
+      `latestReadings must be an integer from 0 to ${MAX_LATEST_READINGS}; got ${args.latestReadings}`,
+      'latestReadings',
+    );
+  }
+  return {
+    sketchLevels: SLOT_LEVELS.filter((level) => args.sketchLevels.includes(level)),
+    sketchFields: fields === null ? null : [...fields],
+    latestReadings: args.latestReadings,
+  };
+}
+
+/**
+ * How many latest readings `Series.latest` returns.
+ * @throws InputError INVALID_ARGUMENT unless an integer from 1 to {@link MAX_LATEST_READINGS}.
+ */
+export function parseLatestCount(n: number, path: string): number {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LATEST_READINGS) {
+    throw new InputError(ErrorCode.INVALID_ARGUMENT, `n must be an integer from 1 to ${MAX_LATEST_READINGS}; got ${n}`, path);
+  }
+  return n;
 }
 
 /**

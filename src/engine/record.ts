@@ -1,7 +1,7 @@
 import { CodedError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint, batchMark } from '../model/batch.ts';
-import { dayOperations, planWrites } from '../record/plan.ts';
+import { dayOperations, planMetrics, planWrites } from '../record/plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
@@ -27,8 +27,9 @@ export interface RecordOutcome {
 /**
  * Records a validated batch (see `record/validate.ts`) so that an answer means stored,
  * and, with a `batchId`, exactly once however often the same batch is sent:
- * 1. plans it (readings grouped and merged per series-day document) and checks the
- *    per-metric limits, reading only;
+ * 1. checks the per-metric limits against the registry (reading only) and plans the
+ *    batch (readings grouped and merged per series-day document) with each metric's
+ *    statistics settings;
  * 2. with a batch id, claims the id (`storage/batches.ts`): a reuse for other readings
  *    is refused, a retry of a completed batch answers at once without writing, a retry
  *    of an incomplete one goes on, its readings without a time taking the first
@@ -49,25 +50,21 @@ export async function recordBatch(
   options: { batchId?: string; receivedAt: number; logger?: Logger },
 ): Promise<RecordOutcome> {
   const batchId = options.batchId ?? null;
-  let plan = planWrites(readings);
-  const outcome: RecordOutcome = {
-    batchId,
-    recorded: plan.readings,
-    applied: 0,
-    alreadyApplied: 0,
-    series: plan.series.length,
-    buckets: plan.buckets.length,
-  };
-  if (plan.readings === 0) return outcome;
+  const outcome: RecordOutcome = { batchId, recorded: readings.length, applied: 0, alreadyApplied: 0, series: 0, buckets: 0 };
+  if (readings.length === 0) return outcome;
   let claim: BatchClaim | undefined;
   try {
-    const registered = await checkMetricLimits(store, plan.metrics);
+    const registered = await checkMetricLimits(store, planMetrics(readings));
+    const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
+    let plan = planWrites(readings, settingsOf);
+    outcome.series = plan.series.length;
+    outcome.buckets = plan.buckets.length;
     if (batchId !== null) {
       const fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
       claim = await claimBatch(store, { id: batchId, fingerprint, readings: plan.readings, receivedAt: options.receivedAt });
       if (claim.status === 'retry' && claim.state === 'applied') return { ...outcome, alreadyApplied: plan.readings };
       if (claim.receivedAt !== options.receivedAt && readings.some((reading) => reading.timeFromServer)) {
-        plan = planWrites(withServerTime(readings, claim.receivedAt));
+        plan = planWrites(withServerTime(readings, claim.receivedAt), settingsOf);
       }
     }
     let applied: ApplyOutcome;
@@ -84,7 +81,7 @@ export async function recordBatch(
   } catch (error) {
     if (error instanceof CodedError) throw error;
     options.logger?.error(
-      { err: error, batchId, readings: plan.readings, unavailable: isUnavailable(error) },
+      { err: error, batchId, readings: readings.length, unavailable: isUnavailable(error) },
       'A batch of readings was not acknowledged; the client should retry it with the same batchId',
     );
     if (isUnavailable(error)) throw unavailable('The batch was not stored completely');

@@ -3,7 +3,8 @@ import { GRANULARITIES, GRANULARITY_NAMES, WEEKDAYS, type Weekday } from '../que
 import type { ChartBucket, ChartGroup } from '../engine/engine.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 import { chartArgs, rankingArgs } from './chart.ts';
-import { StatisticsRef } from './statistics.ts';
+import { selectedWants } from './lookahead.ts';
+import { PERCENTILE_GUARANTEE, percentileOf, StatisticsRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
 /** `Granularity` enum, generated from the granularity table in `query/granularity.ts`. */
@@ -128,6 +129,25 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
       variance: column('variance', 'Population variance per bucket.'),
       stddev: column('stddev', 'Population standard deviation per bucket.'),
       sampleStddev: column('sampleStddev', 'Sample standard deviation per bucket (null below 2 readings).'),
+      first: t.field({
+        type: ['Float'],
+        nullable: { list: false, items: true },
+        description: 'Value of the earliest reading per bucket (see `Bucket.first`).',
+        resolve: (buckets) => buckets.map((bucket) => bucket.first?.v ?? null),
+      }),
+      last: t.field({
+        type: ['Float'],
+        nullable: { list: false, items: true },
+        description: 'Value of the latest reading per bucket (see `Bucket.last`).',
+        resolve: (buckets) => buckets.map((bucket) => bucket.last?.v ?? null),
+      }),
+      percentile: t.field({
+        type: ['Float'],
+        nullable: { list: false, items: true },
+        args: { p: t.arg.float({ required: true, description: 'The percentile, 0 to 100. Errors: INVALID_ARGUMENT.' }) },
+        description: `The \`p\` percentile per bucket. ${PERCENTILE_GUARANTEE}`,
+        resolve: (buckets, args) => buckets.map((bucket) => percentileOf(bucket, args.p)),
+      }),
       value: column('value', '`value` per bucket (the chosen statistic after its transform).'),
       previous: column('previous', '`previous` per bucket (with `compareWith`).'),
       change: column('change', '`change` per bucket (with `compareWith`).'),
@@ -218,6 +238,6 @@ builder.queryField('buckets', (t) =>
       'Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
     args: { ...selectionArgs(t.arg), ...rangeArgs(t.arg), ...bucketArgs(t.arg), ...rankingArgs(t.arg) },
     authScopes: (_root, args) => ({ read: true, metric: args.metric }),
-    resolve: (_root, args, ctx) => ctx.engine.buckets(parseBucketsQuery(args)),
+    resolve: (_root, args, ctx, info) => ctx.engine.buckets(parseBucketsQuery(args, selectedWants(info))),
   }),
 );

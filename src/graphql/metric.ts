@@ -1,6 +1,7 @@
 import { mayTouchMetric } from '../auth/access.ts';
-import { parseMetricName, parseSeriesListQuery, parseTagValuesQuery } from '../engine/query.ts';
-import { setMetricLayout } from '../storage/registry.ts';
+import { parseMetricName, parseSeriesListQuery, parseStatisticsSettings, parseTagValuesQuery } from '../engine/query.ts';
+import { MAX_LATEST_READINGS, type StatisticsSettings } from '../model/statistics-settings.ts';
+import { setMetricLayout, setMetricStatistics } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { SeriesRef, seriesListArgs } from './series.ts';
@@ -18,6 +19,38 @@ export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
   } as const,
 });
 
+/** `SlotLevel` enum: a level of the stored slots. */
+export const SlotLevelRef = builder.enumType('SlotLevel', {
+  description: 'A level of the stored statistics of a series and day.',
+  values: {
+    DAY: { value: 'day', description: 'The day totals.' },
+    HOUR: { value: 'hour', description: 'The 24 hour slots.' },
+    MINUTE: { value: 'minute', description: 'The 1,440 minute slots.' },
+  } as const,
+});
+
+/** `MetricStatistics` type: a metric's optional statistics (see `model/statistics-settings.ts`). */
+const MetricStatisticsRef = builder.objectRef<StatisticsSettings>('MetricStatistics').implement({
+  description: 'Which optional statistics a metric keeps; see README "Statistics" for what each costs.',
+  fields: (t) => ({
+    sketchLevels: t.field({
+      type: [SlotLevelRef],
+      resolve: (settings) => settings.sketchLevels,
+      description:
+        'Levels whose slots keep a quantile sketch (for percentiles): a query reads percentiles only where every slot it reads has one.',
+    }),
+    sketchFields: t.stringList({
+      nullable: true,
+      resolve: (settings) => settings.sketchFields,
+      description: 'Fields with sketches; null: every field.',
+    }),
+    latestReadings: t.int({
+      resolve: (settings) => settings.latestReadings,
+      description: 'Latest readings kept per series and day (`Series.latest`).',
+    }),
+  }),
+});
+
 /** `Metric` type, backed by the metric registry. */
 export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
   description: "A metric (InfluxDB's measurement): a name under which series record numeric fields.",
@@ -26,6 +59,11 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
     tagKeys: t.stringList({ resolve: (metric) => [...metric.tagKeys].sort(), description: 'Tag keys ever used, sorted.' }),
     layout: t.field({ type: DocumentLayoutRef, resolve: (metric) => metric.layout, description: 'Series-day document layout.' }),
+    statistics: t.field({
+      type: MetricStatisticsRef,
+      resolve: (metric, _args, ctx) => metric.statistics ?? ctx.store.defaultStatistics,
+      description: 'The optional statistics the metric keeps: quantile sketches and latest readings.',
+    }),
     seriesCount: t.field({
       type: 'SafeInt',
       description: 'Number of series.',
@@ -98,6 +136,22 @@ builder.queryFields((t) => ({
     },
   }),
 }));
+
+builder.mutationField('setMetricStatistics', (t) =>
+  t.field({
+    type: MetricRef,
+    description:
+      'Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN.',
+    authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
+    args: {
+      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
+      sketchLevels: t.arg({ type: [SlotLevelRef], required: true, description: 'Levels that keep sketches; empty: none.' }),
+      sketchFields: t.arg.stringList({ description: 'Fields that get sketches; omitted or null: every field.' }),
+      latestReadings: t.arg.int({ required: true, description: `Latest readings kept per series and day, 0 to ${MAX_LATEST_READINGS}.` }),
+    },
+    resolve: (_root, args, ctx) => setMetricStatistics(ctx.store, parseMetricName(args.metric, 'metric'), parseStatisticsSettings(args)),
+  }),
+);
 
 builder.mutationField('setMetricLayout', (t) =>
   t.field({

@@ -1,11 +1,21 @@
 import { metricOfSeriesKey } from '../auth/access.ts';
-import { parseSeriesAggregateQuery, parseSeriesBucketsQuery, parseSeriesListQuery } from '../engine/query.ts';
+import {
+  parseFieldName,
+  parseLatestCount,
+  parseSeriesAggregateQuery,
+  parseSeriesBucketsQuery,
+  parseSeriesListQuery,
+} from '../engine/query.ts';
+import { MAX_LATEST_READINGS } from '../model/statistics-settings.ts';
+import type { LatestReading } from '../storage/read.ts';
 import { seriesId, tagList } from '../model/series.ts';
 import type { Edge } from '../storage/read.ts';
 import type { SeriesDocument } from '../storage/store.ts';
 import { AggregateRef } from './aggregate.ts';
 import { BucketRef, bucketArgs, rangeArgs } from './bucket.ts';
 import { builder, type ArgBuilder } from './builder.ts';
+import { selectedWants } from './lookahead.ts';
+import { TimedValueRef } from './statistics.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
 const readingTime = (edge: Edge, description: string) =>
@@ -36,17 +46,66 @@ export const SeriesRef = builder.objectRef<SeriesDocument>('Series').implement({
       description:
         'Time buckets of one field of this series over `[from, to)`. Asked for on many series (or several fields) in one request, they are computed by one pipeline. Errors as `Query.buckets`; TOO_MANY_BUCKETS counts the buckets of every series, field and alias of the request.',
       args: { ...rangeArgs(t.arg), ...bucketArgs(t.arg) },
-      resolve: (series, args, ctx) => ctx.engine.seriesBuckets(series, parseSeriesBucketsQuery(args)),
+      resolve: (series, args, ctx, info) => ctx.engine.seriesBuckets(series, parseSeriesBucketsQuery(args, selectedWants(info))),
     }),
     aggregate: t.field({
       type: AggregateRef,
       description:
         'Statistics of one field of this series over `[from, to)` (count 0 and nulls without readings); batched like `buckets`. Errors as `Query.aggregate`.',
       args: rangeArgs(t.arg),
-      resolve: (series, args, ctx) => ctx.engine.seriesAggregate(series, parseSeriesAggregateQuery(args)),
+      resolve: (series, args, ctx, info) => ctx.engine.seriesAggregate(series, parseSeriesAggregateQuery(args, selectedWants(info))),
     }),
   }),
 });
+
+/** `FieldValue` type: one field's value in a reading. */
+const FieldValueRef = builder.objectRef<{ name: string; value: number }>('FieldValue').implement({
+  description: "One field's value in a reading.",
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Field name.' }),
+    value: t.exposeFloat('value', { description: 'The value.' }),
+  }),
+});
+
+/** `LatestReading` type: one raw reading of a series. */
+const LatestReadingRef = builder.objectRef<LatestReading>('LatestReading').implement({
+  description: 'One reading of a series as it was recorded: its time and the values of its fields.',
+  fields: (t) => ({
+    time: t.field({ type: 'DateTime', resolve: (reading) => new Date(reading.t), description: 'When the reading was taken (UTC).' }),
+    values: t.field({
+      type: [FieldValueRef],
+      resolve: (reading) => Object.entries(reading.f).map(([name, value]) => ({ name, value })),
+      description: 'Every field of the reading, in the order it was sent.',
+    }),
+    value: t.float({
+      nullable: true,
+      args: { field: t.arg.string({ required: true, description: 'Field name.' }) },
+      resolve: (reading, args) => reading.f[args.field] ?? null,
+      description: 'The value of one field; null when the reading does not carry it.',
+    }),
+  }),
+});
+
+builder.objectFields(SeriesRef, (t) => ({
+  latestValue: t.loadable({
+    type: TimedValueRef,
+    nullable: true,
+    description:
+      "The latest reading of `field`: a dashboard's current value, read from the series' newest series-day document holding the field (one indexed look-up; asked for on many series, they are looked up together). Null without readings, or when that document was written before latest values were kept. Errors: INVALID_NAME.",
+    args: { field: t.arg.string({ required: true, description: 'Field name, e.g. `delay`.' }) },
+    load: (keys: { id: string; field: string }[], ctx) => ctx.engine.latestValues(keys),
+    loaderOptions: { cacheKeyFn: (key: { id: string; field: string }) => `${key.id}\u0000${key.field}` },
+    resolve: (series, args) => ({ id: series._id, field: parseFieldName(args.field, 'field') }),
+  }),
+  latest: t.field({
+    type: [LatestReadingRef],
+    description: `The latest \`n\` readings of the series, newest first, as recorded (every field of each reading): kept in each series-day document by the same update that records them (the newest ${MAX_LATEST_READINGS} of each day at most, fewer if the metric is set to keep fewer, see \`setMetricStatistics\`). Fewer than \`n\` when the series has fewer, or when an older day's readings were written before latest readings were kept. Errors: INVALID_ARGUMENT.`,
+    args: {
+      n: t.arg.int({ defaultValue: 10, description: `How many readings, 1 to ${MAX_LATEST_READINGS} (default 10).` }),
+    },
+    resolve: (series, args, ctx) => ctx.engine.latestReadings(series._id, parseLatestCount(args.n ?? 10, 'n')),
+  }),
+}));
 
 readingTime('first', 'Exact time of the earliest reading (UTC); null without readings.');
 readingTime('last', 'Exact time of the latest reading (UTC); null without readings.');

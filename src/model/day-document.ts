@@ -13,8 +13,35 @@ import type { TagMap } from './series.ts';
  */
 export type DocumentLayout = 'sparse' | 'preallocated';
 
+/**
+ * The statistics of one field in one slot as stored: {@link Stats} plus, from layout
+ * version 2 on, the first and the last reading of the slot as `{t, v}` pairs (`t` a
+ * date, see `TimedValue` for their order), kept by `$min` and `$max` of the pair.
+ */
+export interface StoredStats extends Stats {
+  first?: { t: Date; v: number };
+  last?: { t: Date; v: number };
+}
+
 /** The statistics of every field at one level, keyed by field name. */
-export type FieldStats = Record<string, Stats>;
+export type FieldStats = Record<string, StoredStats>;
+
+/**
+ * The layout version written by this code into every series-day document it creates
+ * (`v`). Version 1 (documents without `v`) kept count, sum, min, max and sum of squares
+ * only; version 2 adds the first and last reading of every slot, the quantile sketches
+ * (`q`) and the latest readings (`recent`). A document created before version 2 may have
+ * been updated since, so its first and last values describe only part of its readings:
+ * queries answer them only when every document read is of version 2.
+ */
+export const LAYOUT_VERSION = 2;
+
+/** One raw reading kept in a document's `recent` list: its time and its field values. */
+export interface RecentReading {
+  t: Date;
+  /** Field values by field name. */
+  f: Record<string, number>;
+}
 
 /** One hour of a series-day document. */
 export interface HourSlot {
@@ -62,10 +89,37 @@ export interface DayDocument {
    * to a document at most once. Absent until such a batch writes.
    */
   batches?: string[];
+  /** Layout version (see {@link LAYOUT_VERSION}); absent in documents of version 1. */
+  v?: number;
+  /**
+   * Readings recorded into the document (a reading counts once whatever its fields; from
+   * version 2 on). `recent` holds every reading of the document while it is no longer
+   * than this.
+   */
+  readings?: number;
   /** Whole-day statistics per field. */
   fields: FieldStats;
   /** Hour slots keyed by the hour of the day as a string `"0"`..`"23"`. */
   hours: Record<string, HourSlot>;
+  /**
+   * Quantile sketches (see `model/sketch.ts`), in the same tree as the statistics
+   * (`q.fields.delay`, `q.hours.7.fields.delay`, `q.hours.7.minutes.30.delay`), each a
+   * map from bin key to count, at the levels the metric keeps them (see
+   * `model/statistics-settings.ts`). Kept apart from the statistics so queries that do
+   * not ask for percentiles never walk them.
+   */
+  q?: {
+    fields?: Record<string, Record<string, number>>;
+    hours?: Record<
+      string,
+      { fields?: Record<string, Record<string, number>>; minutes?: Record<string, Record<string, Record<string, number>>> }
+    >;
+  };
+  /**
+   * The latest readings of the day, oldest first, at most the metric's `latestReadings`
+   * (`$push` with `$sort` by time and `$slice` in the same update that adds them).
+   */
+  recent?: RecentReading[];
 }
 
 /** Dotted update paths of the three levels of a series-day document. */
@@ -75,25 +129,48 @@ export const SlotPath = {
   minute: (hour: number, minute: number, field: string) => `hours.${hour}.minutes.${minute}.${field}`,
 } as const;
 
+/** Path of the quantile sketch of a slot: the slot's statistics path under `q` (see {@link DayDocument.q}). */
+export const sketchPath = (slotPath: string) => `q.${slotPath}`;
+
+/**
+ * Placeholders of the first and last reading in an empty pre-allocated slot: a time
+ * after every reading (9999-01-01) and one before every reading (1969-12-31T23:59:59.999Z),
+ * so the first real reading wins `$min` and `$max` and the pair keeps its size.
+ */
+export const FIRST_PLACEHOLDER_MS = Date.UTC(9999, 0, 1);
+export const LAST_PLACEHOLDER_MS = Date.UTC(1970, 0, 1) - 1;
+
+type EmptySlot = Record<keyof Stats, Double> & { first: { t: Date; v: Double }; last: { t: Date; v: Double } };
+
 /**
  * An empty slot as stored in a skeleton: doubles throughout (a later `$inc` must not
  * change the type and so the size), min +Infinity and max -Infinity so
- * `$min`/`$max` need no special case.
+ * `$min`/`$max` need no special case, and the first/last placeholders.
  */
-function emptySlot(): Record<keyof Stats, Double> {
+function emptySlot(): EmptySlot {
   const zero = new Double(0);
-  return { n: zero, sum: zero, min: new Double(Infinity), max: new Double(-Infinity), sq: zero };
+  return {
+    n: zero,
+    sum: zero,
+    min: new Double(Infinity),
+    max: new Double(-Infinity),
+    sq: zero,
+    first: { t: new Date(FIRST_PLACEHOLDER_MS), v: zero },
+    last: { t: new Date(LAST_PLACEHOLDER_MS), v: zero },
+  };
 }
 
-function emptyFieldStats(fields: readonly string[]): Record<string, Record<keyof Stats, Double>> {
-  const stats: Record<string, Record<keyof Stats, Double>> = {};
+function emptyFieldStats(fields: readonly string[]): Record<string, EmptySlot> {
+  const stats: Record<string, EmptySlot> = {};
   for (const field of fields) stats[field] = emptySlot();
   return stats;
 }
 
 /**
- * The zeroed skeleton of a `preallocated` series-day document: all 24 hours and 1,440
- * minutes, each with an empty slot for every field in `fields`.
+ * The zeroed skeleton of a `preallocated` series-day document of the current layout
+ * version: all 24 hours and 1,440 minutes, each with an empty slot for every field in
+ * `fields`. Sketches and the latest readings are not pre-allocated (their size depends
+ * on the values).
  */
 export function daySkeleton(
   identity: { series: string; metric: string; tags: TagMap; tagPairs: string[]; date: Date },
@@ -105,5 +182,5 @@ export function daySkeleton(
     for (let minute = 0; minute < 60; minute++) minutes[minute] = emptyFieldStats(fields);
     hours[hour] = { fields: emptyFieldStats(fields), minutes };
   }
-  return { ...identity, fields: emptyFieldStats(fields), hours };
+  return { ...identity, v: LAYOUT_VERSION, readings: 0, fields: emptyFieldStats(fields), hours };
 }

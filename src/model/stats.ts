@@ -1,3 +1,5 @@
+import { SKETCH_ACCURACY, sketchCount, sketchQuantile, type SketchBins } from './sketch.ts';
+
 /**
  * Partial aggregates of one field over a span of time, as stored at every level of a
  * series-day document: the `_stats` reducer of Cloudant's "Time-series Data Storage". They merge by adding
@@ -15,6 +17,23 @@ export interface Stats {
   max: number;
   /** Sum of the squares of the values (for variance and standard deviation). */
   sq: number;
+}
+
+/**
+ * A reading's value with its time, as kept for the first and last reading of a slot:
+ * `t` in ms since the epoch (UTC), `v` the value. Pairs are ordered by time, then by
+ * value (as MongoDB compares the embedded documents `{t, v}` field by field, "Comparison/Sort
+ * Order" in the MongoDB manual): of several readings in the same millisecond the first is
+ * the one with the smallest value and the last the one with the largest.
+ */
+export interface TimedValue {
+  t: number;
+  v: number;
+}
+
+/** True when pair `a` comes before pair `b` in the order of {@link TimedValue}. */
+export function isEarlier(a: TimedValue, b: TimedValue): boolean {
+  return a.t < b.t || (a.t === b.t && a.v < b.v);
 }
 
 /** A new empty {@link Stats}: `n = 0`, `min = +Infinity`, `max = -Infinity`. */
@@ -41,6 +60,19 @@ export function mergeStats(into: Stats, other: Stats): void {
 }
 
 /**
+ * The statistics a query reads for a bucket or a range: {@link Stats} and, when asked for
+ * and known for every reading, the first and last reading and the merged sketch.
+ */
+export interface RowStats extends Stats {
+  /** The earliest reading; null when not asked for or not known for every reading. */
+  first?: TimedValue | null;
+  /** The latest reading; null likewise. */
+  last?: TimedValue | null;
+  /** The merged quantile sketch (`model/sketch.ts`); null when not asked for or when it does not hold every reading. */
+  sketch?: SketchBins | null;
+}
+
+/**
  * The statistics a client sees for a bucket or a range. Every value but `count` is
  * null when `count` is 0, so an empty bucket is never mistaken for a real zero.
  */
@@ -57,6 +89,12 @@ export interface Summary {
   stddev: number | null;
   /** Sample standard deviation (divides by `n - 1`, like `$stdDevSamp`); null when `count < 2`. */
   sampleStddev: number | null;
+  /** The earliest reading (the smallest value of several in the same millisecond); null when unknown (see {@link RowStats}). */
+  first: TimedValue | null;
+  /** The latest reading (the largest value of several in the same millisecond); null when unknown. */
+  last: TimedValue | null;
+  /** The merged quantile sketch of every reading, for percentiles (see `model/sketch.ts`); null when unknown. */
+  sketch: SketchBins | null;
 }
 
 /**
@@ -67,15 +105,29 @@ export interface Summary {
 const finiteOrNull = (value: number): number | null => (Number.isFinite(value) ? value : null);
 
 /**
- * Derives the client-facing {@link Summary} from stored {@link Stats}.
+ * Derives the client-facing {@link Summary} from stored {@link Stats}. A sketch is kept
+ * only when its count equals the readings' (a slot written without a sketch, or before
+ * sketches existed, would otherwise make percentiles of part of the readings).
  * The variance is computed as `(n*sq - sum^2) / n^2`: for integer data whose sums stay
  * below 2^53 every intermediate is exact, so the result is the correctly rounded
  * variance; rounding noise on other data is clamped at 0. A statistic whose arithmetic
  * overflows (`n * sq` beyond about 1.8e308) is null rather than infinite.
  */
-export function summarize(stats: Stats | null | undefined): Summary {
+export function summarize(stats: RowStats | null | undefined): Summary {
   if (!stats || stats.n <= 0) {
-    return { count: 0, sum: null, min: null, max: null, avg: null, variance: null, stddev: null, sampleStddev: null };
+    return {
+      count: 0,
+      sum: null,
+      min: null,
+      max: null,
+      avg: null,
+      variance: null,
+      stddev: null,
+      sampleStddev: null,
+      first: null,
+      last: null,
+      sketch: null,
+    };
   }
   const { n, sum, sq } = stats;
   const spread = Math.max(0, n * sq - sum * sum);
@@ -90,5 +142,23 @@ export function summarize(stats: Stats | null | undefined): Summary {
     variance: finiteOrNull(variance),
     stddev: finiteOrNull(Math.sqrt(variance)),
     sampleStddev: sample === null ? null : finiteOrNull(sample),
+    first: stats.first ?? null,
+    last: stats.last ?? null,
+    sketch: stats.sketch !== undefined && stats.sketch !== null && sketchCount(stats.sketch) === n ? stats.sketch : null,
   };
+}
+
+/**
+ * The `percent` percentile (0 to 100) of the readings a summary describes, from its
+ * merged sketch: within {@link SKETCH_ACCURACY} (1%) of the exact value of the reading of
+ * 0-based rank `floor(percent / 100 * (count - 1))` in value order (see `sketchQuantile`),
+ * clamped to the exact min and max. Null when the summary has no sketch (no readings, or
+ * a sketch that does not hold every reading).
+ * @throws RangeError when `percent` is outside [0, 100].
+ */
+export function percentile(summary: Pick<Summary, 'sketch' | 'min' | 'max'>, percent: number): number | null {
+  if (!(percent >= 0 && percent <= 100)) throw new RangeError(`A percentile must be from 0 to 100; got ${percent}`);
+  if (summary.sketch === null) return null;
+  const bounds = summary.min !== null && summary.max !== null ? { min: summary.min, max: summary.max } : undefined;
+  return sketchQuantile(summary.sketch, percent / 100, bounds);
 }

@@ -1,6 +1,7 @@
 import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
-import type { Stats } from '../model/stats.ts';
+import { LAYOUT_VERSION } from '../model/day-document.ts';
+import type { RowStats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import {
@@ -44,6 +45,12 @@ export interface BucketQuery {
    * aligned to the zone's offset (see `query/granularity.ts`). Not used by aggregates.
    */
   timeZone?: string;
+  /**
+   * Also merge the first and last reading of each bucket (`first0`, `last0`, … in the
+   * rows) and the lowest layout version of the documents read (`ver`). Off unless asked
+   * for: two more accumulators per field.
+   */
+  firstLast?: boolean;
 }
 
 /**
@@ -57,14 +64,30 @@ export interface BucketRow {
   [statistic: string]: unknown;
 }
 
-/** The statistics of the field at `index` (its position in `BucketQuery.fields`) in a row; n is 0 when it had none. */
-export function rowStats(row: BucketRow, index: number): Stats {
+/** A stored `{t, v}` pair of a row as a {@link TimedValue}; null when absent. */
+function rowPair(value: unknown): TimedValue | null {
+  if (value === null || typeof value !== 'object') return null;
+  const { t, v } = value as { t?: unknown; v?: unknown };
+  return t instanceof Date && typeof v === 'number' ? { t: t.getTime(), v } : null;
+}
+
+/**
+ * The statistics of the field at `index` (its position in `BucketQuery.fields`) in a
+ * row; n is 0 when it had none. First and last are there when the pipeline merged them
+ * (`firstLast`) and every document read was of layout version 2 or later (`ver`), else
+ * null; the sketch when the engine attached the sketch pipeline's bins as `q<index>`.
+ */
+export function rowStats(row: BucketRow, index: number): RowStats {
+  const complete = typeof row.ver === 'number' && row.ver >= LAYOUT_VERSION;
   return {
     n: (row[`n${index}`] as number | undefined) ?? 0,
     sum: (row[`sum${index}`] as number | undefined) ?? 0,
     min: (row[`min${index}`] as number | null | undefined) ?? Infinity,
     max: (row[`max${index}`] as number | null | undefined) ?? -Infinity,
     sq: (row[`sq${index}`] as number | undefined) ?? 0,
+    first: complete ? rowPair(row[`first${index}`]) : null,
+    last: complete ? rowPair(row[`last${index}`]) : null,
+    sketch: row[`q${index}`] instanceof Map ? (row[`q${index}`] as Map<string, number>) : null,
   };
 }
 
@@ -181,16 +204,56 @@ const minuteRangesOf = (pieces: readonly DayPiece[]) =>
   joinRanges(pieces.filter((p) => p.level === 'minute').map((p) => [p.from / MINUTE_MS, p.to / MINUTE_MS]));
 
 /**
- * Expression for the slots one document reads under `pieces`, as an array of
- * `{time, x}`: `time` the slot's start in ms since epoch (a long), `x` `{v0, v1, …}` the
- * statistics of each field. Day pieces read the day totals, hour pieces the hour slots
- * of their hours, minute pieces the minute slots of their minutes (looking only into
- * the hours that overlap them). Slots where none of the fields has readings are left out.
+ * What {@link slotsOf} reads from each slot: the tree it reads (the statistics at the
+ * document's root, or the sketches under `q`), which slots it keeps (given the path of a
+ * field's entry in the slot), and what it makes of a slot.
  */
-export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]): unknown {
+interface SlotReader {
+  /** `''` for the statistics, `'q.'` for the sketches (see `DayDocument.q`). */
+  root: string;
+  /** Condition for keeping a slot; null keeps every slot present. */
+  keep: (entry: (field: string) => string) => Document | null;
+  /** What a slot contributes besides its time. */
+  read: (entry: (field: string) => string) => Document;
+}
+
+/** Reads the statistics: `x`, `{v0, v1, …}` the statistics of each field, of slots where any field has readings. */
+const STATS_READER = (fields: readonly string[]): SlotReader => ({
+  root: '',
+  keep: (entry) => anyReadings(fields, entry),
+  read: (entry) => ({ x: fieldStats(fields, entry) }),
+});
+
+/**
+ * Reads the sketches: `b`, the bins of every field's sketch as `{f, k, c}` (field
+ * position, bin key, count), from every slot that has a sketch.
+ */
+const SKETCH_READER = (fields: readonly string[]): SlotReader => ({
+  root: 'q.',
+  keep: () => null,
+  read: (entry) => ({
+    b: {
+      $concatArrays: fields.map((field, i) => ({
+        $map: { input: { $objectToArray: { $ifNull: [entry(field), {}] } }, as: 'b', in: { f: i, k: '$$b.k', c: '$$b.v' } },
+      })),
+    },
+  }),
+});
+
+/**
+ * Expression for the slots one document reads under `pieces`, as an array of
+ * `{time, …}`: `time` the slot's start in ms since epoch (a long), the rest what
+ * `reader` reads (by default `x`, `{v0, v1, …}` the statistics of each field). Day
+ * pieces read the day totals, hour pieces the hour slots of their hours, minute pieces
+ * the minute slots of their minutes (looking only into the hours that overlap them).
+ * The statistics reader leaves out slots where none of the fields has readings.
+ */
+export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[], reader: SlotReader = STATS_READER(fields)): unknown {
   const parts: unknown[] = [];
+  const root = reader.root;
+  const hoursObject = root === '' ? '$hours' : { $ifNull: [`$${root}hours`, {}] };
   if (pieces.some((piece) => piece.level === 'day')) {
-    parts.push([{ time: DAY_START, x: fieldStats(fields, (f) => `$fields.${f}`) }]);
+    parts.push([{ time: DAY_START, ...reader.read((f) => `$${root}fields.${f}`) }]);
   }
   const hours = hourRangesOf(pieces);
   if (hours.length > 0) {
@@ -199,13 +262,13 @@ export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]):
       $map: {
         input: {
           $filter: {
-            input: { $objectToArray: '$hours' },
+            input: { $objectToArray: hoursObject },
             as: 'h',
-            cond: allOf([inRanges(hourIndex('$$h.k'), hours, 24), anyReadings(fields, stats)]),
+            cond: allOf([inRanges(hourIndex('$$h.k'), hours, 24), reader.keep(stats)]) ?? true,
           },
         },
         as: 'h',
-        in: { time: hourTime('$$h.k'), x: fieldStats(fields, stats) },
+        in: { time: hourTime('$$h.k'), ...reader.read(stats) },
       },
     });
   }
@@ -215,9 +278,9 @@ export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]):
     const hoursOfMinutes = joinRanges(minutes.map(([from, to]) => [Math.floor(from / 60), Math.ceil(to / 60)]));
     const hoursWithMinutes = {
       $filter: {
-        input: { $objectToArray: '$hours' },
+        input: { $objectToArray: hoursObject },
         as: 'h',
-        cond: allOf([inRanges(hourIndex('$$h.k'), hoursOfMinutes, 24), anyReadings(fields, (f) => `$$h.v.fields.${f}`)]),
+        cond: allOf([inRanges(hourIndex('$$h.k'), hoursOfMinutes, 24), reader.keep((f) => `$$h.v.fields.${f}`)]) ?? true,
       },
     };
     const minuteOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 60] }, { $toInt: '$$m.k' }] };
@@ -225,13 +288,13 @@ export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]):
       $map: {
         input: {
           $filter: {
-            input: { $objectToArray: '$$this.v.minutes' },
+            input: { $objectToArray: root === '' ? '$$this.v.minutes' : { $ifNull: ['$$this.v.minutes', {}] } },
             as: 'm',
-            cond: allOf([inRanges(minuteOfDay, minutes, 1440), anyReadings(fields, minuteStats)]),
+            cond: allOf([inRanges(minuteOfDay, minutes, 1440), reader.keep(minuteStats)]) ?? true,
           },
         },
         as: 'm',
-        in: { time: minuteTime('$$this.k', '$$m.k'), x: fieldStats(fields, minuteStats) },
+        in: { time: minuteTime('$$this.k', '$$m.k'), ...reader.read(minuteStats) },
       },
     };
     parts.push({ $reduce: { input: hoursWithMinutes, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } });
@@ -239,10 +302,24 @@ export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[]):
   return parts.length === 1 ? parts[0] : { $concatArrays: parts };
 }
 
-type Statistic = 'n' | 'sum' | 'min' | 'max' | 'sq';
-const STATISTICS: readonly Statistic[] = ['n', 'sum', 'min', 'max', 'sq'];
-/** How statistics merge: counts, sums and squares add up, minima and maxima combine. */
-const MERGE: Record<Statistic, '$sum' | '$min' | '$max'> = { n: '$sum', sum: '$sum', min: '$min', max: '$max', sq: '$sum' };
+type Statistic = 'n' | 'sum' | 'min' | 'max' | 'sq' | 'first' | 'last';
+const BASIC_STATISTICS: readonly Statistic[] = ['n', 'sum', 'min', 'max', 'sq'];
+const WITH_FIRST_LAST: readonly Statistic[] = [...BASIC_STATISTICS, 'first', 'last'];
+/** The stored statistics a query merges. */
+const statisticsOf = (firstLast: boolean) => (firstLast ? WITH_FIRST_LAST : BASIC_STATISTICS);
+/**
+ * How statistics merge: counts, sums and squares add up, minima and maxima combine, and
+ * so do the first (smallest `{t, v}` pair) and last (largest) readings.
+ */
+const MERGE: Record<Statistic, '$sum' | '$min' | '$max'> = {
+  n: '$sum',
+  sum: '$sum',
+  min: '$min',
+  max: '$max',
+  sq: '$sum',
+  first: '$min',
+  last: '$max',
+};
 
 /**
  * The merged statistics of `fields` over the slots of `pieces` (all inside one bucket),
@@ -253,7 +330,12 @@ const MERGE: Record<Statistic, '$sum' | '$min' | '$max'> = { n: '$sum', sum: '$s
  * with `$sum`, `$min` or `$max` of a `$map` (no array paths: not every server follows
  * a path into an array).
  */
-function mergedStats(fields: readonly string[], pieces: readonly DayPiece[], only?: { index: number; statistic: Statistic }): unknown {
+function mergedStats(
+  fields: readonly string[],
+  pieces: readonly DayPiece[],
+  statistics: readonly Statistic[],
+  only?: { index: number; statistic: Statistic },
+): unknown {
   if (pieces.length === 1 && pieces[0]!.level === 'day') {
     if (only !== undefined) return `$fields.${fields[only.index]}.${only.statistic}`;
     return fieldStats(fields, (f) => `$fields.${f}`);
@@ -299,7 +381,7 @@ function mergedStats(fields: readonly string[], pieces: readonly DayPiece[], onl
   const body =
     only !== undefined
       ? merge(fields[only.index]!, only.statistic)
-      : Object.fromEntries(fields.map((field, i) => [`v${i}`, Object.fromEntries(STATISTICS.map((s) => [s, merge(field, s)]))]));
+      : Object.fromEntries(fields.map((field, i) => [`v${i}`, Object.fromEntries(statistics.map((s) => [s, merge(field, s)]))]));
   return Object.keys(vars).length === 0 ? body : { $let: { vars, in: body } };
 }
 
@@ -330,21 +412,30 @@ const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => 
  * day's minus the smaller part's (exact for integer values; for fractional values the
  * difference may round differently from summing the slots); the minimum is the day's
  * when the smaller part's is larger, else read from the larger part's own slots (so
- * only then are they looked at), and likewise the maximum. Fields the smaller part has
+ * only then are they looked at), and likewise the maximum and the first and last
+ * readings. Fields the smaller part has
  * no readings of are the day's totals as they are.
  */
-function largerPartStats(fields: readonly string[], larger: readonly DayPiece[]): Document {
+function largerPartStats(fields: readonly string[], larger: readonly DayPiece[], statistics: readonly Statistic[]): Document {
   return Object.fromEntries(
     fields.map((field, i) => {
       const day = (s: Statistic) => `$fields.${field}.${s}`;
       const small = (s: Statistic) => `$$s.v${i}.${s}`;
-      const derived = {
+      // The day's extreme belongs to the larger part unless the smaller part holds it.
+      const extreme = (s: Statistic, beyond: '$lt' | '$gt') => ({
+        $cond: [{ [beyond]: [day(s), small(s)] }, day(s), mergedStats(fields, larger, statistics, { index: i, statistic: s })],
+      });
+      const derived: Document = {
         n: { $subtract: [day('n'), small('n')] },
         sum: { $subtract: [day('sum'), small('sum')] },
         sq: { $subtract: [day('sq'), small('sq')] },
-        min: { $cond: [{ $lt: [day('min'), small('min')] }, day('min'), mergedStats(fields, larger, { index: i, statistic: 'min' })] },
-        max: { $cond: [{ $gt: [day('max'), small('max')] }, day('max'), mergedStats(fields, larger, { index: i, statistic: 'max' })] },
+        min: extreme('min', '$lt'),
+        max: extreme('max', '$gt'),
       };
+      if (statistics.includes('first')) {
+        derived.first = extreme('first', '$lt');
+        derived.last = extreme('last', '$gt');
+      }
       return [`v${i}`, { $cond: [{ $gt: [small('n'), 0] }, derived, `$fields.${field}`] }];
     }),
   );
@@ -373,7 +464,12 @@ const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
  * slot afterwards). A whole day cut in two parts reads the smaller part's slots and
  * derives the larger one (see {@link largerPartStats}).
  */
-export function planReads(fields: readonly string[], plan: DayPlan, context: KeyContext | null): unknown {
+export function planReads(
+  fields: readonly string[],
+  plan: DayPlan,
+  context: KeyContext | null,
+  statistics: readonly Statistic[] = BASIC_STATISTICS,
+): unknown {
   if (plan.parts === null || context === null) return slotsOf(fields, plan.pieces);
   const parts = plan.parts;
   if (parts.length === 2 && lengthOf(plan.pieces) === DAY_MS) {
@@ -381,10 +477,10 @@ export function planReads(fields: readonly string[], plan: DayPlan, context: Key
     const [small, large] = lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
     const split = {
       $let: {
-        vars: { s: mergedStats(fields, small.pieces) },
+        vars: { s: mergedStats(fields, small.pieces, statistics) },
         in: [
           { k: partKey(small, plan, context), x: '$$s' },
-          { k: partKey(large, plan, context), x: largerPartStats(fields, large.pieces) },
+          { k: partKey(large, plan, context), x: largerPartStats(fields, large.pieces, statistics) },
         ],
       },
     };
@@ -395,7 +491,7 @@ export function planReads(fields: readonly string[], plan: DayPlan, context: Key
       $cond: [{ $gt: [smallCount, 0] }, split, [{ k: partKey(large, plan, context), x: fieldStats(fields, (f) => `$fields.${f}`) }]],
     };
   }
-  return parts.map((part) => ({ k: partKey(part, plan, context), x: mergedStats(fields, part.pieces) }));
+  return parts.map((part) => ({ k: partKey(part, plan, context), x: mergedStats(fields, part.pieces, statistics) }));
 }
 
 /**
@@ -404,29 +500,42 @@ export function planReads(fields: readonly string[], plan: DayPlan, context: Key
  * for hundreds of plans), with the day bound as `$$day` (ms since epoch). The `$match`
  * on the range's days keeps every document inside the plans.
  */
-export function documentReads(fields: readonly string[], plans: readonly DayPlan[], context: KeyContext | null): Document {
+export function documentReads(
+  fields: readonly string[],
+  plans: readonly DayPlan[],
+  context: KeyContext | null,
+  statistics: readonly Statistic[] = BASIC_STATISTICS,
+): Document {
+  return perDay(plans, (plan) => planReads(fields, plan, context, statistics));
+}
+
+/**
+ * Expression choosing `read(plan)` for a document's day among `plans` by a balanced
+ * `$cond` tree on its `date`, with the day bound as `$$day` (ms since epoch).
+ */
+function perDay(plans: readonly DayPlan[], read: (plan: DayPlan) => unknown): Document {
   const tree = (lo: number, hi: number): unknown => {
-    if (hi - lo === 1) return planReads(fields, plans[lo]!, context);
+    if (hi - lo === 1) return read(plans[lo]!);
     const mid = (lo + hi) >> 1;
     return { $cond: [{ $lt: ['$date', new Date(plans[mid]!.from)] }, tree(lo, mid), tree(mid, hi)] };
   };
   return { $let: { vars: { day: { $toLong: '$date' } }, in: tree(0, plans.length) } };
 }
 
-/** `$group` accumulators of every field: `n0`, `sum0`, `min0`, `max0`, `sq0`, `n1`… from `statsPath(field, i)`. */
-const statistics = (fields: readonly string[], statsPath: (field: string, index: number) => string) =>
+/**
+ * `$group` accumulators of every field: `n0`, `sum0`, `min0`, `max0`, `sq0`, `n1`… from
+ * `statsPath(field, i)`, with `first0`, `last0`, … when `statistics` has them.
+ */
+const accumulators = (fields: readonly string[], statistics: readonly Statistic[], statsPath: (field: string, index: number) => string) =>
   Object.fromEntries(
     fields.flatMap((field, i) => {
       const x = statsPath(field, i);
-      return [
-        [`n${i}`, { $sum: `${x}.n` }],
-        [`sum${i}`, { $sum: `${x}.sum` }],
-        [`min${i}`, { $min: `${x}.min` }],
-        [`max${i}`, { $max: `${x}.max` }],
-        [`sq${i}`, { $sum: `${x}.sq` }],
-      ];
+      return statistics.map((statistic) => [`${statistic}${i}`, { [MERGE[statistic]]: `${x}.${statistic}` }]);
     }),
   );
+
+/** The lowest layout version among the documents grouped (`ver`; absent `v` is version 1). */
+const lowestVersion = (path: string) => ({ ver: { $min: { $ifNull: [path, 1] } } });
 
 /**
  * Builds the aggregation pipeline of a bucket query (pure, no I/O).
@@ -467,18 +576,11 @@ const statistics = (fields: readonly string[], statsPath: (field: string, index:
  */
 export function bucketsPipeline(query: BucketQuery): Document[] {
   const fields = query.fields;
+  const statistics = statisticsOf(query.firstLast === true);
   const zone = query.timeZone ?? UTC;
   const { from, to, granularity } = query;
-  const segments = granularity ? planBucketSegments(from, to, granularity, zone) : planSegments(from, to, 'day');
-  if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
-  // Two $match stages: the first is exactly an index range (`series_date`,
-  // `metric_date` or `metric_tagPairs_date`); MongoDB merges adjacent $match stages
-  // anyway, and a planner that does not (SecantusDB) would otherwise scan the collection.
-  const scope = scopeFilter(query.scope);
-  const match = [
-    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(from, DAY_MS)), $lt: new Date(to) } } },
-    { $match: { ...scope.residual, ...documentsWithReadings(fields) } },
-  ];
+  const segments = querySegments(query);
+  const match = matchStages(query);
   const group = groupExpression(query.grouping);
   const groupId = (t: unknown, g: unknown) => {
     const id: Document = {};
@@ -512,26 +614,113 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
     let t: unknown;
     if (granularity !== null) {
       if (context === null) t = utcDayKey(granularity.cut, from, to);
-      else {
-        const tree = (lo: number, hi: number): unknown => {
-          if (hi - lo === 1) return partKey(plans[lo]!.parts![0]!, plans[lo]!, context!);
-          const mid = (lo + hi) >> 1;
-          return { $cond: [{ $lt: ['$date', new Date(plans[mid]!.from)] }, tree(lo, mid), tree(mid, hi)] };
-        };
-        t = { $let: { vars: { day: { $toLong: '$date' } }, in: tree(0, plans.length) } };
-      }
+      else t = perDay(plans, (plan) => partKey(plan.parts![0]!, plan, context!));
     }
-    const grouped = { $group: { _id: groupId(t, group), ...statistics(fields, (field) => `$fields.${field}`) } };
+    const grouped = {
+      $group: {
+        _id: groupId(t, group),
+        ...accumulators(fields, statistics, (field) => `$fields.${field}`),
+        ...(query.firstLast ? lowestVersion('$v') : {}),
+      },
+    };
     return context === null ? [...match, grouped] : [...match, grouped, startsAsDates];
   }
   const t =
     granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
   return [
     ...match,
-    { $project: { _id: 0, slot: documentReads(fields, plans, context), ...(group === undefined ? {} : { g: group }) } },
+    {
+      $project: {
+        _id: 0,
+        slot: documentReads(fields, plans, context, statistics),
+        ...(group === undefined ? {} : { g: group }),
+        ...(query.firstLast ? { v: 1 } : {}),
+      },
+    },
     { $unwind: '$slot' },
-    { $group: { _id: groupId(t, '$g'), ...statistics(fields, (_field, i) => `$slot.x.v${i}`) } },
+    {
+      $group: {
+        _id: groupId(t, '$g'),
+        ...accumulators(fields, statistics, (_field, i) => `$slot.x.v${i}`),
+        ...(query.firstLast ? lowestVersion('$v') : {}),
+      },
+    },
     ...(context === null ? [] : [startsAsDates]),
+  ];
+}
+
+/**
+ * The segments a query's range is read in (see `query/segments.ts`): cut at the bucket
+ * boundaries of its granularity in its zone, or at whole days for an aggregate.
+ * @throws Error for an empty range.
+ */
+function querySegments(query: BucketQuery) {
+  const zone = query.timeZone ?? UTC;
+  const segments = query.granularity
+    ? planBucketSegments(query.from, query.to, query.granularity, zone)
+    : planSegments(query.from, query.to, 'day');
+  if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
+  return segments;
+}
+
+/**
+ * The `$match` stages selecting a query's documents: the first is exactly an index range
+ * (`series_date`, `metric_date` or `metric_tagPairs_date`), the second the other tag
+ * filters and "holds a reading of a field". MongoDB merges adjacent `$match` stages
+ * anyway, and a planner that does not (SecantusDB) would otherwise scan the collection.
+ */
+function matchStages(query: BucketQuery): Document[] {
+  const scope = scopeFilter(query.scope);
+  return [
+    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } } },
+    { $match: { ...scope.residual, ...documentsWithReadings(query.fields) } },
+  ];
+}
+
+/**
+ * One output row of a sketch pipeline: the bucket start `t` (absent for an aggregate),
+ * the group `g` (as in {@link BucketRow}), the field's position `f`, a bin key `k` (see
+ * `model/sketch.ts`) and the bin's count `c` over every slot of the bucket and group.
+ */
+export interface SketchRow {
+  _id: { t?: Date; g?: Record<string, string> | string; f: number; k: string };
+  c: number;
+}
+
+/**
+ * Builds the pipeline that merges the quantile sketches of a bucket query (pure, no I/O):
+ * the same documents and the same slots as {@link bucketsPipeline} (day totals, hour
+ * and minute slots by the segments of the range), but read under `q`, each slot's bins
+ * unwound and summed per bucket, group, field and bin. Merging DDSketch sketches is
+ * adding their bin counts ("DDSketch: A Fast and Fully-Mergeable Quantile Sketch with
+ * Relative-Error Guarantees"), so the rows are the exact merged sketch of each bucket:
+ *
+ *   `$match` -> `$match` -> `$project {s}` -> `$unwind` -> `$unwind` -> `$group`
+ *
+ * Every slot lies inside one bucket (the segments see to that in any zone), so its
+ * bucket is found from its start ({@link bucketStartExpression}). A slot read without a
+ * sketch (a level the metric does not sketch, a document written before sketches)
+ * contributes no bins: the engine compares the bins' total with the bucket's count and
+ * answers no percentile when they differ. Rows come out unsorted.
+ * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
+ */
+export function sketchPipeline(query: BucketQuery): Document[] {
+  const zone = query.timeZone ?? UTC;
+  const plans = planDays(querySegments(query));
+  const group = groupExpression(query.grouping);
+  const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
+  return [
+    ...matchStages(query),
+    {
+      $project: {
+        _id: 0,
+        s: perDay(plans, (plan) => slotsOf(query.fields, plan.pieces, SKETCH_READER(query.fields))),
+        ...(group === undefined ? {} : { g: group }),
+      },
+    },
+    { $unwind: '$s' },
+    { $unwind: '$s.b' },
+    { $group: { _id: { ...t, ...(group === undefined ? {} : { g: '$g' }), f: '$s.b.f', k: '$s.b.k' }, c: { $sum: '$s.b.c' } } },
   ];
 }
 

@@ -149,6 +149,9 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
       variance: values('variance'),
       stddev: values('stddev'),
       sampleStddev: values('sampleStddev'),
+      first: null,
+      last: null,
+      sketch: null,
       filled: true,
     });
   }
@@ -174,6 +177,9 @@ function withReadings(span: BucketSpan, b: Bucket): FilledBucket {
     variance: b.variance,
     stddev: b.stddev,
     sampleStddev: b.sampleStddev,
+    first: b.first,
+    last: b.last,
+    sketch: b.sketch,
     filled: false,
   };
 }

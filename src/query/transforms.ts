@@ -35,14 +35,53 @@
  * before that choice is revisited.
  */
 import { ErrorCode, InputError } from '../errors.ts';
+import { percentile, type Summary } from '../model/stats.ts';
 import type { FilledBucket } from './fill.ts';
 import type { Bucket } from './shape.ts';
 
-/** A statistic of a bucket that a transform or a comparison reads: a key of {@link Bucket}'s statistics. */
-export type Statistic = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev';
+/** The statistics a bucket carries as plain numbers. */
+type NumericStatistic = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev';
+
+/**
+ * A statistic of a bucket that a transform or a comparison reads: a key of
+ * {@link Bucket}'s numeric statistics, the value of its first or last reading, or a
+ * percentile (`p50`: the median) from its sketch.
+ */
+export type Statistic = NumericStatistic | 'first' | 'last' | 'p50' | 'p90' | 'p95' | 'p99';
 
 /** Every {@link Statistic}. */
-export const STATISTICS: readonly Statistic[] = ['count', 'sum', 'min', 'max', 'avg', 'variance', 'stddev', 'sampleStddev'];
+export const STATISTICS: readonly Statistic[] = [
+  'count',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'variance',
+  'stddev',
+  'sampleStddev',
+  'first',
+  'last',
+  'p50',
+  'p90',
+  'p95',
+  'p99',
+];
+
+/** The percent of each percentile {@link Statistic}. */
+const PERCENTS: Partial<Record<Statistic, number>> = { p50: 50, p90: 90, p95: 95, p99: 99 };
+
+/** True for the statistics that need the first and last readings merged. */
+export const needsFirstLast = (statistic: Statistic) => statistic === 'first' || statistic === 'last';
+/** True for the statistics that need the merged sketch. */
+export const needsSketch = (statistic: Statistic) => PERCENTS[statistic] !== undefined;
+
+/** `statistic` of a bucket: null where the bucket has none (no readings, or first, last or sketch unknown). */
+export function statisticValue(bucket: Summary, statistic: Statistic): number | null {
+  if (statistic === 'first' || statistic === 'last') return bucket[statistic]?.v ?? null;
+  const percent = PERCENTS[statistic];
+  if (percent !== undefined) return percentile(bucket, percent);
+  return bucket[statistic as NumericStatistic];
+}
 
 /** Smallest and largest `movingAverage` window, in values. */
 export const MOVING_AVERAGE_WINDOW = { min: 1, max: 1000 } as const;
@@ -127,7 +166,7 @@ export function transformValues(
   options: { statistic: Statistic; transform: Transform; range: { from: number; to: number } },
 ): (number | null)[] {
   const transform = validateTransform(options.transform);
-  const x = buckets.map((bucket) => bucket[options.statistic]);
+  const x = buckets.map((bucket) => statisticValue(bucket, options.statistic));
   switch (transform.kind) {
     case 'none':
       return x;
@@ -182,6 +221,9 @@ export function transformBuckets(
     variance: b.variance,
     stddev: b.stddev,
     sampleStddev: b.sampleStddev,
+    first: b.first,
+    last: b.last,
+    sketch: b.sketch,
     filled: b.filled,
     value: values[i]!,
   }));

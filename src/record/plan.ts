@@ -1,14 +1,32 @@
 import { Double, type Filter, type UpdateFilter } from 'mongodb';
 import { BATCH_MARKS_KEPT } from '../model/batch.ts';
-import { SlotPath, type DayDocument } from '../model/day-document.ts';
-import { addValue, emptyStats, type Stats } from '../model/stats.ts';
+import { LAYOUT_VERSION, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
+import { addToSketch, type SketchBins } from '../model/sketch.ts';
+import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
+import { DEFAULT_STATISTICS, keepsSketch, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import type { Reading } from './validate.ts';
 
+/** What a batch adds to one slot of one field: its statistics, its first and last reading, and its sketch when the metric keeps one there. */
+export interface SlotWrite {
+  stats: Stats;
+  first: TimedValue;
+  last: TimedValue;
+  /** Bin key -> count (see `model/sketch.ts`); null when the metric keeps no sketch of the field at this level. */
+  sketch: SketchBins | null;
+}
+
+/** A reading as kept in a document's latest readings: time in ms since the epoch, field values by name. */
+export interface RecentWrite {
+  t: number;
+  f: Record<string, number>;
+}
+
 /**
  * Everything one batch does to one series-day document (one series, one day), merged in
- * memory: the statistics of every slot it touches, at every level.
+ * memory: the statistics of every slot it touches, at every level, and the latest
+ * readings it brings.
  */
 export interface DayWrite {
   series: string;
@@ -19,7 +37,11 @@ export interface DayWrite {
   /** Midnight UTC of the document's day. */
   date: Date;
   /** Merged statistics keyed by slot path (`fields.delay`, `hours.7.fields.delay`, `hours.7.minutes.30.delay`). */
-  slots: Map<string, Stats>;
+  slots: Map<string, SlotWrite>;
+  /** The batch's latest readings for this document, oldest first, at most the metric's `latestReadings`. */
+  recent: RecentWrite[];
+  /** How many latest readings the document keeps (the metric's `latestReadings`). */
+  recentKept: number;
   /** Fields the batch writes to this document. */
   fields: Set<string>;
   /** Earliest and latest reading time in ms since the epoch. */
@@ -57,22 +79,60 @@ export interface WritePlan {
   readings: number;
 }
 
-function slot(write: DayWrite, path: string): Stats {
-  let stats = write.slots.get(path);
-  if (stats === undefined) {
-    stats = emptyStats();
-    write.slots.set(path, stats);
+/** Adds one reading's value of a field to the slot at `path`, creating the slot's write on first use. */
+function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean): void {
+  let slot = write.slots.get(path);
+  if (slot === undefined) {
+    slot = { stats: emptyStats(), first: pair, last: pair, sketch: sketched ? new Map() : null };
+    write.slots.set(path, slot);
+  } else {
+    if (isEarlier(pair, slot.first)) slot.first = pair;
+    if (isEarlier(slot.last, pair)) slot.last = pair;
   }
-  return stats;
+  addValue(slot.stats, pair.v);
+  if (slot.sketch !== null) addToSketch(slot.sketch, pair.v);
 }
+
+/** Adds a reading's metric, fields, tag keys and time to the metric writes of a batch. */
+function addToMetric(metrics: Map<string, MetricWrite>, reading: Reading): void {
+  let metricWrite = metrics.get(reading.metric);
+  if (metricWrite === undefined) {
+    metricWrite = { name: reading.metric, fields: new Set(), tagKeys: new Set(), first: reading.time, last: reading.time };
+    metrics.set(reading.metric, metricWrite);
+  }
+  if (reading.time < metricWrite.first) metricWrite.first = reading.time;
+  if (reading.time > metricWrite.last) metricWrite.last = reading.time;
+  for (const tag of reading.tags) metricWrite.tagKeys.add(tag.key);
+  for (const field of reading.fields) metricWrite.fields.add(field.name);
+}
+
+/**
+ * The metrics a validated batch writes to, with the fields, tag keys and time span of
+ * each: what the record path checks against the registry (and reads each metric's
+ * settings from) before planning the batch's documents. Pure.
+ */
+export function planMetrics(readings: readonly Reading[]): MetricWrite[] {
+  const metrics = new Map<string, MetricWrite>();
+  for (const reading of readings) addToMetric(metrics, reading);
+  return [...metrics.values()];
+}
+
+/** Orders readings by time (the order `$sort: {t: 1}` keeps them in). */
+const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
 
 /**
  * Groups a validated batch by target series-day document and merges it in memory: every
  * reading lands in its day, hour and minute slot of its series' day document, counts
- * and sums added, min and max combined. Order and lateness of readings do not matter.
+ * and sums added, min and max combined, first and last reading kept, and its value added
+ * to the slot's sketch where `settingsOf` its metric keeps one; the document's latest
+ * readings are the batch's newest. Order and lateness of readings do not matter.
  * Pure: no I/O.
+ * @param settingsOf the optional statistics of each metric (its registry entry's, or the default for a new metric).
  */
-export function planWrites(readings: readonly Reading[]): WritePlan {
+export function planWrites(
+  readings: readonly Reading[],
+  settingsOf: (metric: string) => StatisticsSettings = () => DEFAULT_STATISTICS,
+): WritePlan {
   const buckets = new Map<string, DayWrite>();
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
@@ -92,6 +152,8 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
         tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
         date: new Date(day),
         slots: new Map(),
+        recent: [],
+        recentKept: settingsOf(reading.metric).latestReadings,
         fields: new Set(),
         first: reading.time,
         last: reading.time,
@@ -115,23 +177,23 @@ export function planWrites(readings: readonly Reading[]): WritePlan {
       };
       series.set(reading.seriesId, seriesWrite);
     }
-    let metricWrite = metrics.get(reading.metric);
-    if (metricWrite === undefined) {
-      metricWrite = { name: reading.metric, fields: new Set(), tagKeys: new Set(), first: reading.time, last: reading.time };
-      metrics.set(reading.metric, metricWrite);
-    }
-    if (reading.time < metricWrite.first) metricWrite.first = reading.time;
-    if (reading.time > metricWrite.last) metricWrite.last = reading.time;
-    for (const tag of reading.tags) metricWrite.tagKeys.add(tag.key);
+    addToMetric(metrics, reading);
 
+    const settings = settingsOf(reading.metric);
+    const values: Record<string, number> = {};
     for (const { name, value } of reading.fields) {
       write.fields.add(name);
       seriesWrite.fields.add(name);
-      metricWrite.fields.add(name);
-      addValue(slot(write, SlotPath.day(name)), value);
-      addValue(slot(write, SlotPath.hour(hour, name)), value);
-      addValue(slot(write, SlotPath.minute(hour, minute, name)), value);
+      values[name] = value;
+      const pair = { t: reading.time, v: value };
+      addToSlot(write, SlotPath.day(name), pair, keepsSketch(settings, 'day', name));
+      addToSlot(write, SlotPath.hour(hour, name), pair, keepsSketch(settings, 'hour', name));
+      addToSlot(write, SlotPath.minute(hour, minute, name), pair, keepsSketch(settings, 'minute', name));
     }
+    if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
+  }
+  for (const write of buckets.values()) {
+    if (write.recent.length > write.recentKept) write.recent = write.recent.sort(byTime).slice(-write.recentKept);
   }
   return {
     buckets: [...buckets.values()],
@@ -154,30 +216,55 @@ export function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
     : { series: write.series, date: write.date, batches: { $ne: mark } };
 }
 
+/** A first/last pair as stored: `{t: date, v: double}` (the double keeps a pre-allocated pair's size). */
+const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(pair.v) });
+
 /**
- * The single atomic update that applies a {@link DayWrite} to its document: `$inc`
- * of count, sum and sum of squares, `$min`/`$max` of min, max and the first/last
- * reading time, at the day, hour and minute levels at once. Numbers are sent as BSON
- * doubles so a pre-allocated slot keeps its size. With `upsert`, `$setOnInsert` fills
- * the identity of a document created by this write (`series` and `date` come from the
- * filter). With a batch `mark`, the same update appends the mark to the document's
- * `batches` list, keeping the last `BATCH_MARKS_KEPT` (`$push` with `$slice`), so
- * applying the batch and remembering it are one atomic write.
+ * The single atomic update that applies a {@link DayWrite} to its document, at the day,
+ * hour and minute levels at once:
+ * - `$inc` of count, sum and sum of squares, `$min`/`$max` of min, max and the
+ *   document's first/last reading time; numbers as BSON doubles so a pre-allocated slot
+ *   keeps its size; `$inc` of the document's number of readings;
+ * - `$min` of each slot's first `{t, v}` pair and `$max` of its last: BSON compares
+ *   embedded documents field by field ("Comparison/Sort Order", MongoDB manual), so the
+ *   earliest and the latest reading win, ties going to the smaller and the larger value;
+ * - `$inc` of each sketched slot's bins (`q.<slot path>.<bin key>`, integer counts);
+ * - `$push` of the latest readings with `$sort` by time and `$slice` to the metric's
+ *   `latestReadings`, so the list holds the day's newest readings whatever order they
+ *   arrive in.
+ * With `upsert`, `$setOnInsert` fills the identity and the layout version of a document
+ * created by this write (`series` and `date` come from the filter). With a batch `mark`,
+ * the same update appends the mark to the document's `batches` list, keeping the last
+ * `BATCH_MARKS_KEPT` (`$push` with `$slice`), so applying the batch and remembering it
+ * are one atomic write.
  */
 export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): UpdateFilter<DayDocument> {
-  const inc: Record<string, Double> = {};
-  const min: Record<string, Double | Date> = { first: new Date(write.first) };
-  const max: Record<string, Double | Date> = { last: new Date(write.last) };
-  for (const [path, stats] of write.slots) {
+  const inc: Record<string, Double | number> = {};
+  const min: Record<string, unknown> = { first: new Date(write.first) };
+  const max: Record<string, unknown> = { last: new Date(write.last) };
+  for (const [path, { stats, first, last, sketch }] of write.slots) {
     inc[`${path}.n`] = new Double(stats.n);
     inc[`${path}.sum`] = new Double(stats.sum);
     inc[`${path}.sq`] = new Double(stats.sq);
     min[`${path}.min`] = new Double(stats.min);
     max[`${path}.max`] = new Double(stats.max);
+    min[`${path}.first`] = storedPair(first);
+    max[`${path}.last`] = storedPair(last);
+    if (sketch !== null) for (const [key, count] of sketch) inc[`${sketchPath(path)}.${key}`] = count;
   }
+  inc.readings = write.readings;
   const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
-  if (mark !== undefined) update.$push = { batches: { $each: [mark], $slice: -BATCH_MARKS_KEPT } };
-  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs };
+  const push: Record<string, unknown> = {};
+  if (mark !== undefined) push.batches = { $each: [mark], $slice: -BATCH_MARKS_KEPT };
+  if (write.recent.length > 0) {
+    push.recent = {
+      $each: write.recent.map((reading) => ({ t: new Date(reading.t), f: reading.f })),
+      $sort: { t: 1 },
+      $slice: -write.recentKept,
+    };
+  }
+  if (Object.keys(push).length > 0) update.$push = push;
+  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, v: LAYOUT_VERSION };
   return update as UpdateFilter<DayDocument>;
 }
 

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
   try {
     store = await openStore(uri, config.MONGODB_DB, {
       defaultLayout: config.DEFAULT_LAYOUT,
+      defaultStatistics: { sketchLevels: config.SKETCH_LEVELS, sketchFields: null, latestReadings: config.LATEST_READINGS },
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,

@@ -1,4 +1,6 @@
 import type { Document, Filter } from 'mongodb';
+import { LAYOUT_VERSION } from '../model/day-document.ts';
+import type { TimedValue } from '../model/stats.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
@@ -118,4 +120,72 @@ export async function seriesReadingTimes(
       return doc?.[edge] ?? null;
     }),
   );
+}
+
+/** A series' latest reading of one field, or null (see {@link latestValues}). */
+export type LatestValue = TimedValue | null;
+
+/**
+ * The latest reading of `field` in each series of `ids`, in that order: the `last` pair
+ * of the day totals of the newest series-day document holding the field (one indexed
+ * look-up per series, `series_date`). Null when the series has no reading of the field,
+ * or when that document was created before first and last values were kept (layout
+ * version 1), whose `last` may miss readings.
+ * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
+ */
+export async function latestValues(
+  store: Store,
+  ids: readonly string[],
+  field: string,
+  options: QueryOptions = {},
+): Promise<LatestValue[]> {
+  return Promise.all(
+    ids.map(async (id) => {
+      const doc = await limitedRead(options, (driver) =>
+        store.buckets.findOne(
+          { series: id, [`fields.${field}.n`]: { $gt: 0 } },
+          { ...driver, sort: { date: -1 }, projection: { _id: 0, v: 1, [`fields.${field}.last`]: 1 } },
+        ),
+      );
+      const last = doc?.fields?.[field]?.last;
+      if (!doc || (doc.v ?? 1) < LAYOUT_VERSION || last === undefined) return null;
+      return { t: last.t.getTime(), v: last.v };
+    }),
+  );
+}
+
+/** One of a series' latest readings: time in ms since the epoch (UTC) and field values by name. */
+export interface LatestReading {
+  t: number;
+  f: Record<string, number>;
+}
+
+/**
+ * The latest `n` readings of series `id`, newest first, from the `recent` lists of its
+ * newest series-day documents (the days are read newest first until `n` readings are
+ * found). A document's list holds its day's latest readings only, so the walk stops
+ * after a document whose list is shorter than its number of readings, and before a
+ * document of layout version 1 (which has none): fewer than `n` readings come back then,
+ * never a wrong one.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
+  return limitedRead(options, async (driver) => {
+    const cursor = store.buckets.find(
+      { series: id },
+      { ...driver, sort: { date: -1 }, projection: { _id: 0, v: 1, readings: 1, recent: 1 }, batchSize: 4 },
+    );
+    const found: LatestReading[] = [];
+    try {
+      for await (const doc of cursor) {
+        if ((doc.v ?? 1) < LAYOUT_VERSION) break;
+        const recent = doc.recent ?? [];
+        for (let i = recent.length - 1; i >= 0 && found.length < n; i--) found.push({ t: recent[i]!.t.getTime(), f: recent[i]!.f });
+        if (found.length >= n || recent.length < (doc.readings ?? 0)) break;
+      }
+    } finally {
+      await cursor.close();
+    }
+    return found;
+  });
 }

@@ -116,7 +116,10 @@ async function registerMetrics(
       try {
         stored = await store.metrics.findOneAndUpdate(
           { _id: write.name },
-          { $addToSet: addToSet, $setOnInsert: { layout: store.defaultLayout, createdAt: new Date() } },
+          {
+            $addToSet: addToSet,
+            $setOnInsert: { layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: new Date() },
+          },
           { upsert: true, returnDocument: 'after' },
         );
       } catch (error) {

@@ -1,5 +1,6 @@
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DocumentLayout } from '../model/day-document.ts';
+import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import type { MetricDocument, Store } from './store.ts';
 
 /**
@@ -38,4 +39,20 @@ export async function setMetricLayout(store: Store, name: string, layout: Docume
     if (updated === null) continue; // changed concurrently: decide again
     return updated;
   }
+}
+
+/**
+ * Sets the optional statistics of metric `name` (sketch levels and fields, latest
+ * readings kept), creating its registry entry when it has none yet (with the default
+ * layout). They apply to every write from then on; data already stored keeps what it
+ * was written with, and queries answer no percentile where a slot lacks its sketch.
+ * @returns the metric's registry entry after the change.
+ */
+export async function setMetricStatistics(store: Store, name: string, statistics: StatisticsSettings): Promise<MetricDocument> {
+  const updated = await store.metrics.findOneAndUpdate(
+    { _id: name },
+    { $set: { statistics }, $setOnInsert: { fields: [], tagKeys: [], layout: store.defaultLayout, createdAt: new Date() } },
+    { upsert: true, returnDocument: 'after' },
+  );
+  return updated!;
 }

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
 import type { TagMap } from '../model/series.ts';
+import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
@@ -28,6 +29,12 @@ export interface MetricDocument {
   /** How the metric's series-day documents are laid out, fixed when the metric is created. */
   layout: DocumentLayout;
   createdAt: Date;
+  /**
+   * The optional statistics the metric keeps (sketches, latest readings); set when the
+   * metric is created (config `SKETCH_LEVELS`, `LATEST_READINGS`) and changed by
+   * `setMetricStatistics`. Absent in entries made before it existed: the store's default applies.
+   */
+  statistics?: StatisticsSettings;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */
   first?: Date;
   /** Exact time of the latest reading recorded. */
@@ -67,6 +74,8 @@ export interface Store {
   batches: Collection<BatchDocument>;
   /** Layout given to metrics created from now on. */
   defaultLayout: DocumentLayout;
+  /** Optional statistics given to metrics created from now on (and used for entries without any). */
+  defaultStatistics: StatisticsSettings;
   /**
    * Series id -> fields known to be in the series registry, remembered for a short
    * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
@@ -136,6 +145,8 @@ export async function openStore(
   dbName: string,
   options: {
     defaultLayout?: DocumentLayout;
+    /** Optional statistics of new metrics (default {@link DEFAULT_STATISTICS}). */
+    defaultStatistics?: StatisticsSettings;
     client?: MongoClientOptions;
     writeConcern?: WriteConcernSetting;
     /** How long batch claims are kept, in seconds (default 24 hours). */
@@ -168,6 +179,7 @@ export async function openStore(
     batches: db.collection<BatchDocument>(CollectionName.batches),
     seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
     defaultLayout: options.defaultLayout ?? 'sparse',
+    defaultStatistics: options.defaultStatistics ?? DEFAULT_STATISTICS,
   };
 }
 

@@ -49,6 +49,9 @@ function real(span: { start: Date; end: Date }, values: number[]): Bucket {
     variance: squares / n,
     stddev: Math.sqrt(squares / n),
     sampleStddev: n > 1 ? Math.sqrt(squares / (n - 1)) : null,
+    first: null,
+    last: null,
+    sketch: null,
   };
 }
 
@@ -88,6 +91,9 @@ describe('fillBuckets: hand-written examples', () => {
       variance: null,
       stddev: null,
       sampleStddev: null,
+      first: null,
+      last: null,
+      sketch: null,
       filled: true,
     });
   });
@@ -107,6 +113,9 @@ describe('fillBuckets: hand-written examples', () => {
       variance: 0,
       stddev: 0,
       sampleStddev: 0,
+      first: null,
+      last: null,
+      sketch: null,
       filled: true,
     });
     expect(pick(out)).toEqual([

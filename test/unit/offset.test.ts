@@ -46,6 +46,9 @@ const bucket = (span: { start: Date; end: Date }, value: number | null): Transfo
   variance: value,
   stddev: value,
   sampleStddev: null,
+  first: null,
+  last: null,
+  sketch: null,
   filled: value === null,
   value,
 });

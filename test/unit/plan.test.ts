@@ -33,21 +33,41 @@ describe('planWrites', () => {
     expect(plan.buckets).toHaveLength(3);
     const las5 = plan.buckets.find((w) => w.tags.origin === 'LAS' && w.date.toISOString().startsWith('2001-01-05'))!;
     expect(las5.readings).toBe(3);
-    expect(las5.slots.get('fields.delay')).toEqual({ n: 3, sum: 12, min: -3, max: 10, sq: 25 + 9 + 100 });
-    expect(las5.slots.get('hours.7.fields.delay')).toEqual({ n: 2, sum: 2, min: -3, max: 5, sq: 34 });
-    expect(las5.slots.get('hours.7.minutes.30.delay')).toEqual({ n: 2, sum: 2, min: -3, max: 5, sq: 34 });
-    expect(las5.slots.get('hours.19.minutes.2.delay')).toEqual({ n: 1, sum: 10, min: 10, max: 10, sq: 100 });
+    const at = (time: string, v: number) => ({ t: Date.parse(time), v });
+    expect(las5.slots.get('fields.delay')).toMatchObject({
+      stats: { n: 3, sum: 12, min: -3, max: 10, sq: 25 + 9 + 100 },
+      first: at('2001-01-05T07:30:10Z', 5),
+      last: at('2001-01-05T19:02:00Z', 10),
+    });
+    expect(las5.slots.get('hours.7.fields.delay')).toMatchObject({
+      stats: { n: 2, sum: 2, min: -3, max: 5, sq: 34 },
+      first: at('2001-01-05T07:30:10Z', 5),
+      last: at('2001-01-05T07:30:50Z', -3),
+    });
+    expect(las5.slots.get('hours.7.minutes.30.delay')?.stats).toEqual({ n: 2, sum: 2, min: -3, max: 5, sq: 34 });
+    expect(las5.slots.get('hours.19.minutes.2.delay')?.stats).toEqual({ n: 1, sum: 10, min: 10, max: 10, sq: 100 });
+    // Sketches at the day and hour levels by default, not per minute.
+    expect(las5.slots.get('fields.delay')?.sketch).toBeInstanceOf(Map);
+    expect(las5.slots.get('hours.7.fields.delay')?.sketch).toBeInstanceOf(Map);
+    expect(las5.slots.get('hours.7.minutes.30.delay')?.sketch).toBeNull();
+    expect(las5.recent.map((r) => r.f.delay)).toEqual([5, -3, 10]);
     expect([las5.first, las5.last]).toEqual([Date.parse('2001-01-05T07:30:10Z'), Date.parse('2001-01-05T19:02:00Z')]);
   });
 
   it('produces one update with $inc, $min and $max over all levels, numbers as doubles', () => {
     const [write] = planWrites(validate([reading('2001-01-05T07:30:10Z', 'LAS', 5, 2176)])).buckets;
     const update = dayUpdate(write!, true) as Record<string, Record<string, unknown>>;
-    expect(Object.keys(update.$inc!).sort()).toEqual(
+    expect(
+      Object.keys(update.$inc!)
+        .filter((path) => !path.startsWith('q.') && path !== 'readings')
+        .sort(),
+    ).toEqual(
       ['fields', 'hours.7.fields', 'hours.7.minutes.30']
         .flatMap((level) => ['delay', 'distance'].flatMap((f) => ['n', 'sum', 'sq'].map((s) => `${level}.${f}.${s}`)))
         .sort(),
     );
+    expect(update.$inc!.readings).toBe(1);
+    expect(update.$min!['hours.7.minutes.30.delay.first']).toEqual({ t: new Date('2001-01-05T07:30:10Z'), v: new Double(5) });
     expect(update.$inc!['hours.7.minutes.30.delay.sum']).toEqual(new Double(5));
     expect(update.$min!['fields.distance.min']).toEqual(new Double(2176));
     expect(update.$max!.last).toEqual(new Date('2001-01-05T07:30:10Z'));
@@ -55,6 +75,7 @@ describe('planWrites', () => {
       metric: 'flights',
       tags: { destination: 'PHL', origin: 'LAS' },
       tagPairs: ['destination=PHL', 'origin=LAS'],
+      v: 2,
     });
     expect((dayUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
   });

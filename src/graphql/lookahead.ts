@@ -1,0 +1,31 @@
+import type { GraphQLResolveInfo } from 'graphql';
+import { parseResolveInfo, type ResolveTree } from 'graphql-parse-resolve-info';
+import { NO_WANTS, type Wants } from '../engine/query.ts';
+
+/** Fields of `Statistics`, `Bucket`, `Aggregate` and `BucketColumns` that need the first and last readings. */
+const FIRST_LAST_FIELDS = new Set(['first', 'last']);
+/** Fields that need the merged sketch. */
+const SKETCH_FIELDS = new Set(['percentile', 'p50', 'p90', 'p95', 'p99']);
+
+/**
+ * Which optional statistics the client selected under the field being resolved (at any
+ * depth, through fragments and aliases), so the engine reads first/last readings and
+ * sketches only when they are asked for. Read from the resolver's `info` with
+ * graphql-parse-resolve-info; a selection it cannot parse reads nothing optional.
+ */
+export function selectedWants(info: GraphQLResolveInfo): Wants {
+  const tree = parseResolveInfo(info, { deep: true }) as ResolveTree | null;
+  if (tree === null) return NO_WANTS;
+  const wants: Wants = { firstLast: false, sketch: false };
+  const visit = (node: ResolveTree) => {
+    for (const fields of Object.values(node.fieldsByTypeName)) {
+      for (const child of Object.values(fields)) {
+        if (FIRST_LAST_FIELDS.has(child.name)) wants.firstLast = true;
+        if (SKETCH_FIELDS.has(child.name)) wants.sketch = true;
+        visit(child);
+      }
+    }
+  };
+  visit(tree);
+  return wants;
+}

@@ -1,0 +1,39 @@
+/**
+ * Which of the optional statistics a metric keeps, beyond count, sum, min, max, sum of
+ * squares and the first and last reading that every slot keeps: the quantile sketches
+ * (per level and field) and the number of latest readings kept per series-day document.
+ * They cost storage and write time (see README "Statistics"), so they are chosen per
+ * metric; every choice is applied by the same single update per series-day document.
+ */
+
+/** A level of a series-day document: its day totals, its hour slots, its minute slots. */
+export type SlotLevel = 'day' | 'hour' | 'minute';
+
+/** Every {@link SlotLevel}, coarsest first. */
+export const SLOT_LEVELS: readonly SlotLevel[] = ['day', 'hour', 'minute'];
+
+/** Most latest readings a series-day document keeps (Cloudant's "latest 50" in "Time-series Data Storage"). */
+export const MAX_LATEST_READINGS = 50;
+
+/** The optional statistics of a metric. */
+export interface StatisticsSettings {
+  /** Levels whose slots keep a quantile sketch of each sketched field; empty: no sketches. */
+  sketchLevels: SlotLevel[];
+  /** Fields that get sketches; null: every field. */
+  sketchFields: string[] | null;
+  /** Latest readings kept per series-day document, 0 to {@link MAX_LATEST_READINGS}. */
+  latestReadings: number;
+}
+
+/**
+ * The settings a new metric gets unless configured otherwise (config `SKETCH_LEVELS`,
+ * `LATEST_READINGS`): sketches at the day and hour levels, not per minute (a minute
+ * sketch costs as much as the rest of the minute slot and more, see README
+ * "Statistics"), and the latest 50 readings.
+ */
+export const DEFAULT_STATISTICS: StatisticsSettings = { sketchLevels: ['day', 'hour'], sketchFields: null, latestReadings: 50 };
+
+/** True when `settings` keep a sketch of `field` at `level`. */
+export function keepsSketch(settings: StatisticsSettings, level: SlotLevel, field: string): boolean {
+  return settings.sketchLevels.includes(level) && (settings.sketchFields === null || settings.sketchFields.includes(field));
+}
