@@ -1,5 +1,5 @@
 import type DataLoader from 'dataloader';
-import { summarize } from '../model/stats.ts';
+import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
 import { tagList } from '../model/series.ts';
 import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
 import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
@@ -9,7 +9,15 @@ import { fillBuckets, type BucketSpan } from '../query/fill.ts';
 import { listBuckets, type GranularityName } from '../query/granularity.ts';
 import { compareWithPrevious, shiftedRange, type Comparison } from '../query/offset.ts';
 import { sortByRank } from '../query/ranking.ts';
-import { bucketList, shapeAggregates, shapeBucketGroups, statsByStart, type AggregateResult, type Bucket } from '../query/shape.ts';
+import {
+  bucketList,
+  compareTags,
+  shapeAggregates,
+  shapeBucketGroups,
+  statsByStart,
+  type AggregateResult,
+  type Bucket,
+} from '../query/shape.ts';
 import { transformBuckets, type TransformedBucket } from '../query/transforms.ts';
 import type { Tag } from '../model/series.ts';
 import type { TagFilter } from '../query/spec.ts';
@@ -272,7 +280,43 @@ export class QueryEngine {
         answers.set(key(id, field), values[i]!);
       });
     }
-    return keys.map((entry) => answers.get(key(entry.id, entry.field)) ?? null);
+    return keys.map((entry) => answers.get(key(entry.id, entry.field)));
+  }
+
+  /**
+   * The latest reading of `field` per group of the series of `metric` matching `where`,
+   * grouped by the values of `groupBy` (one group without it), sorted by tag values: the
+   * latest of its series' latest readings (each from the series' newest document
+   * holding the field, see `latestValues` in `storage/read.ts`). A group is left out
+   * when none of its series has a reading of the field; its value is null when one of
+   * them has only documents written before latest values were kept. The series are
+   * listed from the registry and count against the request's MAX_SERIES.
+   * @throws InputError TOO_MANY_SERIES, TOO_MANY_FILTER_VALUES; ServiceError QUERY_TIMEOUT.
+   */
+  async latestByGroup(
+    metric: string,
+    field: string,
+    where: readonly TagFilter[],
+    groupBy: readonly string[],
+  ): Promise<{ tags: Tag[]; latest: TimedValue | null }[]> {
+    const series = await this.listSeries(metric, where, this.budget.remaining('series'));
+    const values = await latestValues(
+      this.store,
+      series.map((entry) => entry._id),
+      field,
+      this.options,
+    );
+    const groups = new Map<string, { tags: Tag[]; latest: TimedValue | null }>();
+    series.forEach((entry, i) => {
+      const value = values[i];
+      if (value === undefined) return;
+      const tags = groupBy.flatMap((key) => (entry.tags[key] === undefined ? [] : [{ key, value: entry.tags[key]! }]));
+      const id = tagsKey(tags);
+      const group = groups.get(id);
+      if (group === undefined) groups.set(id, { tags, latest: value });
+      else if (group.latest !== null) group.latest = value === null || isEarlier(group.latest, value) ? value : group.latest;
+    });
+    return [...groups.values()].sort((a, b) => compareTags(a.tags, b.tags));
   }
 
   /** The latest `n` readings of series `id`, newest first (see `latestReadings` in `storage/read.ts`). */

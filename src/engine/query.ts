@@ -333,6 +333,21 @@ export function parseStatisticsSettings(args: {
 }
 
 /**
+ * The arguments of `Query.latestValues`: metric, field, tag filters and grouping, each
+ * validated under its own input path.
+ * @throws InputError INVALID_NAME, DUPLICATE_NAME, TOO_MANY_NAMES, INVALID_TAG_VALUE.
+ */
+export function parseLatestValuesQuery(args: {
+  metric: string;
+  field: string;
+  where?: readonly TagFilter[] | null;
+  groupBy?: readonly string[] | null;
+}): { metric: string; field: string; where: TagFilter[]; groupBy: string[] } {
+  const selection = normalizeSelection(args);
+  return { ...selection, field: parseFieldName(args.field, 'field') };
+}
+
+/**
  * How many latest readings `Series.latest` returns.
  * @throws InputError INVALID_ARGUMENT unless an integer from 1 to {@link MAX_LATEST_READINGS}.
  */

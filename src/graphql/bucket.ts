@@ -32,16 +32,18 @@ export const FillRef = builder.enumType('Fill', {
     NONE: { value: 'NONE', description: 'List only buckets with readings.' },
     ZERO: {
       value: 'ZERO',
-      description: 'List every bucket; empty ones have 0 for every statistic but `count` (which stays 0, the real number of readings).',
+      description:
+        'List every bucket; empty ones have 0 for every statistic but `count` (which stays 0, the real number of readings), and null `first`, `last` and percentiles.',
     },
     PREVIOUS: {
       value: 'PREVIOUS',
-      description: 'List every bucket; empty ones repeat the statistics of the last bucket with readings (null before the first).',
+      description:
+        'List every bucket; empty ones repeat the statistics of the last bucket with readings, `first`, `last` and percentiles included (null before the first).',
     },
     LINEAR: {
       value: 'LINEAR',
       description:
-        'List every bucket; empty ones interpolate each statistic linearly in time between the nearest buckets with readings (null at the ends).',
+        'List every bucket; empty ones interpolate each statistic linearly in time between the nearest buckets with readings (null at the ends); `first`, `last` and percentiles stay null.',
     },
   } as const,
 });

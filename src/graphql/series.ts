@@ -2,6 +2,7 @@ import { metricOfSeriesKey } from '../auth/access.ts';
 import {
   parseFieldName,
   parseLatestCount,
+  parseLatestValuesQuery,
   parseSeriesAggregateQuery,
   parseSeriesBucketsQuery,
   parseSeriesListQuery,
@@ -16,6 +17,7 @@ import { BucketRef, bucketArgs, rangeArgs } from './bucket.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 import { selectedWants } from './lookahead.ts';
 import { TimedValueRef } from './statistics.ts';
+import type { TimedValue } from '../model/stats.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
 
 const readingTime = (edge: Edge, description: string) =>
@@ -93,7 +95,7 @@ builder.objectFields(SeriesRef, (t) => ({
     description:
       "The latest reading of `field`: a dashboard's current value, read from the series' newest series-day document holding the field (one indexed look-up; asked for on many series, they are looked up together). Null without readings, or when that document was written before latest values were kept. Errors: INVALID_NAME.",
     args: { field: t.arg.string({ required: true, description: 'Field name, e.g. `delay`.' }) },
-    load: (keys: { id: string; field: string }[], ctx) => ctx.engine.latestValues(keys),
+    load: async (keys: { id: string; field: string }[], ctx) => (await ctx.engine.latestValues(keys)).map((value) => value ?? null),
     loaderOptions: { cacheKeyFn: (key: { id: string; field: string }) => `${key.id}\u0000${key.field}` },
     resolve: (series, args) => ({ id: series._id, field: parseFieldName(args.field, 'field') }),
   }),
@@ -142,3 +144,42 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => ctx.engine.seriesById(seriesId(String(args.id))),
   }),
 }));
+
+/** `GroupLatestValue` type: the latest reading of a field in one group of series. */
+const GroupLatestValueRef = builder
+  .objectRef<{ tags: { key: string; value: string }[]; latest: TimedValue | null }>('GroupLatestValue')
+  .implement({
+    description: 'The latest reading of a field among the series of one group.',
+    fields: (t) => ({
+      tags: t.field({
+        type: [TagRef],
+        resolve: (group) => group.tags,
+        description: 'The `groupBy` tag values of the group, in `groupBy` order; empty when not grouped.',
+      }),
+      latest: t.field({
+        type: TimedValueRef,
+        nullable: true,
+        resolve: (group) => group.latest,
+        description: 'The latest reading; null when a series of the group has only data written before latest values were kept.',
+      }),
+    }),
+  });
+
+builder.queryField('latestValues', (t) =>
+  t.field({
+    type: [GroupLatestValueRef],
+    description:
+      'The current value of `field` per group: the latest reading among the series of `metric` matching `where`, grouped by `groupBy` (one group without it), sorted by tag values; groups without a reading of the field are left out. Each series is read from its newest document holding the field (one indexed look-up per series), so the series count against MAX_SERIES. Errors: INVALID_NAME, TOO_MANY_SERIES, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN).',
+    args: {
+      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `flights`.' }),
+      field: t.arg.string({ required: true, description: 'Field name, e.g. `delay`.' }),
+      where: t.arg({ type: [TagFilterRef], description: 'Tag filters, all of which must hold.' }),
+      groupBy: t.arg.stringList({ description: 'Tag keys to group by (at most 8), e.g. `["origin"]`.' }),
+    },
+    authScopes: (_root, args) => ({ read: true, metric: args.metric }),
+    resolve: (_root, args, ctx) => {
+      const query = parseLatestValuesQuery(args);
+      return ctx.engine.latestByGroup(query.metric, query.field, query.where, query.groupBy);
+    },
+  }),
+);

@@ -149,9 +149,10 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
       variance: values('variance'),
       stddev: values('stddev'),
       sampleStddev: values('sampleStddev'),
-      first: null,
-      last: null,
-      sketch: null,
+      // PREVIOUS repeats the earlier bucket's readings-based statistics too; no other mode can make them up.
+      first: mode === 'PREVIOUS' ? (last?.first ?? null) : null,
+      last: mode === 'PREVIOUS' ? (last?.last ?? null) : null,
+      sketch: mode === 'PREVIOUS' ? (last?.sketch ?? null) : null,
       filled: true,
     });
   }

@@ -77,7 +77,8 @@ function groupTags(group: unknown, keys: readonly string[]): Tag[] {
   return keys.filter((key) => typeof values[key] === 'string').map((key) => ({ key, value: values[key] as string }));
 }
 
-const compareTags = (a: Tag[], b: Tag[]) => {
+/** Orders tag lists by their keys and values (code points), the order of groups in every answer. */
+export const compareTags = (a: readonly Tag[], b: readonly Tag[]) => {
   const x = a.map((tag) => `${tag.key}\u0000${tag.value}`).join('\u0001');
   const y = b.map((tag) => `${tag.key}\u0000${tag.value}`).join('\u0001');
   return x < y ? -1 : x > y ? 1 : 0;

@@ -122,15 +122,19 @@ export async function seriesReadingTimes(
   );
 }
 
-/** A series' latest reading of one field, or null (see {@link latestValues}). */
-export type LatestValue = TimedValue | null;
+/**
+ * A series' latest reading of one field (see {@link latestValues}): the reading; null
+ * when it is unknown (the newest document holding the field is of layout version 1);
+ * undefined when the series has no reading of the field.
+ */
+export type LatestValue = TimedValue | null | undefined;
 
 /**
  * The latest reading of `field` in each series of `ids`, in that order: the `last` pair
  * of the day totals of the newest series-day document holding the field (one indexed
- * look-up per series, `series_date`). Null when the series has no reading of the field,
- * or when that document was created before first and last values were kept (layout
- * version 1), whose `last` may miss readings.
+ * look-up per series, `series_date`). Undefined when the series has no reading of the
+ * field; null when that document was created before first and last values were kept
+ * (layout version 1), whose `last` may miss readings.
  * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
  */
 export async function latestValues(
@@ -147,8 +151,9 @@ export async function latestValues(
           { ...driver, sort: { date: -1 }, projection: { _id: 0, v: 1, [`fields.${field}.last`]: 1 } },
         ),
       );
-      const last = doc?.fields?.[field]?.last;
-      if (!doc || (doc.v ?? 1) < LAYOUT_VERSION || last === undefined) return null;
+      if (doc === null) return undefined;
+      const last = doc.fields?.[field]?.last;
+      if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) return null;
       return { t: last.t.getTime(), v: last.v };
     }),
   );

@@ -128,6 +128,18 @@ describe('fillBuckets: hand-written examples', () => {
     ]);
   });
 
+  it('PREVIOUS carries first, last and the sketch forward too; ZERO and LINEAR leave them null', () => {
+    const reading = { t: Date.parse('2001-01-12T19:20:00Z'), v: 10 };
+    const sketch = new Map([['p1', 1]]);
+    const withReadings = [{ ...real(spans[1]!, [10]), first: reading, last: reading, sketch }, real(spans[4]!, [30, 50])];
+    const previous = fillBuckets(spans, withReadings, 'PREVIOUS');
+    expect([previous[0]!.last, previous[2]!.first, previous[3]!.last, previous[3]!.sketch]).toEqual([null, reading, reading, sketch]);
+    for (const mode of ['ZERO', 'LINEAR', 'NULL'] as const) {
+      const filled = fillBuckets(spans, withReadings, mode)[2]!;
+      expect([filled.first, filled.last, filled.sketch]).toEqual([null, null, null]);
+    }
+  });
+
   it('PREVIOUS carries the last bucket with readings forward (null before the first), count stays 0', () => {
     const out = fillBuckets(spans, buckets, 'PREVIOUS');
     expect(pick(out)).toEqual([
