@@ -1,6 +1,12 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
-import { DEFAULT_STATISTICS, MAX_LATEST_READINGS, SLOT_LEVELS, type SlotLevel } from './model/statistics-settings.ts';
+import {
+  DEFAULT_STATISTICS,
+  MAX_LATEST_READINGS,
+  SLOT_LEVELS,
+  type SlotLevel,
+  type StatisticsSettings,
+} from './model/statistics-settings.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -217,6 +223,14 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Validated configuration; see {@link ConfigSchema} for each setting. */
 export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * The optional statistics new metrics get under `config` (`SKETCH_LEVELS`,
+ * `LATEST_READINGS`; every field sketched), and metric registry entries without any.
+ */
+export function configuredStatistics(config: Config): StatisticsSettings {
+  return { sketchLevels: config.SKETCH_LEVELS, sketchFields: null, latestReadings: config.LATEST_READINGS };
+}
 
 /** Thrown by {@link loadConfig} with one line per invalid variable. */
 export class ConfigError extends Error {

@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
+import { configuredStatistics, type Config } from '../config.ts';
 import { ensureSecantusInstalled, startSecantus, type Say } from '../embedded/secantus.ts';
 import { openStore, redact, type Store } from '../storage/store.ts';
 
@@ -66,13 +66,21 @@ export interface ToolStore {
 }
 
 /**
- * Opens the store a tool works on (see the module comment for the order of choices).
+ * Opens the store a tool works on (see the module comment for the order of choices),
+ * with the server's settings of `config`: layout and optional statistics of new
+ * metrics, write concern, retention of batch claims.
  * @throws Error when the database cannot be reached, or the embedded one cannot start
  * (for example because a server without a state file holds its data directory).
  */
 export async function openToolStore(config: Config, say: Say): Promise<ToolStore> {
   const open = async (uri: string, stop?: () => Promise<void>): Promise<ToolStore> => {
-    const store = await openStore(uri, config.MONGODB_DB).catch(async (error: unknown) => {
+    const store = await openStore(uri, config.MONGODB_DB, {
+      defaultLayout: config.DEFAULT_LAYOUT,
+      defaultStatistics: configuredStatistics(config),
+      writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
+      // openStore sets the TTL of batch claims: the tool must keep the server's.
+      batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
+    }).catch(async (error: unknown) => {
       await stop?.();
       throw error;
     });

@@ -13,7 +13,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
 import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import { ErrorCode, ServiceError } from '../errors.ts';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   try {
     store = await openStore(uri, config.MONGODB_DB, {
       defaultLayout: config.DEFAULT_LAYOUT,
-      defaultStatistics: { sketchLevels: config.SKETCH_LEVELS, sketchFields: null, latestReadings: config.LATEST_READINGS },
+      defaultStatistics: configuredStatistics(config),
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,

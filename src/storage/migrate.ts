@@ -1,0 +1,154 @@
+/**
+ * Brings stored data to the explicit form of the current layout (`npm run migrate`).
+ *
+ * Series-day documents written before layout version 2 (see `LAYOUT_VERSION` in
+ * `model/day-document.ts`) carry no `v`; they hold count, sum, min, max and sum of
+ * squares of each slot and nothing else. The readings behind those aggregates were never
+ * stored, so nothing can give such a document the first and last reading of its slots,
+ * its quantile sketches or its latest readings: the migration only writes down the
+ * version the document already is (`v: 1`) and leaves every statistic as it is. Queries
+ * answer null for first, last and percentiles over such documents either way; after the
+ * migration every document says which layout it has.
+ *
+ * Metric registry entries made before the optional statistics existed carry no
+ * `statistics`; the migration writes the store's default into them, so that what a
+ * metric keeps no longer depends on the server's configuration at the time of a write.
+ *
+ * Only standard driver calls (`find`, `updateMany`, `aggregate` with `$group`), so it
+ * runs unchanged on MongoDB 7/8, Atlas and the embedded database.
+ */
+import type { Filter } from 'mongodb';
+import type { DayDocument } from '../model/day-document.ts';
+import type { MetricDocument, Store } from './store.ts';
+
+/** Documents stamped per write unless told otherwise. */
+export const DEFAULT_MIGRATION_BATCH_SIZE = 1_000;
+
+/** The layout version of series-day documents that carry no `v`. */
+const UNMARKED_VERSION = 1;
+
+const unmarked: Filter<DayDocument> = { v: { $exists: false } };
+const withoutStatistics: Filter<MetricDocument> = { statistics: { $exists: false } };
+
+/** What {@link migrateLayout} found and did. */
+export interface MigrationReport {
+  /**
+   * Series-day documents per layout version before the migration, keyed by the version
+   * as a string (`{"1": 120, "2": 4000}`); documents without `v` count as version 1.
+   */
+  before: Record<string, number>;
+  /**
+   * The same after the migration. While the server writes, it may hold more documents
+   * of the current version than `before` (new days); never fewer of any version.
+   */
+  after: Record<string, number>;
+  /** Series-day documents this run gave `v: 1` (0 when there were none left to stamp). */
+  stamped: number;
+  /** Metric registry entries this run gave an explicit `statistics` (the store's default). */
+  metricsGivenStatistics: number;
+  /** Wall-clock time of the whole run, in milliseconds. */
+  elapsedMs: number;
+}
+
+/** What a migration would do, found without writing (`npm run migrate -- --dry-run`). */
+export interface PendingMigration {
+  /** Series-day documents per layout version, as in {@link MigrationReport.before}. */
+  versions: Record<string, number>;
+  /** Series-day documents without `v`, each of which a migration would give `v: 1`. */
+  unstamped: number;
+  /** Metric registry entries without `statistics`, each of which a migration would give the store's default. */
+  metricsWithoutStatistics: number;
+}
+
+/**
+ * Counts the series-day documents of each layout version with one `$group` by
+ * `{$ifNull: ['$v', 1]}` (a full scan of the collection): documents without `v` count as
+ * version 1, like those stamped `v: 1`.
+ * @returns counts keyed by the version as a string, e.g. `{"1": 120, "2": 4000}`; `{}`
+ * when there are no series-day documents.
+ */
+export async function layoutVersions(store: Store): Promise<Record<string, number>> {
+  const groups = await store.buckets
+    .aggregate<{ _id: unknown; n: number }>([{ $group: { _id: { $ifNull: ['$v', UNMARKED_VERSION] }, n: { $sum: 1 } } }])
+    .toArray();
+  const versions: Record<string, number> = {};
+  for (const group of groups.sort((a, b) => Number(a._id) - Number(b._id))) versions[String(group._id)] = group.n;
+  return versions;
+}
+
+/** What {@link migrateLayout} would change, read without writing anything. */
+export async function pendingMigration(store: Store): Promise<PendingMigration> {
+  const [versions, unstamped, metricsWithoutStatistics] = await Promise.all([
+    layoutVersions(store),
+    store.buckets.countDocuments(unmarked),
+    store.metrics.countDocuments(withoutStatistics),
+  ]);
+  return { versions, unstamped, metricsWithoutStatistics };
+}
+
+/**
+ * Brings existing data to the explicit form of the current layout:
+ * 1. every series-day document without `v` gets `v: 1`, the version it is: nothing
+ *    else in it changes, no statistic, no number (what version 2 adds, the first and
+ *    last reading of each slot, the sketches and the latest readings, would need the
+ *    readings behind the version-1 aggregates, which were never kept). Documents are
+ *    stamped in `_id` order, `batchSize` at a time: the ids of the next documents without
+ *    `v` are read, then one `updateMany` stamps the documents without `v` in that `_id`
+ *    range, so no write is larger than a batch and progress can be reported;
+ * 2. every metric registry entry without `statistics` gets the store's
+ *    `defaultStatistics` (one `updateMany`; the registry holds one entry per metric).
+ *
+ * Every write waits for the store's write concern. Safe to run while a server writes:
+ * a version-1 document that receives readings stays version 1 (the record path sets
+ * `v` only when it creates a document), and the documents it creates carry the current
+ * version already, so no write of the record path and no write of the migration undoes
+ * the other. Idempotent: only documents without `v` and entries without `statistics`
+ * are written, so a second run (or a run after an interrupted one) stamps what is left
+ * and nothing else; two runs at once stamp each document once between them.
+ *
+ * @param options.onProgress called with the documents stamped so far and the number of
+ * documents without `v` found at the start (grown when more were stamped, as when a
+ * server of the previous version still writes): once before the first batch, then after
+ * every batch.
+ * @param options.batchSize documents stamped per write (default
+ * {@link DEFAULT_MIGRATION_BATCH_SIZE}).
+ * @throws RangeError when `batchSize` is not a positive integer; driver errors (database
+ * unreachable, write concern not met) as thrown by the driver, after which a new run
+ * goes on where this one stopped.
+ */
+export async function migrateLayout(
+  store: Store,
+  options: { onProgress?: (done: number, total: number) => void; batchSize?: number } = {},
+): Promise<MigrationReport> {
+  const batchSize = options.batchSize ?? DEFAULT_MIGRATION_BATCH_SIZE;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer; got ${batchSize}`);
+  const started = performance.now();
+  const before = await layoutVersions(store);
+
+  let total = await store.buckets.countDocuments(unmarked);
+  let stamped = 0;
+  options.onProgress?.(stamped, total);
+  // Series-day documents get their `_id` (an ObjectId) from the server's upsert or the
+  // driver's insert, so `_id` order is a total order over the collection.
+  let last: DayDocument['_id'] | undefined;
+  for (;;) {
+    const range = last === undefined ? {} : { _id: { $gt: last } };
+    const ids = await store.buckets
+      .find({ ...unmarked, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: batchSize })
+      .toArray();
+    const upTo = ids.at(-1)?._id;
+    if (upTo === undefined) break;
+    const result = await store.buckets.updateMany(
+      { ...unmarked, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
+      { $set: { v: UNMARKED_VERSION } },
+    );
+    stamped += result.modifiedCount;
+    total = Math.max(total, stamped);
+    last = upTo;
+    options.onProgress?.(stamped, total);
+  }
+
+  const metrics = await store.metrics.updateMany(withoutStatistics, { $set: { statistics: store.defaultStatistics } });
+  const after = await layoutVersions(store);
+  return { before, after, stamped, metricsGivenStatistics: metrics.modifiedCount, elapsedMs: Math.round(performance.now() - started) };
+}
