@@ -15,7 +15,14 @@ export async function setMetricLayout(store: Store, name: string, layout: Docume
     const existing = await store.metrics.findOne({ _id: name });
     if (existing === null) {
       try {
-        const created: MetricDocument = { _id: name, fields: [], tagKeys: [], layout, createdAt: new Date() };
+        const created: MetricDocument = {
+          _id: name,
+          fields: [],
+          tagKeys: [],
+          layout,
+          statistics: store.defaultStatistics,
+          createdAt: new Date(),
+        };
         await store.metrics.insertOne(created);
         return created;
       } catch (error) {

@@ -32,7 +32,8 @@ export interface MetricDocument {
   /**
    * The optional statistics the metric keeps (sketches, latest readings); set when the
    * metric is created (config `SKETCH_LEVELS`, `LATEST_READINGS`) and changed by
-   * `setMetricStatistics`. Absent in entries made before it existed: the store's default applies.
+   * `setMetricStatistics`. Absent in entries made before it existed (until `npm run migrate`
+   * writes the default): the store's default applies.
    */
   statistics?: StatisticsSettings;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */
