@@ -313,29 +313,29 @@ describe('aggregation', () => {
 
 describe('first/last pairs, sketches and latest readings', () => {
   const pair = (iso: string, v: number) => ({ t: new Date(iso), v: new Double(v) });
-  let c: Collection<Document>;
+  let c: Collection<{ _id: string } & Document>;
   beforeAll(async () => {
     c = t.db.collection('pairs');
   });
 
   it('$min/$max of {t, v} pairs compare by time, then value, in updates', async () => {
     const update = (first: Document, last: Document) => ({ $min: { 'f.first': first }, $max: { 'f.last': last } });
-    await c.updateOne({ _id: 'a' as unknown as Document }, update(pair('2001-01-05T10:00Z', 5), pair('2001-01-05T10:00Z', 5)), {
+    await c.updateOne({ _id: 'a' }, update(pair('2001-01-05T10:00Z', 5), pair('2001-01-05T10:00Z', 5)), {
       upsert: true,
     });
-    await c.updateOne({ _id: 'a' as unknown as Document }, update(pair('2001-01-05T09:00Z', 7), pair('2001-01-05T11:00Z', 1)));
+    await c.updateOne({ _id: 'a' }, update(pair('2001-01-05T09:00Z', 7), pair('2001-01-05T11:00Z', 1)));
     // Ties at one time: the smaller value stays first, the larger one becomes last.
-    await c.updateOne({ _id: 'a' as unknown as Document }, update(pair('2001-01-05T09:00Z', 6), pair('2001-01-05T11:00Z', 3)));
-    await c.updateOne({ _id: 'a' as unknown as Document }, update(pair('2001-01-05T09:00Z', 8), pair('2001-01-05T11:00Z', 2)));
-    const doc = await c.findOne({ _id: 'a' as unknown as Document });
+    await c.updateOne({ _id: 'a' }, update(pair('2001-01-05T09:00Z', 6), pair('2001-01-05T11:00Z', 3)));
+    await c.updateOne({ _id: 'a' }, update(pair('2001-01-05T09:00Z', 8), pair('2001-01-05T11:00Z', 2)));
+    const doc = await c.findOne({ _id: 'a' });
     expect(doc?.f).toEqual({ first: { t: new Date('2001-01-05T09:00Z'), v: 6 }, last: { t: new Date('2001-01-05T11:00Z'), v: 3 } });
   });
 
   it('$min/$max accumulators and expressions over pairs, skipping missing ones', async () => {
     await c.insertMany([
-      { _id: 'b1' as unknown as Document, g: 1, p: pair('2001-01-06T08:00Z', 4) },
-      { _id: 'b2' as unknown as Document, g: 1, p: pair('2001-01-06T07:00Z', 9) },
-      { _id: 'b3' as unknown as Document, g: 1 },
+      { _id: 'b1', g: 1, p: pair('2001-01-06T08:00Z', 4) },
+      { _id: 'b2', g: 1, p: pair('2001-01-06T07:00Z', 9) },
+      { _id: 'b3', g: 1 },
     ]);
     const [row] = await c
       .aggregate([
@@ -354,15 +354,11 @@ describe('first/last pairs, sketches and latest readings', () => {
 
   it('$inc creates sketch bins with signed keys, $objectToArray lists them for $unwind and $group', async () => {
     await c.updateOne(
-      { _id: 's1' as unknown as Document },
+      { _id: 's1' },
       { $inc: { 'q.hours.7.fields.x.p12': 2, 'q.hours.7.fields.x.m-3': 1, 'q.hours.7.fields.x.z': 1 } },
       { upsert: true },
     );
-    await c.updateOne(
-      { _id: 's2' as unknown as Document },
-      { $inc: { 'q.hours.7.fields.x.p12': 5, 'q.hours.7.fields.x.p-40': 1 } },
-      { upsert: true },
-    );
+    await c.updateOne({ _id: 's2' }, { $inc: { 'q.hours.7.fields.x.p12': 5, 'q.hours.7.fields.x.p-40': 1 } }, { upsert: true });
     const rows = await c
       .aggregate([
         { $match: { _id: { $in: ['s1', 's2'] } } },
@@ -383,12 +379,12 @@ describe('first/last pairs, sketches and latest readings', () => {
   it('$push with $each, $sort and $slice keeps the newest readings in time order', async () => {
     const reading = (iso: string, x: number) => ({ t: new Date(iso), f: { x } });
     const push = (readings: Document[]) => ({ $push: { recent: { $each: readings, $sort: { t: 1 }, $slice: -3 } } });
-    await c.updateOne({ _id: 'r' as unknown as Document }, push([reading('2001-01-07T10:00Z', 1)]), { upsert: true });
+    await c.updateOne({ _id: 'r' }, push([reading('2001-01-07T10:00Z', 1)]), { upsert: true });
     await c.updateOne(
-      { _id: 'r' as unknown as Document },
+      { _id: 'r' },
       push([reading('2001-01-07T12:00Z', 2), reading('2001-01-07T08:00Z', 3), reading('2001-01-07T11:00Z', 4)]),
     );
-    const doc = await c.findOne({ _id: 'r' as unknown as Document });
+    const doc = await c.findOne({ _id: 'r' });
     expect(doc?.recent.map((entry: { f: { x: number } }) => entry.f.x)).toEqual([1, 4, 2]);
   });
 });
