@@ -3,7 +3,7 @@
  * Run against the embedded SecantusDB by default and against MONGODB_URI when set, so
  * a server that lacks one of them fails here first, with a minimal case.
  */
-import { Double, Long, MongoBulkWriteError, type Collection, type Document } from 'mongodb';
+import { Double, Long, MongoBulkWriteError, type Collection, type Document, type UpdateFilter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
@@ -378,7 +378,9 @@ describe('first/last pairs, sketches and latest readings', () => {
 
   it('$push with $each, $sort and $slice keeps the newest readings in time order', async () => {
     const reading = (iso: string, x: number) => ({ t: new Date(iso), f: { x } });
-    const push = (readings: Document[]) => ({ $push: { recent: { $each: readings, $sort: { t: 1 }, $slice: -3 } } });
+    const push = (readings: Document[]): UpdateFilter<Document> => ({
+      $push: { recent: { $each: readings, $sort: { t: 1 }, $slice: -3 } },
+    });
     await c.updateOne({ _id: 'r' }, push([reading('2001-01-07T10:00Z', 1)]), { upsert: true });
     await c.updateOne(
       { _id: 'r' },
