@@ -378,9 +378,8 @@ describe('first/last pairs, sketches and latest readings', () => {
 
   it('$push with $each, $sort and $slice keeps the newest readings in time order', async () => {
     const reading = (iso: string, x: number) => ({ t: new Date(iso), f: { x } });
-    const push = (readings: Document[]): UpdateFilter<Document> => ({
-      $push: { recent: { $each: readings, $sort: { t: 1 }, $slice: -3 } },
-    });
+    const push = (readings: Document[]) =>
+      ({ $push: { recent: { $each: readings, $sort: { t: 1 }, $slice: -3 } } }) as unknown as UpdateFilter<{ _id: string } & Document>;
     await c.updateOne({ _id: 'r' }, push([reading('2001-01-07T10:00Z', 1)]), { upsert: true });
     await c.updateOne(
       { _id: 'r' },
