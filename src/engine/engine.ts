@@ -3,7 +3,7 @@ import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
 import { tagList } from '../model/series.ts';
 import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
 import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
-import { bucketsPerGroup, filterValueCount } from '../query/cost.ts';
+import { bucketsPerGroup, filterValueCount, SKETCH_BUCKET_WEIGHT } from '../query/cost.ts';
 import { registryFilter } from '../query/registry.ts';
 import { fillBuckets, type BucketSpan } from '../query/fill.ts';
 import { listBuckets, type GranularityName } from '../query/granularity.ts';
@@ -179,7 +179,7 @@ export class QueryEngine {
     this.budget.reserve(
       'buckets',
       perSeries * (query.compareWith === null ? 1 : 2),
-      `this field: ${formatCount(perSeries)} buckets per series`,
+      `this field: ${formatCount(perSeries)} buckets per series${query.wants.sketch ? ` (with percentiles, each bucket counts ${SKETCH_BUCKET_WEIGHT})` : ''}`,
     );
     let previous: Earlier | undefined;
     if (query.compareWith !== null) {
@@ -203,12 +203,12 @@ export class QueryEngine {
   /**
    * The statistics of one series over the range (`Series.aggregate`): count 0 and nulls
    * without readings; batched like {@link seriesBuckets}.
-   * @throws InputError TOO_MANY_BUCKETS (1 per series); ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (1 per series, 10 with percentiles); ServiceError QUERY_TIMEOUT.
    */
   async seriesAggregate(series: SeriesDocument, query: RangeQuery): Promise<AggregateResult> {
     const span = { tags: tagList(series.tags), from: new Date(query.from), to: new Date(query.to) };
     if (query.from >= query.to) return { ...span, ...summarize(null) };
-    this.budget.reserve('buckets', 1, 'this field: an aggregate per series');
+    this.budget.reserve('buckets', bucketsPerGroup(query), 'this field: an aggregate per series');
     const { rows, index } = await this.loader.load({ query, series: series._id });
     return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null) };
   }
@@ -342,7 +342,8 @@ export class QueryEngine {
     if (countFilterValues) this.reserveFilterValues(query.where);
     const perGroup = bucketsPerGroup(query);
     if (perGroup === 0) return 0;
-    const unit = query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`;
+    const weighed = query.wants.sketch ? ` (with percentiles, each bucket counts ${SKETCH_BUCKET_WEIGHT})` : '';
+    const unit = `${query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`}${weighed}`;
     if (query.groupBy.length === 0) {
       this.budget.reserve('buckets', perGroup, `this field: ${unit}`);
       return 1;

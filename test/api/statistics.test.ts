@@ -1,7 +1,8 @@
 /**
- * `Query.latestValues`: the current value of a field per group, against a plain loop
- * over the readings sent; groups without the field left out; a series whose newest
- * document predates latest values makes its group's value null, never a wrong one.
+ * The API of the optional statistics: `Query.latestValues` (the current value of a
+ * field per group, against a plain loop over the readings sent; groups without the
+ * field left out; a series whose newest document predates latest values makes its
+ * group's value null, never a wrong one), and the budget of percentile queries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -113,5 +114,27 @@ describe('latestValues', () => {
         'temp',
       ),
     ]);
+  });
+});
+
+describe('the budget of percentile queries', () => {
+  it('counts a bucket with percentiles as 10 buckets of MAX_BUCKETS, and nothing runs when refused', async () => {
+    const small = await openTestApp('percentile_budget', { journal: false, maxBuckets: 100 });
+    try {
+      // 24 HOUR buckets: 24 without percentiles, 240 with them.
+      const query = (selection: string) =>
+        `{ buckets(metric: "m", field: "x", from: "2024-03-01", to: "2024-03-02", granularity: HOUR) { buckets { count ${selection} } } }`;
+      expect((await small.graphql(query('avg'))).errors).toBeUndefined();
+      small.resetCommands();
+      const refused = await small.graphql(query('p95'));
+      expect(refused.errors?.[0]?.extensions?.code).toBe('TOO_MANY_BUCKETS');
+      expect(small.commands.filter((name) => name === 'aggregate')).toEqual([]);
+      const statistic = await small.graphql(
+        `{ buckets(metric: "m", field: "x", from: "2024-03-01", to: "2024-03-02", granularity: HOUR, statistic: P95) { buckets { value } } }`,
+      );
+      expect(statistic.errors?.[0]?.extensions?.code).toBe('TOO_MANY_BUCKETS');
+    } finally {
+      await small.close();
+    }
   });
 });
