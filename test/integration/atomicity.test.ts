@@ -1,13 +1,15 @@
 /**
  * Atomicity: many writers, several store instances (as several server processes would
  * have), all recording into the same series and minute of a day that has no document
- * yet. Every level must end with exact counts and sums: no lost update, no duplicate
+ * yet. Every level must end with exact counts and sums, the earliest and latest reading,
+ * sketches counting every reading and the latest readings: no lost update, no duplicate
  * document, for both bucket layouts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
+import { setMetricStatistics } from '../../src/storage/registry.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { randomBytes } from 'node:crypto';
 
@@ -27,9 +29,14 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
   });
 
   it(`${WRITERS} concurrent writers into one new series and minute lose nothing`, async () => {
+    // Sketches at every level (minutes too), set before the first reading.
+    await setMetricStatistics(stores[0]!, 'cpu', { sketchLevels: ['day', 'hour', 'minute'], sketchFields: null, latestReadings: 50 });
     // Multiples of 1/4: every sum and sum of squares below is exact in binary floating point.
     const values = Array.from({ length: WRITERS }, (_, i) => (i % 2 === 0 ? 1 : -1) * (i * 1.5 + 0.25));
-    const seconds = values.map((_, i) => i % 60);
+    // Seconds of the minute in an order unrelated to the values; readings 0 and 1 share the
+    // earliest millisecond, readings 17 and 18 the latest.
+    const seconds = values.map((_, i) => (i === 1 ? 0 : i === 18 ? 59 : (i * 7) % 60));
+    const times = seconds.map((second) => Date.UTC(2024, 4, 1, 13, 45, second));
     await Promise.all(
       values.map((value, i) => {
         const readings = validateReadings(
@@ -37,7 +44,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
             {
               metric: 'cpu',
               tags: [{ key: 'host', value: 'h1' }],
-              time: new Date(Date.UTC(2024, 4, 1, 13, 45, seconds[i])),
+              time: new Date(times[i]!),
               fields: [
                 { name: 'usage', value },
                 { name: 'count', value: 1 },
@@ -67,8 +74,63 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
       expect(stats!.sq).toBe(sq);
     }
     expect(doc.hours['13']?.minutes['45']?.count?.sum).toBe(WRITERS);
-    expect(doc.first).toEqual(new Date(Date.UTC(2024, 4, 1, 13, 45, 0)));
-    expect(doc.last).toEqual(new Date(Date.UTC(2024, 4, 1, 13, 45, 59)));
+    expect(doc.first).toEqual(new Date(Math.min(...times)));
+    expect(doc.last).toEqual(new Date(Math.max(...times)));
+
+    // First and last reading of every level: earliest time (ties: smallest value), latest time (ties: largest value).
+    let first = 0;
+    let last = 0;
+    for (let i = 1; i < WRITERS; i++) {
+      if (times[i]! < times[first]! || (times[i] === times[first] && values[i]! < values[first]!)) first = i;
+      if (times[i]! > times[last]! || (times[i] === times[last] && values[i]! > values[last]!)) last = i;
+    }
+    const levels = {
+      day: doc.fields.usage,
+      hour: doc.hours['13']?.fields.usage,
+      minute: doc.hours['13']?.minutes['45']?.usage,
+    };
+    for (const [level, stats] of Object.entries(levels)) {
+      expect({ level, first: stats?.first, last: stats?.last }).toEqual({
+        level,
+        first: { t: new Date(times[first]!), v: values[first] },
+        last: { t: new Date(times[last]!), v: values[last] },
+      });
+    }
+
+    // Each level's sketch counts every reading once, in bins of the readings' signs (`p…` positive, `m…` negative).
+    const positive = values.filter((v) => v > 0).length;
+    const sketches = {
+      day: doc.q?.fields?.usage,
+      hour: doc.q?.hours?.['13']?.fields?.usage,
+      minute: doc.q?.hours?.['13']?.minutes?.['45']?.usage,
+    };
+    for (const [level, bins] of Object.entries(sketches)) {
+      expect(bins, level).toBeDefined();
+      let total = 0;
+      let positives = 0;
+      let negatives = 0;
+      for (const [key, count] of Object.entries(bins!)) {
+        total += count;
+        if (key.startsWith('p')) positives += count;
+        if (key.startsWith('m')) negatives += count;
+      }
+      expect({ level, total, positives, negatives }).toEqual({ level, total: WRITERS, positives: positive, negatives: WRITERS - positive });
+      expect(bins, level).toEqual(sketches.day);
+    }
+    expect(Object.values(doc.q?.hours?.['13']?.minutes?.['45']?.count ?? {}).reduce((a, b) => a + b, 0)).toBe(WRITERS);
+
+    // The latest readings: the 50 newest by time, oldest first, and the number of readings.
+    expect(doc.readings).toBe(WRITERS);
+    const newest = values
+      .map((value, i) => ({ t: times[i]!, value }))
+      .sort((a, b) => a.t - b.t)
+      .slice(-50);
+    expect(doc.recent?.length).toBe(50);
+    const stored = doc.recent!.map((r) => ({ t: r.t.getTime(), value: r.f.usage, count: r.f.count }));
+    expect(stored.map((r) => r.t)).toEqual(newest.map((r) => r.t));
+    // Readings of the same millisecond may be kept in either order.
+    const byValue = (a: { t: number; value?: number }, b: { t: number; value?: number }) => a.t - b.t || a.value! - b.value!;
+    expect([...stored].sort(byValue)).toEqual(newest.map((r) => ({ ...r, count: 1 })).sort(byValue));
     expect(await stores[0]!.series.countDocuments({ metric: 'cpu' })).toBe(1);
     expect(await stores[0]!.metrics.findOne({ _id: 'cpu' })).toMatchObject({ layout, fields: expect.arrayContaining(['usage', 'count']) });
   });
