@@ -52,5 +52,5 @@ describe('npm run bench -- --quick', () => {
       expect(result.layouts!.rows.map((r) => r.layout)).toEqual(['sparse', 'preallocated']);
     }
     expect(stdout).toContain('**Targets**');
-  }, 300_000);
+  }, 600_000);
 });
