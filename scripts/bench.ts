@@ -14,7 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, totalmem } from 'node:os';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
@@ -24,15 +24,9 @@ import { granularity } from '../src/query/granularity.ts';
 import { aggregateBuckets } from '../src/storage/read.ts';
 import { DAY_MS } from '../src/model/time.ts';
 import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
-import { alternating, batches, format, latency, median } from './bench/measure.ts';
+import { alternating, batches, format, latency, median, positiveInt } from './bench/measure.ts';
 import { NaiveModel, OursModel, TimeseriesModel, type BaselineModel, type Model, type StorageFigures } from './bench/models.ts';
 import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
-
-const positiveInt = (value: string) => {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
-  return number;
-};
 
 const program = new Command()
   .name('bench')

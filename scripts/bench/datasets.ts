@@ -65,11 +65,12 @@ export function denseDataSet(hosts: number, hours: number): DataSet {
   };
 }
 
-/** Real flights from flights-3m.parquet before `before` (at most `rows`). */
-export async function sparseDataSet(before: Date, rows?: number): Promise<DataSet> {
+/** Real flights from flights-3m.parquet before `before` (at most `rows` read), only those from `origins` when given. */
+export async function sparseDataSet(before: Date, rows?: number, origins?: ReadonlySet<string>): Promise<DataSet> {
   const readings: PlainReading[] = [];
   for await (const chunk of readFlights3m({ before, limit: rows })) {
     for (const flight of chunk) {
+      if (origins !== undefined && !origins.has(flight.origin)) continue;
       readings.push({
         metric: 'flights',
         tags: sortTags([
@@ -89,7 +90,7 @@ export async function sparseDataSet(before: Date, rows?: number): Promise<DataSe
   const { from, to } = span(readings);
   return {
     name: 'sparse',
-    description: `flights-3m.parquet, ${readings.length.toLocaleString('en-US')} real US flights ${new Date(from).toISOString().slice(0, 10)} to ${new Date(to - 1).toISOString().slice(0, 10)}, tags origin and destination, fields delay and distance`,
+    description: `flights-3m.parquet, ${readings.length.toLocaleString('en-US')} real US flights${origins === undefined ? '' : ` from ${[...origins].join(', ')}`} ${new Date(from).toISOString().slice(0, 10)} to ${new Date(to - 1).toISOString().slice(0, 10)}, tags origin and destination, fields delay and distance`,
     readings,
     from,
     to,

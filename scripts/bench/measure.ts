@@ -1,4 +1,12 @@
 /** Timing helpers of the benchmark: repeated runs after a warm-up, medians and percentiles. */
+import { InvalidArgumentError } from 'commander';
+
+/** Parses a command-line option that must be a positive integer. */
+export function positiveInt(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
+  return number;
+}
 
 /** The value at percentile `p` (0..100) of `values`, nearest rank. */
 export function percentile(values: readonly number[], p: number): number {
