@@ -353,8 +353,18 @@ describe('per-metric bucket layout', () => {
     const [doc] = await t.store.buckets.find({ metric: 'dense' }).toArray();
     expect(Object.keys(doc!.hours)).toHaveLength(24);
     expect(Object.values(doc!.hours).reduce((sum, hour) => sum + Object.keys(hour.minutes).length, 0)).toBe(1440);
-    expect(doc!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49 });
-    expect(doc!.hours['10']!.minutes['21']!.v).toEqual({ n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 });
+    const reading = { t: new Date('2024-05-01T10:20:30Z'), v: 7 };
+    expect(doc!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
+    // An empty slot's first/last placeholders lie after and before every possible reading.
+    expect(doc!.hours['10']!.minutes['21']!.v).toEqual({
+      n: 0,
+      sum: 0,
+      min: Infinity,
+      max: -Infinity,
+      sq: 0,
+      first: { t: new Date('9999-01-01T00:00:00Z'), v: 0 },
+      last: { t: new Date('1969-12-31T23:59:59.999Z'), v: 0 },
+    });
     const buckets = await t.graphql(
       `{ buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:19:00Z", to: "2024-05-01T10:22:00Z") { buckets { count sum min max } } }`,
     );

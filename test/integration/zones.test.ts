@@ -34,7 +34,13 @@ const DATA_FROM = Date.parse('2001-03-24T00:00:00Z');
 const DATA_TO = Date.parse('2001-04-09T12:00:00Z');
 
 beforeAll(async () => {
-  store = await openStore(inject('mongoUri'), `test_zones_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
+  // Answers are what this file checks: no waiting for the journal, and only the basic
+  // statistics to write (first/last, percentiles and latest readings: statistics.test.ts).
+  store = await openStore(inject('mongoUri'), `test_zones_${randomBytes(4).toString('hex')}`, {
+    defaultLayout: 'sparse',
+    defaultStatistics: { sketchLevels: [], sketchFields: null, latestReadings: 0 },
+    writeConcern: { w: 1, journal: false },
+  });
   flights = await readFlightsWindow(DATA_FROM, DATA_TO, ORIGINS);
   for (let i = 0; i < flights.length; i += 1000) {
     const inputs = flights.slice(i, i + 1000).map((f) => ({
