@@ -1,8 +1,11 @@
 /**
- * Correctness on real data: flights-20k is recorded through the GraphQL mutation, then
- * buckets and aggregates at every granularity are compared with a plain-JS reduction of
- * the same JSON file (count, sum, min and max exactly; avg and standard deviations to
- * 1e-9 relative).
+ * Correctness on real data: every other flight of flights-20k (10,000 flights over the
+ * same three months, every route and airport of the file) is recorded through the
+ * GraphQL mutation, then buckets and aggregates at every granularity are compared with a
+ * plain-JS reduction of the same flights (count, sum, min and max exactly; avg and
+ * standard deviations to 1e-9 relative). Half the file keeps the run's share of the
+ * single test database in proportion: each reading now also writes its first and last
+ * values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -17,7 +20,7 @@ import {
 } from '../helpers/reference.ts';
 
 let t: TestApp;
-const flights = loadFlights20k();
+const flights = loadFlights20k().filter((_, index) => index % 2 === 0);
 const MINUTE = 60_000;
 
 const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }`;
@@ -37,7 +40,7 @@ const AGGREGATE = `query($field: String!, $from: Time!, $to: Time!, $where: [Tag
 type BucketOut = { start: string; end: string } & ReferenceStats;
 
 beforeAll(async () => {
-  // 20,000 flights to load: without waiting for the journal (answers are what is tested here).
+  // 10,000 flights to load: without waiting for the journal (answers are what is tested here).
   t = await openTestApp('flights', { journal: false });
   // The basic statistics are what this file checks (first/last, percentiles and latest
   // readings are checked in statistics.test.ts): no sketches or latest readings to write.
@@ -61,7 +64,7 @@ beforeAll(async () => {
     expect(response.errors).toBeUndefined();
     expect(response.data?.recordReadings.recorded).toBe(readings.length);
   }
-  console.log(`flights-20k recorded in ${Math.round(performance.now() - started)} ms`);
+  console.log(`${flights.length} flights recorded in ${Math.round(performance.now() - started)} ms`);
 }, 600_000);
 afterAll(async () => t?.close());
 
