@@ -72,6 +72,9 @@ function bucketSpans(query: RangeQuery): BucketSpan[] {
   }));
 }
 
+/** How a refusal explains the weight of percentile buckets (see `SKETCH_BUCKET_WEIGHT`); empty without percentiles. */
+const weighing = (query: RangeQuery) => (query.wants.sketch ? ` (with percentiles, each bucket counts ${SKETCH_BUCKET_WEIGHT})` : '');
+
 const NO_COMPARISON: Comparison = { previous: null, previousStart: null, change: null, relativeChange: null };
 
 /**
@@ -179,7 +182,7 @@ export class QueryEngine {
     this.budget.reserve(
       'buckets',
       perSeries * (query.compareWith === null ? 1 : 2),
-      `this field: ${formatCount(perSeries)} buckets per series${query.wants.sketch ? ` (with percentiles, each bucket counts ${SKETCH_BUCKET_WEIGHT})` : ''}`,
+      `this field: ${formatCount(perSeries)} buckets per series${weighing(query)}`,
     );
     let previous: Earlier | undefined;
     if (query.compareWith !== null) {
@@ -273,13 +276,15 @@ export class QueryEngine {
   async latestValues(keys: readonly { id: string; field: string }[]): Promise<LatestValue[]> {
     const answers = new Map<string, LatestValue>();
     const key = (id: string, field: string) => `${id}\u0000${field}`;
-    for (const field of new Set(keys.map((entry) => entry.field))) {
-      const ids = keys.filter((entry) => entry.field === field).map((entry) => entry.id);
-      const values = await latestValues(this.store, ids, field, this.options);
-      ids.forEach((id, i) => {
-        answers.set(key(id, field), values[i]!);
-      });
-    }
+    await Promise.all(
+      [...new Set(keys.map((entry) => entry.field))].map(async (field) => {
+        const ids = keys.filter((entry) => entry.field === field).map((entry) => entry.id);
+        const values = await latestValues(this.store, ids, field, this.options);
+        ids.forEach((id, i) => {
+          answers.set(key(id, field), values[i]);
+        });
+      }),
+    );
     return keys.map((entry) => answers.get(key(entry.id, entry.field)));
   }
 
@@ -342,8 +347,7 @@ export class QueryEngine {
     if (countFilterValues) this.reserveFilterValues(query.where);
     const perGroup = bucketsPerGroup(query);
     if (perGroup === 0) return 0;
-    const weighed = query.wants.sketch ? ` (with percentiles, each bucket counts ${SKETCH_BUCKET_WEIGHT})` : '';
-    const unit = `${query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`}${weighed}`;
+    const unit = `${query.granularity === null ? 'aggregate' : `${formatCount(perGroup)} buckets`}${weighing(query)}`;
     if (query.groupBy.length === 0) {
       this.budget.reserve('buckets', perGroup, `this field: ${unit}`);
       return 1;

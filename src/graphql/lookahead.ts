@@ -14,6 +14,19 @@ const SKETCH_FIELDS = new Set(['percentile', 'p50', 'p90', 'p95', 'p99']);
  * graphql-parse-resolve-info; a selection it cannot parse reads nothing optional.
  */
 export function selectedWants(info: GraphQLResolveInfo): Wants {
+  // The same field on every item of a list (`Series.buckets` of 100 series) shares one
+  // `fieldNodes` array: parse its selection once.
+  const known = parsed.get(info.fieldNodes);
+  if (known !== undefined) return known;
+  const wants = parseWants(info);
+  parsed.set(info.fieldNodes, wants);
+  return wants;
+}
+
+/** What {@link selectedWants} found per field, keyed by the field's nodes in the document. */
+const parsed = new WeakMap<GraphQLResolveInfo['fieldNodes'], Wants>();
+
+function parseWants(info: GraphQLResolveInfo): Wants {
   const tree = parseResolveInfo(info, { deep: true }) as ResolveTree | null;
   if (tree === null) return NO_WANTS;
   const wants: Wants = { firstLast: false, sketch: false };

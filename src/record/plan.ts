@@ -3,7 +3,7 @@ import { BATCH_MARKS_KEPT } from '../model/batch.ts';
 import { LAYOUT_VERSION, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
 import { addToSketch, type SketchBins } from '../model/sketch.ts';
 import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
-import { DEFAULT_STATISTICS, keepsSketch, type StatisticsSettings } from '../model/statistics-settings.ts';
+import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
 import type { Reading } from './validate.ts';
@@ -136,6 +136,22 @@ export function planWrites(
   const buckets = new Map<string, DayWrite>();
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
+  // Which levels sketch a field, decided once per metric and field rather than per reading.
+  const sketchedLevels = new Map<string, Record<SlotLevel, boolean>>();
+  const sketched = (metric: string, field: string) => {
+    const key = `${metric}\u0000${field}`;
+    let levels = sketchedLevels.get(key);
+    if (levels === undefined) {
+      const settings = settingsOf(metric);
+      levels = {
+        day: keepsSketch(settings, 'day', field),
+        hour: keepsSketch(settings, 'hour', field),
+        minute: keepsSketch(settings, 'minute', field),
+      };
+      sketchedLevels.set(key, levels);
+    }
+    return levels;
+  };
 
   for (const reading of readings) {
     const day = floorTo(reading.time, DAY_MS);
@@ -179,16 +195,16 @@ export function planWrites(
     }
     addToMetric(metrics, reading);
 
-    const settings = settingsOf(reading.metric);
     const values: Record<string, number> = {};
     for (const { name, value } of reading.fields) {
       write.fields.add(name);
       seriesWrite.fields.add(name);
       values[name] = value;
       const pair = { t: reading.time, v: value };
-      addToSlot(write, SlotPath.day(name), pair, keepsSketch(settings, 'day', name));
-      addToSlot(write, SlotPath.hour(hour, name), pair, keepsSketch(settings, 'hour', name));
-      addToSlot(write, SlotPath.minute(hour, minute, name), pair, keepsSketch(settings, 'minute', name));
+      const levels = sketched(reading.metric, name);
+      addToSlot(write, SlotPath.day(name), pair, levels.day);
+      addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour);
+      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute);
     }
     if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
   }
