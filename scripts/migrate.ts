@@ -14,14 +14,11 @@
  * embedded database started for this command. Progress goes to stderr (a bar on a
  * terminal, a line every few seconds otherwise), the report to stdout.
  */
-import { Presets, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { openToolStore, type ToolStore } from '../src/cli/database.ts';
+import { progress } from '../src/cli/progress.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { DEFAULT_MIGRATION_BATCH_SIZE, migrateLayout, pendingMigration } from '../src/storage/migrate.ts';
-
-/** Seconds between progress lines when stderr is not a terminal. */
-const PLAIN_PROGRESS_SECONDS = 5;
 
 const positiveInt = (value: string) => {
   const number = Number(value);
@@ -46,40 +43,8 @@ const versionsText = (versions: Record<string, number>) =>
         .map(([version, count]) => `version ${version}: ${count}`)
         .join(', ');
 
-/**
- * Progress on stderr: a bar on a terminal, otherwise a line at the start, at most every
- * {@link PLAIN_PROGRESS_SECONDS} and at the end; nothing when there is nothing to stamp.
- */
-function progress(): { update: (done: number, total: number) => void; stop: () => void } {
-  if (process.stderr.isTTY) {
-    const bar = new SingleBar({ format: ' {bar} {value}/{total} documents stamped | ETA {eta}s' }, Presets.shades_classic);
-    let started = false;
-    return {
-      update(done, total) {
-        if (total === 0) return;
-        if (!started) bar.start(total, done);
-        else bar.setTotal(total);
-        started = true;
-        bar.update(done);
-      },
-      stop: () => bar.stop(),
-    };
-  }
-  let shown = 0;
-  return {
-    update(done, total) {
-      if (total === 0) return;
-      const now = performance.now();
-      if (done !== 0 && done !== total && now - shown < PLAIN_PROGRESS_SECONDS * 1000) return;
-      shown = now;
-      say(`migrate: ${done}/${total} documents stamped`);
-    },
-    stop() {},
-  };
-}
-
 let tool: ToolStore | undefined;
-const bar = progress();
+const bar = progress('migrate', 'documents stamped', say);
 try {
   tool = await openToolStore(loadConfig(), say);
   if (options.dryRun) {

@@ -134,6 +134,16 @@ const ConfigSchema = z
      * from outside the process is written again by the series' next batch after at most this long.
      */
     REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
+    /**
+     * How often the server looks for rollups to build and dirty rollup days to rebuild from
+     * the series-day documents, in seconds (0: never; then `npm run rollups -- rebuild` does it).
+     */
+    ROLLUP_REBUILD_SECONDS: integer(0, 86_400).default(30),
+    /**
+     * How long a dirty rollup day rests before it is rebuilt, in milliseconds: longer than
+     * any batch can take (a batch that found the day clean may still be writing to it).
+     */
+    ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000).default(60_000),
     /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
     SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
     /**

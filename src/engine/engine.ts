@@ -38,7 +38,7 @@ import {
   type LatestValue,
 } from '../storage/read.ts';
 import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
-import { createLoader, type LoadAnswer, type LoadRequest } from './loader.ts';
+import { createLoader, type LoadAnswer, type LoadRequest, type ReadRecord } from './loader.ts';
 import { Planning } from './planning.ts';
 import type { RangeQuery } from './query.ts';
 
@@ -102,6 +102,8 @@ function chart(buckets: readonly Bucket[], spans: readonly BucketSpan[], query: 
 export class QueryEngine {
   readonly budget: RequestBudget;
   readonly planning = new Planning();
+  /** Where the request's pipelines read (series-day documents or which rollup), in the order they ran. */
+  readonly reads: ReadRecord[] = [];
   private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
 
   /**
@@ -114,7 +116,7 @@ export class QueryEngine {
     private readonly options: QueryOptions,
   ) {
     this.budget = new RequestBudget(limits);
-    this.loader = createLoader({ store, budget: this.budget, planning: this.planning, options });
+    this.loader = createLoader({ store, budget: this.budget, planning: this.planning, options, reads: this.reads });
   }
 
   /**

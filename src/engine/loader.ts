@@ -2,9 +2,18 @@ import DataLoader from 'dataloader';
 import type { Document } from 'mongodb';
 import { aggregateRankingStages, bucketRankingStages } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
-import { bucketsPipeline, sketchPipeline, type BucketQuery, type BucketRow, type SketchRow } from '../query/buckets-pipeline.ts';
+import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
+import {
+  bucketsPipeline,
+  levelsRead,
+  sketchPipeline,
+  type BucketQuery,
+  type BucketRow,
+  type SketchRow,
+} from '../query/buckets-pipeline.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets } from '../storage/read.ts';
+import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
@@ -36,6 +45,38 @@ export interface LoaderScope {
   planning: Planning;
   /** Time limit and abort signal of the pipelines. */
   options: QueryOptions;
+  /** Where each pipeline of the request read from, appended as they run (see {@link ReadRecord}). */
+  reads: ReadRecord[];
+}
+
+/**
+ * Where one pipeline read its documents: the series-day documents (`rollup` null) or a
+ * rollup's. Sent to clients in the response's `extensions.reads`.
+ */
+export interface ReadRecord {
+  /** The metric queried; null for a query on given series. */
+  metric: string | null;
+  /** The rollup's name, or null for the series-day documents. */
+  rollup: string | null;
+  /** The rollup's tag keys (empty for the series-day documents). */
+  tagKeys: string[];
+}
+
+/**
+ * The rollup that answers a pipeline query, or null for the series-day documents (see
+ * `chooseRollup`): only queries on a metric (not on given series), whose range reads no
+ * minute slots (rollups keep days and hours), with a ready rollup keeping every tag key
+ * they filter on or group by and no dirty day in the range.
+ */
+export function rollupFor(query: BucketQuery, rollups: readonly RollupDefinition[]): RollupDefinition | null {
+  if (!('metric' in query.scope) || rollups.length === 0) return null;
+  if (levelsRead(query).has('minute')) return null;
+  return chooseRollup(rollups, {
+    filterKeys: (query.scope.where ?? []).map((filter) => filter.key),
+    groupKeys: query.grouping.by === 'tags' ? query.grouping.keys : [],
+    from: query.from,
+    to: query.to,
+  });
 }
 
 /** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch; first and last readings when `firstLast`. */
@@ -136,6 +177,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         else batches.set(key, [request]);
       }
       const answers = new Map<LoadRequest, LoadAnswer>();
+      const metrics = [...new Set(requests.flatMap((request) => (request.query.metric === null ? [] : [request.query.metric])))];
+      const rollups = metrics.length === 0 ? [] : await findRollups(scope.store, metrics, scope.options);
       await Promise.all(
         [...batches.values()].map(async (batch) => {
           const fields = [...new Set(batch.map((request) => request.query.field))];
@@ -143,9 +186,21 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           const query = batch[0]!.query;
           const firstLast = batch.some((request) => request.query.wants.firstLast);
           const sketch = batch.some((request) => request.query.wants.sketch);
+          const source = rollupFor(
+            pipelineQuery(query, fields, series),
+            rollups.filter((rollup) => rollup.metric === query.metric),
+          );
+          scope.reads.push({ metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] });
           const [rows, sketchRows] = await Promise.all([
-            aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options),
-            sketch ? aggregateBuckets<SketchRow>(scope.store, sketchPipeline(pipelineQuery(query, fields, series)), scope.options) : [],
+            aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options, source?.collection),
+            sketch
+              ? aggregateBuckets<SketchRow>(
+                  scope.store,
+                  sketchPipeline(pipelineQuery(query, fields, series)),
+                  scope.options,
+                  source?.collection,
+                )
+              : [],
           ]);
           if (sketch) attachSketches(rows, sketchRows);
           const bySeries = new Map<string, BucketRow[]>();

@@ -304,6 +304,20 @@ export function parseFieldName(name: string, path: string): string {
 }
 
 /**
+ * The arguments of `defineRollup`: the metric, the rollup's name and its tag keys, each a
+ * valid name, keys without repeats.
+ * @throws InputError INVALID_NAME (under `metric`, `name` or `tagKeys[i]`), DUPLICATE_NAME.
+ */
+export function parseRollupDefinition(args: { metric: string; name: string; tagKeys: readonly string[] }) {
+  const metric = parseMetricName(args.metric, 'metric');
+  const name = parseFieldName(args.name, 'name');
+  const tagKeys = args.tagKeys.map((key, i) => parseFieldName(key, `tagKeys[${i}]`));
+  const repeated = tagKeys.findIndex((key, i) => tagKeys.indexOf(key) !== i);
+  if (repeated >= 0) throw new InputError(ErrorCode.DUPLICATE_NAME, `Tag key "${tagKeys[repeated]}" appears twice`, `tagKeys[${repeated}]`);
+  return { metric, name, tagKeys };
+}
+
+/**
  * The arguments of `setMetricStatistics` as settings: levels without repeats, field
  * names checked, latest readings 0 to {@link MAX_LATEST_READINGS}.
  * @throws InputError INVALID_NAME (a sketch field), DUPLICATE_NAME, INVALID_ARGUMENT (latestReadings).

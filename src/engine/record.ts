@@ -2,10 +2,12 @@ import { CodedError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint, batchMark } from '../model/batch.ts';
 import { dayOperations, planMetrics, planWrites } from '../record/plan.ts';
+import { planRollups, type RollupPlan } from '../record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { applyWritePlan, checkMetricLimits, type ApplyOutcome } from '../storage/record.ts';
+import { applyRollupWrites, findRollups, markDirty } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 
 /** What one call of {@link recordBatch} did. */
@@ -36,7 +38,13 @@ export interface RecordOutcome {
  *    attempt's arrival time;
  * 3. applies the plan: registries, then one atomic update per series-day document, each
  *    refused by a document that already applied the batch (`storage/record.ts`);
- * 4. marks the batch applied.
+ * 4. keeps the metrics' rollups (`model/rollup.ts`): a first attempt merges the batch
+ *    per rollup group and day and applies one update per rollup document after the
+ *    series-day documents; a retry, a batch while a rollup is being built, and a batch
+ *    into a day already dirty mark the days dirty instead, before and after writing the
+ *    series-day documents, and a rebuild from those documents makes them exact again
+ *    (`storage/rollups.ts`). When a rollup write fails, the batch's days are marked dirty;
+ * 5. marks the batch applied.
  * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
  * readings sent without one, as already set by validation.
  * @throws InputError TOO_MANY_NAMES or BATCH_ID_REUSED, nothing written then.
@@ -54,7 +62,14 @@ export async function recordBatch(
   if (readings.length === 0) return outcome;
   let claim: BatchClaim | undefined;
   try {
-    const registered = await checkMetricLimits(store, planMetrics(readings));
+    const metrics = planMetrics(readings);
+    const [registered, rollups] = await Promise.all([
+      checkMetricLimits(store, metrics),
+      findRollups(
+        store,
+        metrics.map((metric) => metric.name),
+      ),
+    ]);
     const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
     let plan = planWrites(readings, settingsOf);
     outcome.series = plan.series.length;
@@ -67,6 +82,8 @@ export async function recordBatch(
         plan = planWrites(withServerTime(readings, claim.receivedAt), settingsOf);
       }
     }
+    const rollupPlan = planRollups(plan, rollups, { retry: claim?.status === 'retry' });
+    if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
     let applied: ApplyOutcome;
     try {
       const mark = batchId === null ? undefined : batchMark(batchId);
@@ -74,6 +91,14 @@ export async function recordBatch(
     } catch (error) {
       // Refused before any series-day document was written: leave no claim behind.
       if (error instanceof CodedError && claim?.status === 'new') await releaseBatch(store, batchId!);
+      else await markRollupsDirty(store, rollupPlan);
+      throw error;
+    }
+    if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
+    try {
+      for (const { rollup, writes } of rollupPlan.writes) await applyRollupWrites(store, rollup, writes);
+    } catch (error) {
+      await markRollupsDirty(store, rollupPlan);
       throw error;
     }
     if (batchId !== null) await markBatchApplied(store, batchId);
@@ -87,4 +112,14 @@ export async function recordBatch(
     if (isUnavailable(error)) throw unavailable('The batch was not stored completely');
     throw error;
   }
+}
+
+/**
+ * Marks every day a batch wrote or was to write to a rollup dirty, after a failure that
+ * may have left some of those rollup documents without the batch (best effort: the
+ * database may be out of reach; a retry of the batch marks them again).
+ */
+async function markRollupsDirty(store: Store, plan: RollupPlan): Promise<void> {
+  const days = plan.writes.map(({ rollup, writes }) => ({ rollup, days: [...new Set(writes.map((write) => write.date.getTime()))] }));
+  await markDirty(store, [...days, ...plan.dirty]).catch(() => undefined);
 }

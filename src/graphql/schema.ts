@@ -9,6 +9,7 @@ import './series.ts';
 import './metric.ts';
 import './record.ts';
 import './delete.ts';
+import './rollup.ts';
 
 /** The executable GraphQL schema, built code-first from the modules above. */
 export const schema = builder.toSchema();

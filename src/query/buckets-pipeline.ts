@@ -12,6 +12,7 @@ import {
   GRANULARITIES,
   type Cut,
   type Granularity,
+  type Level,
 } from './granularity.ts';
 import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
 import { planBucketSegments, planSegments } from './segments.ts';
@@ -647,6 +648,16 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
     },
     ...(context === null ? [] : [startsAsDates]),
   ];
+}
+
+/**
+ * The stored levels (day, hour, minute) a bucket query reads, from the segments of its
+ * range (see `query/segments.ts`): a rollup, which keeps no minutes, answers a query
+ * only when this holds no `minute`.
+ * @throws Error for an empty range.
+ */
+export function levelsRead(query: BucketQuery): Set<Level> {
+  return new Set(querySegments(query).map((segment) => segment.level));
 }
 
 /**

@@ -13,6 +13,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
+import { scheduleRollupRebuilds } from './rollup-schedule.ts';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
 import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
@@ -90,6 +91,10 @@ async function main(): Promise<void> {
     health,
     requestLimits: requestLimitsFromConfig(config),
   });
+  const stopRollups = scheduleRollupRebuilds(store, logger, {
+    everySeconds: config.ROLLUP_REBUILD_SECONDS,
+    graceMs: config.ROLLUP_REBUILD_GRACE_MS,
+  });
   let stopping = false;
   const server = createServer((request, response) => {
     if (stopping) {
@@ -130,6 +135,7 @@ async function main(): Promise<void> {
       clearTimeout(timer);
       if (late)
         logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
+      await stopRollups();
       await yoga.dispose();
       health.close();
       await store.client.close();

@@ -8,6 +8,7 @@ import { loadConfig } from '../config.ts';
 import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
 import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
 import { createMaskError } from './mask-error.ts';
+import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
@@ -109,6 +110,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       ...useDocumentLimits(requestLimits),
       useOneErrorPerRefusal(),
       useErrorCodes(),
+      useReadsExtension(),
       useDatabaseGate(health),
       useReadinessCheck({ endpoint: '/ready', check: () => health.ready() }),
       { onDispose: () => ownHealth?.close() },

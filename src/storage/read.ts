@@ -6,15 +6,19 @@ import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 
 /**
  * Runs a pipeline (built by `query/buckets-pipeline.ts`) on the collection of series-day
- * documents and returns its rows, typed `T` by the caller.
+ * documents, or on the collection of a rollup (whose documents have the same layout),
+ * and returns its rows, typed `T` by the caller.
+ * @param collection a rollup's collection (`RollupDefinition.collection`); omitted: the series-day documents.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
 export async function aggregateBuckets<T extends Document = Document>(
   store: Store,
   pipeline: Document[],
   options: QueryOptions = {},
+  collection?: string,
 ): Promise<T[]> {
-  return limitedRead(options, (driver) => store.buckets.aggregate<T>(pipeline, driver).toArray());
+  const source = collection === undefined ? store.buckets : store.db.collection(collection);
+  return limitedRead(options, (driver) => source.aggregate<T>(pipeline, driver).toArray());
 }
 
 /**

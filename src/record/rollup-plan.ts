@@ -1,0 +1,161 @@
+import type { DayDocument, StoredStats } from '../model/day-document.ts';
+import { LAYOUT_VERSION, SlotPath } from '../model/day-document.ts';
+import { dayKey, type RollupDefinition } from '../model/rollup.ts';
+import { mergeSketch } from '../model/sketch.ts';
+import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
+import { seriesId, seriesKey, sortTags, tagList, tagMap, tagPair, type TagMap } from '../model/series.ts';
+import type { DayWrite, SlotWrite, WritePlan } from './plan.ts';
+
+/** The tags of `tags` whose keys a rollup keeps (the others are merged away). */
+export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
+  return tagMap(sortTags(tagKeys.filter((key) => tags[key] !== undefined).map((key) => ({ key, value: tags[key]! }))));
+}
+
+/** Whether a slot path (see `SlotPath`) is at the minute level, which rollups do not keep. */
+const isMinutePath = (path: string) => path.includes('.minutes.');
+
+/** A copy of a slot write, so merging into it leaves the batch's own writes untouched. */
+function copySlot(slot: SlotWrite): SlotWrite {
+  return { stats: { ...slot.stats }, first: slot.first, last: slot.last, sketch: slot.sketch === null ? null : new Map(slot.sketch) };
+}
+
+/** Merges slot write `other` into `into` (statistics, first and last reading, sketch bins). */
+function mergeSlot(into: SlotWrite, other: SlotWrite): void {
+  mergeStats(into.stats, other.stats);
+  if (isEarlier(other.first, into.first)) into.first = other.first;
+  if (isEarlier(into.last, other.last)) into.last = other.last;
+  if (other.sketch !== null) {
+    if (into.sketch === null) into.sketch = new Map();
+    mergeSketch(into.sketch, other.sketch);
+  }
+}
+
+/**
+ * Merges series-day writes into the writes of one rollup's documents (pure): every
+ * write of the rollup's metric goes to the document of its day and of the values its
+ * series has for the rollup's tag keys (a series without one of them is merged with the
+ * others that lack it), day and hour slots merged, minute slots and latest readings left
+ * out. The document's `series` is the id of the rollup group's key (`model/series.ts`),
+ * unique within the rollup's collection.
+ */
+export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] {
+  const merged = new Map<string, DayWrite>();
+  for (const write of writes) {
+    if (write.metric !== rollup.metric) continue;
+    const tags = rollupTags(write.tags, rollup.tagKeys);
+    const group = seriesId(seriesKey({ metric: rollup.metric, tags: tagList(tags) }));
+    const key = `${group}:${write.date.getTime()}`;
+    let into = merged.get(key);
+    if (into === undefined) {
+      into = {
+        series: group,
+        metric: rollup.metric,
+        tags,
+        tagPairs: tagList(tags).map((tag) => tagPair(tag.key, tag.value)),
+        date: write.date,
+        slots: new Map(),
+        recent: [],
+        recentKept: 0,
+        fields: new Set(),
+        first: write.first,
+        last: write.last,
+        readings: 0,
+      };
+      merged.set(key, into);
+    }
+    into.readings += write.readings;
+    if (write.first < into.first) into.first = write.first;
+    if (write.last > into.last) into.last = write.last;
+    for (const field of write.fields) into.fields.add(field);
+    for (const [path, slot] of write.slots) {
+      if (isMinutePath(path)) continue;
+      const existing = into.slots.get(path);
+      if (existing === undefined) into.slots.set(path, copySlot(slot));
+      else mergeSlot(existing, slot);
+    }
+  }
+  return [...merged.values()];
+}
+
+/** What a batch does to the rollups of its metrics (see {@link planRollups}). */
+export interface RollupPlan {
+  /** Rollups the batch writes to now, each with its merged document writes. */
+  writes: { rollup: RollupDefinition; writes: DayWrite[] }[];
+  /** Rollups whose days (UTC midnights, ms) the batch marks dirty instead of writing them. */
+  dirty: { rollup: RollupDefinition; days: number[] }[];
+}
+
+/**
+ * Decides, per rollup of the batch's metrics, which days the batch writes to the rollup
+ * in the same pass and which it marks dirty for a rebuild from the series-day documents
+ * (pure). A day is written when the rollup is `ready`, the day is not dirty and the
+ * attempt is a first attempt; a retry of a batch (which may have reached some rollup
+ * documents before it failed, and rollup documents keep no batch marks) marks its days
+ * dirty, as does any batch while the rollup is `building`.
+ */
+export function planRollups(plan: WritePlan, rollups: readonly RollupDefinition[], options: { retry: boolean }): RollupPlan {
+  const result: RollupPlan = { writes: [], dirty: [] };
+  for (const rollup of rollups) {
+    const own = plan.buckets.filter((write) => write.metric === rollup.metric);
+    if (own.length === 0) continue;
+    const direct = rollup.state === 'ready' && !options.retry;
+    const now = own.filter((write) => direct && rollup.dirty?.[dayKey(write.date.getTime())] === undefined);
+    const later = own.filter((write) => !now.includes(write));
+    if (now.length > 0) result.writes.push({ rollup, writes: mergeIntoRollup(now, rollup) });
+    if (later.length > 0) result.dirty.push({ rollup, days: [...new Set(later.map((write) => write.date.getTime()))] });
+  }
+  return result;
+}
+
+/** A stored `{t, v}` pair as a {@link TimedValue}; `fallback` when absent (layout version 1). */
+const storedPair = (pair: StoredStats['first'], fallback: TimedValue): TimedValue =>
+  pair === undefined ? fallback : { t: pair.t.getTime(), v: pair.v };
+
+/** A stored sketch (bin key -> count) as bins; null when the slot has none. */
+const storedSketch = (bins: Record<string, number> | undefined) => (bins === undefined ? null : new Map(Object.entries(bins)));
+
+/**
+ * A stored series-day document as the write that would have produced its day and hour
+ * slots (pure): what a rebuild merges into rollup documents. Slots without readings
+ * (an unused pre-allocated slot) are left out. A document of layout version 1 has no
+ * first and last readings: the document's first and last times stand in, and the caller
+ * marks the rollup document as version 1 (see {@link oldestVersion}).
+ */
+export function storedDayWrite(doc: DayDocument): DayWrite {
+  const write: DayWrite = {
+    series: doc.series,
+    metric: doc.metric,
+    tags: doc.tags,
+    tagPairs: doc.tagPairs,
+    date: doc.date,
+    slots: new Map(),
+    recent: [],
+    recentKept: 0,
+    fields: new Set(),
+    first: doc.first?.getTime() ?? doc.date.getTime(),
+    last: doc.last?.getTime() ?? doc.date.getTime(),
+    readings: doc.readings ?? 0,
+  };
+  const add = (path: string, stats: StoredStats | undefined, sketch: Record<string, number> | undefined, field: string) => {
+    if (stats === undefined || !(stats.n > 0)) return;
+    write.fields.add(field);
+    write.slots.set(path, {
+      stats: { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max, sq: stats.sq },
+      first: storedPair(stats.first, { t: write.first, v: stats.min }),
+      last: storedPair(stats.last, { t: write.last, v: stats.max }),
+      sketch: storedSketch(sketch),
+    });
+  };
+  for (const [field, stats] of Object.entries(doc.fields ?? {})) add(SlotPath.day(field), stats, doc.q?.fields?.[field], field);
+  for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
+    for (const [field, stats] of Object.entries(slot.fields ?? {})) {
+      add(SlotPath.hour(Number(hour), field), stats, doc.q?.hours?.[hour]?.fields?.[field], field);
+    }
+  }
+  return write;
+}
+
+/** The lowest layout version of `docs` (version 1 for documents without `v`). */
+export function oldestVersion(docs: readonly Pick<DayDocument, 'v'>[]): number {
+  return docs.reduce((lowest, doc) => Math.min(lowest, doc.v ?? 1), LAYOUT_VERSION);
+}

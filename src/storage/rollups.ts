@@ -1,0 +1,341 @@
+import { randomUUID } from 'node:crypto';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
+import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
+import { LAYOUT_VERSION, type DayDocument } from '../model/day-document.ts';
+import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
+import { dayUpdate, type DayWrite } from '../record/plan.ts';
+import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
+import { isUnavailable } from './failures.ts';
+import { limitedRead, type QueryOptions } from './query-options.ts';
+import type { Store } from './store.ts';
+
+/** Most rollups one metric may have: each costs one more update per group and day of every batch. */
+export const ROLLUPS_PER_METRIC = 8;
+
+/**
+ * How long a dirty day rests before it is rebuilt, in ms (default 60 s): a batch that
+ * found the day clean when it started and is still writing to the rollup must have
+ * finished by then, or its update could land on the rebuilt documents twice. It must
+ * exceed the longest a batch takes (the request time limit and the driver's timeouts).
+ */
+export const DEFAULT_REBUILD_GRACE_MS = 60_000;
+
+/** The registry of rollup definitions (one document per rollup, see `model/rollup.ts`). */
+export const ROLLUPS_COLLECTION = 'rollups';
+
+const definitions = (store: Store) => store.db.collection<RollupDefinition>(ROLLUPS_COLLECTION);
+const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>): Collection<DayDocument> =>
+  store.db.collection<DayDocument>(rollup.collection);
+
+/**
+ * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
+ * collection's: `{series, date}` unique (one document per rollup group and day),
+ * `{metric, date}` and `{metric, tagPairs, date}`.
+ */
+export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
+  await db.collection(collection).createIndexes([
+    { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
+    { key: { metric: 1, date: 1 }, name: 'metric_date' },
+    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
+  ]);
+}
+
+/**
+ * The rollups of the given metrics (all of them when `metrics` is omitted), sorted by
+ * metric and name. Read fresh on every call: the record path and the query planner both
+ * depend on each rollup's state and dirty days being current.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findRollups(store: Store, metrics?: readonly string[], options: QueryOptions = {}): Promise<RollupDefinition[]> {
+  const filter = metrics === undefined ? {} : { metric: { $in: [...metrics] } };
+  return limitedRead(options, (driver) => definitions(store).find(filter, driver).sort({ metric: 1, name: 1 }).toArray());
+}
+
+/**
+ * Defines a rollup of `metric` over `tagKeys`, in state `building`: from now on every
+ * batch of the metric marks the days it writes dirty, and `backfillRollup` (or the
+ * server's rebuild schedule, see {@link rebuildDirtyDays}) builds it from the series-day
+ * documents and makes it `ready`.
+ * @returns the new definition.
+ * @throws InputError NOT_FOUND when the metric has no registry entry; INVALID_ARGUMENT
+ * when a tag key is not one of the metric's, a key repeats, the metric has a rollup
+ * with the same name or the same tag keys, or it has `ROLLUPS_PER_METRIC` already.
+ */
+export async function createRollup(
+  store: Store,
+  input: { metric: string; name: string; tagKeys: readonly string[] },
+): Promise<RollupDefinition> {
+  const metric = await store.metrics.findOne({ _id: input.metric });
+  if (metric === null) throw new InputError(ErrorCode.NOT_FOUND, `Metric "${input.metric}" does not exist`, 'metric');
+  const tagKeys = [...input.tagKeys].sort();
+  if (new Set(tagKeys).size !== tagKeys.length) throw new InputError(ErrorCode.INVALID_ARGUMENT, 'A tag key appears twice', 'tagKeys');
+  const unknown = tagKeys.filter((key) => !metric.tagKeys.includes(key));
+  if (unknown.length > 0) {
+    throw new InputError(
+      ErrorCode.INVALID_ARGUMENT,
+      `Metric "${input.metric}" has no tag key ${unknown.map((key) => `"${key}"`).join(', ')}; its tag keys are ${metric.tagKeys.join(', ') || 'none'}`,
+      'tagKeys',
+    );
+  }
+  const existing = await findRollups(store, [input.metric]);
+  const clash = existing.find((rollup) => rollup.name === input.name || rollup.tagKeys.join('\u0000') === tagKeys.join('\u0000'));
+  if (clash !== undefined) {
+    throw new InputError(
+      ErrorCode.INVALID_ARGUMENT,
+      `Metric "${input.metric}" already has rollup "${clash.name}" over [${clash.tagKeys.join(', ')}]`,
+      clash.name === input.name ? 'name' : 'tagKeys',
+    );
+  }
+  if (existing.length >= ROLLUPS_PER_METRIC) {
+    throw new InputError(
+      ErrorCode.INVALID_ARGUMENT,
+      `Metric "${input.metric}" has ${existing.length} rollups; at most ${ROLLUPS_PER_METRIC} are allowed`,
+    );
+  }
+  const rollup: RollupDefinition = {
+    _id: `${input.metric}/${input.name}`,
+    metric: input.metric,
+    name: input.name,
+    tagKeys,
+    collection: rollupCollectionName(input.metric, tagKeys),
+    state: 'building',
+    createdAt: new Date(),
+    dirty: {},
+  };
+  await ensureRollupIndexes(store.db, rollup.collection);
+  // Left-over documents of an earlier rollup over the same keys would be counted twice.
+  await documentsOf(store, rollup).deleteMany({});
+  try {
+    await definitions(store).insertOne(rollup);
+  } catch (error) {
+    if (isDuplicateKeyError(error))
+      throw new InputError(ErrorCode.INVALID_ARGUMENT, `Rollup "${input.name}" was defined concurrently`, 'name');
+    throw error;
+  }
+  return rollup;
+}
+
+/**
+ * Removes a rollup: its definition first (queries and batches stop using it at once),
+ * then its documents.
+ * @returns false when there was no such rollup.
+ */
+export async function dropRollup(store: Store, metric: string, name: string): Promise<boolean> {
+  const removed = await definitions(store).findOneAndDelete({ _id: `${metric}/${name}` });
+  if (removed === null) return false;
+  await documentsOf(store, removed)
+    .drop()
+    .catch(() => undefined);
+  return true;
+}
+
+/**
+ * Marks days of rollups dirty (see `RollupDefinition.dirty`): `$inc` of each day's
+ * counter and `$max` of its time, one update per rollup. Done by a batch before and after
+ * it writes the series-day documents of those days, so a rebuild that read the day before
+ * the batch's documents were written cannot be committed (see {@link rebuildRollupDay}).
+ */
+export async function markDirty(store: Store, dirty: readonly { rollup: Pick<RollupDefinition, '_id'>; days: readonly number[] }[]) {
+  const now = new Date();
+  await Promise.all(
+    dirty.map(({ rollup, days }) => {
+      const inc: Record<string, number> = {};
+      const max: Record<string, Date> = {};
+      for (const day of days) {
+        inc[`dirty.${dayKey(day)}.n`] = 1;
+        max[`dirty.${dayKey(day)}.at`] = now;
+      }
+      return definitions(store).updateOne({ _id: rollup._id }, { $inc: inc, $max: max });
+    }),
+  );
+}
+
+/**
+ * Applies merged rollup writes (see `mergeIntoRollup`): one upsert per rollup document,
+ * the same update as a series-day document's (`dayUpdate`) without batch marks, in one
+ * unordered `bulkWrite`. An upsert that lost a first-insert race (11000) is applied again
+ * as a plain update.
+ * @throws driver errors unchanged (the caller marks the batch's days dirty then).
+ */
+export async function applyRollupWrites(store: Store, rollup: Pick<RollupDefinition, 'collection'>, writes: readonly DayWrite[]) {
+  if (writes.length === 0) return;
+  const collection = documentsOf(store, rollup);
+  const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
+    updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
+  }));
+  try {
+    await collection.bulkWrite(operations, { ordered: false });
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
+    const writeErrors = [error.writeErrors].flat();
+    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
+    for (const { index } of writeErrors) {
+      const write = writes[index]!;
+      await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false));
+    }
+  }
+}
+
+/** What {@link rebuildRollupDay} did. */
+export type RebuildOutcome =
+  /** The day was rebuilt and is clean now. */
+  | 'rebuilt'
+  /** The day was not dirty. */
+  | 'clean'
+  /** A batch marked the day within the grace period, or another process is rebuilding it: left for later. */
+  | 'resting'
+  /** A batch marked the day while it was being rebuilt: left dirty, for a later rebuild. */
+  | 'changed';
+
+/** How long a rebuild holds its lease on a day (another process may take the day over after that), in ms. */
+const REBUILD_LEASE_MS = 10 * 60_000;
+
+/**
+ * Rebuilds the documents of one dirty day of a rollup from the series-day documents:
+ * 1. reads the day's dirty counter `n0` (a day marked within `graceMs` is left alone) and
+ *    takes a lease on the day (compare and set on `n0` and no other live lease), so two
+ *    server instances never rebuild the same day at once;
+ * 2. reads every series-day document of the metric and day, merges them per rollup
+ *    group (`mergeIntoRollup`) and replaces the day's rollup documents with the result;
+ * 3. clears the day only if its counter is still `n0` and the lease still its own;
+ *    otherwise gives the lease back and leaves the day dirty.
+ * A batch writes a dirty day's series-day documents between two increments of its
+ * counter and never writes its rollup documents, so a batch whose documents the rebuild
+ * may have missed makes step 3 fail, and the day stays dirty. A batch that finds the day
+ * clean started after step 3, so its own rollup update adds to the rebuilt documents.
+ * Queries read the series-day documents of a dirty day, so they never see step 2 half done.
+ */
+export async function rebuildRollupDay(
+  store: Store,
+  rollupId: string,
+  day: number,
+  graceMs = DEFAULT_REBUILD_GRACE_MS,
+): Promise<RebuildOutcome> {
+  const key = dayKey(day);
+  const path = `dirty.${key}`;
+  const rollup = await definitions(store).findOne({ _id: rollupId });
+  const mark = rollup?.dirty?.[key];
+  if (rollup === null || mark === undefined) return 'clean';
+  const now = Date.now();
+  if (now - mark.at.getTime() < graceMs) return 'resting';
+  const lease = randomUUID();
+  const taken = await definitions(store).updateOne(
+    { _id: rollupId, [`${path}.n`]: mark.n, [`${path}.until`]: { $not: { $gt: new Date(now) } } },
+    { $set: { [`${path}.lease`]: lease, [`${path}.until`]: new Date(now + REBUILD_LEASE_MS) } },
+  );
+  if (taken.modifiedCount !== 1) return 'resting';
+  const date = new Date(day);
+  const writes: DayWrite[] = [];
+  const sources: Pick<DayDocument, 'v'>[] = [];
+  for await (const doc of store.buckets.find({ metric: rollup.metric, date }, { projection: { recent: 0, batches: 0 } })) {
+    writes.push(storedDayWrite(doc));
+    sources.push(doc);
+  }
+  const merged = mergeIntoRollup(writes, rollup);
+  const collection = documentsOf(store, rollup);
+  await collection.deleteMany({ metric: rollup.metric, date });
+  if (merged.length > 0) {
+    await collection.bulkWrite(
+      merged.map((write) => ({ updateOne: { filter: { series: write.series, date }, update: dayUpdate(write, true), upsert: true } })),
+      { ordered: false },
+    );
+    const version = oldestVersion(sources);
+    if (version < LAYOUT_VERSION) await collection.updateMany({ metric: rollup.metric, date }, { $set: { v: version } });
+  }
+  const cleared = await definitions(store).updateOne(
+    { _id: rollupId, [`${path}.n`]: mark.n, [`${path}.lease`]: lease },
+    { $unset: { [path]: '' } },
+  );
+  if (cleared.modifiedCount === 1) return 'rebuilt';
+  // Marked meanwhile: give the lease back so the next pass can rebuild the day again.
+  await definitions(store).updateOne(
+    { _id: rollupId, [`${path}.lease`]: lease },
+    { $unset: { [`${path}.lease`]: '', [`${path}.until`]: '' } },
+  );
+  return 'changed';
+}
+
+/** Progress of a backfill or a rebuild pass: days done of days to do. */
+export type RebuildProgress = (done: number, total: number) => void;
+
+/**
+ * Builds a `building` rollup for the data already stored and makes it `ready`:
+ * 1. waits until `graceMs` after the definition, so batches that started before it
+ *    existed (and so neither write the rollup nor mark days dirty) have finished;
+ * 2. marks every day of the metric that has series-day documents dirty;
+ * 3. makes the rollup `ready` (from then on batches write clean days directly);
+ * 4. rebuilds the dirty days one by one ({@link rebuildRollupDay}), reporting progress,
+ *    until none is left or only days marked within `graceMs` remain (those are rebuilt
+ *    by the next pass of {@link rebuildDirtyDays}).
+ * Queries use the rollup for a range once it is ready and no day of the range is dirty.
+ * @returns the days rebuilt and the days still dirty.
+ * @throws InputError NOT_FOUND when there is no such rollup.
+ */
+export async function backfillRollup(
+  store: Store,
+  metric: string,
+  name: string,
+  options: { graceMs?: number; onProgress?: RebuildProgress; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<{ rebuilt: number; dirty: number }> {
+  const graceMs = options.graceMs ?? DEFAULT_REBUILD_GRACE_MS;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const id = `${metric}/${name}`;
+  const rollup = await definitions(store).findOne({ _id: id });
+  if (rollup === null) throw new InputError(ErrorCode.NOT_FOUND, `Metric "${metric}" has no rollup "${name}"`, 'name');
+  const wait = rollup.createdAt.getTime() + graceMs - Date.now();
+  if (wait > 0) await sleep(wait);
+  if (rollup.state === 'building') {
+    const days = (await store.buckets.distinct('date', { metric })) as Date[];
+    const now = new Date(Date.now() - graceMs);
+    const set: Record<string, unknown> = { state: 'ready' };
+    const inc: Record<string, number> = {};
+    const max: Record<string, Date> = {};
+    for (const date of days) {
+      inc[`dirty.${dayKey(date.getTime())}.n`] = 1;
+      max[`dirty.${dayKey(date.getTime())}.at`] = now;
+    }
+    await definitions(store).updateOne({ _id: id }, { $inc: inc, $max: max });
+    await definitions(store).updateOne({ _id: id }, { $set: set });
+  }
+  return rebuildDays(store, id, graceMs, options.onProgress);
+}
+
+/** Rebuilds the dirty days of one rollup that have rested `graceMs` (see {@link rebuildRollupDay}). */
+async function rebuildDays(store: Store, id: string, graceMs: number, onProgress?: RebuildProgress) {
+  let rebuilt = 0;
+  const current = await definitions(store).findOne({ _id: id });
+  const days = Object.keys(current?.dirty ?? {})
+    .sort()
+    .map(dayOfKey);
+  onProgress?.(0, days.length);
+  for (const [index, day] of days.entries()) {
+    if ((await rebuildRollupDay(store, id, day, graceMs)) === 'rebuilt') rebuilt += 1;
+    onProgress?.(index + 1, days.length);
+  }
+  const after = await definitions(store).findOne({ _id: id });
+  return { rebuilt, dirty: Object.keys(after?.dirty ?? {}).length };
+}
+
+/**
+ * One pass over every rollup: backfills the rollups still `building` once `graceMs` has
+ * passed since their definition (see {@link backfillRollup}), and rebuilds the dirty
+ * days of the ready ones that have rested `graceMs` (days a retried batch, a failed
+ * rollup write or a batch of the building phase marked). The server runs it on a
+ * schedule (config `ROLLUP_REBUILD_SECONDS`).
+ * @returns the days rebuilt and the days still dirty, over all rollups.
+ */
+export async function rebuildDirtyDays(store: Store, graceMs = DEFAULT_REBUILD_GRACE_MS): Promise<{ rebuilt: number; dirty: number }> {
+  const total = { rebuilt: 0, dirty: 0 };
+  for (const rollup of await findRollups(store)) {
+    let outcome: { rebuilt: number; dirty: number } | undefined;
+    if (rollup.state === 'building') {
+      if (Date.now() - rollup.createdAt.getTime() >= graceMs)
+        outcome = await backfillRollup(store, rollup.metric, rollup.name, { graceMs });
+    } else if (Object.keys(rollup.dirty ?? {}).length > 0) {
+      outcome = await rebuildDays(store, rollup._id, graceMs);
+    }
+    total.rebuilt += outcome?.rebuilt ?? 0;
+    total.dirty += outcome?.dirty ?? Object.keys(rollup.dirty ?? {}).length;
+  }
+  return total;
+}

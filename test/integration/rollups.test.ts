@@ -1,0 +1,332 @@
+/**
+ * Rollups: once built, queries that filter and group only by a rollup's tag keys read
+ * the rollup (reported in `extensions.reads`) and answer exactly what the series-day
+ * documents answer, checked against plain loops over the readings sent: after first
+ * writes, batches written while building, retried batches, concurrent writers racing a
+ * rebuild, and a drop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { backfillRollup, findRollups, markDirty, rebuildDirtyDays, rebuildRollupDay } from '../../src/storage/rollups.ts';
+import { dayKey } from '../../src/model/rollup.ts';
+
+const METRIC = 'trips';
+const DAY = 86_400_000;
+const START = Date.UTC(2024, 2, 1);
+const ORIGINS = ['ATL', 'BOS', 'DEN', 'LAX', 'SEA'];
+const DESTINATIONS = ['JFK', 'ORD', 'SFO', 'MIA'];
+const CARRIERS = ['AA', 'DL', 'UA'];
+
+interface Sent {
+  origin: string;
+  destination: string;
+  carrier: string;
+  time: number;
+  delay: number;
+  distance: number;
+}
+
+/** `count` readings from `seed` on, spread over 4 days, 60 series, values with repeats and negatives. */
+function readingsOf(count: number, seed: number): Sent[] {
+  return Array.from({ length: count }, (_, i) => {
+    const k = seed + i;
+    return {
+      origin: ORIGINS[k % 5]!,
+      destination: DESTINATIONS[(k * 7) % 4]!,
+      carrier: CARRIERS[(k * 11) % 3]!,
+      time: START + ((k * 7919) % (4 * 1440)) * 60_000 + ((k * 13) % 60) * 1000,
+      delay: ((k * 37) % 181) - 40,
+      distance: 100 + ((k * 53) % 2400),
+    };
+  });
+}
+
+const asInput = (readings: readonly Sent[]) =>
+  readings.map((r) => ({
+    metric: METRIC,
+    tags: [
+      { key: 'origin', value: r.origin },
+      { key: 'destination', value: r.destination },
+      { key: 'carrier', value: r.carrier },
+    ],
+    time: new Date(r.time).toISOString(),
+    fields: [
+      { name: 'delay', value: r.delay },
+      { name: 'distance', value: r.distance },
+    ],
+  }));
+
+interface Expected {
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  first: { time: string; value: number };
+  last: { time: string; value: number };
+}
+
+/** Statistics of `delay` over readings, by a plain loop (first/last ties: smaller/larger value). */
+function expected(readings: readonly Sent[]): Expected | undefined {
+  if (readings.length === 0) return undefined;
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  let first = readings[0]!;
+  let last = readings[0]!;
+  for (const r of readings) {
+    sum += r.delay;
+    min = Math.min(min, r.delay);
+    max = Math.max(max, r.delay);
+    if (r.time < first.time || (r.time === first.time && r.delay < first.delay)) first = r;
+    if (r.time > last.time || (r.time === last.time && r.delay > last.delay)) last = r;
+  }
+  const pair = (r: Sent) => ({ time: new Date(r.time).toISOString(), value: r.delay });
+  return { count: readings.length, sum, min, max, first: pair(first), last: pair(last) };
+}
+
+const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) {
+  recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
+}`;
+const DAILY = `query($where: [TagFilter!], $groupBy: [String!], $granularity: Granularity!, $from: Time!, $to: Time!) {
+  buckets(metric: "trips", field: "delay", granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy, fill: NONE) {
+    tags { key value }
+    buckets { start count sum min max first { time value } last { time value } }
+  }
+}`;
+const TOTALS = `query($where: [TagFilter!], $groupBy: [String!], $from: Time!, $to: Time!) {
+  aggregate(metric: "trips", field: "delay", from: $from, to: $to, where: $where, groupBy: $groupBy) {
+    tags { key value }
+    count sum min max first { time value } last { time value } p95
+  }
+}`;
+const DEFINE = `mutation($name: String!, $tagKeys: [String!]!, $metric: String! = "trips") {
+  defineRollup(metric: $metric, name: $name, tagKeys: $tagKeys) { name tagKeys state }
+}`;
+
+interface Reads {
+  extensions?: { reads?: { rollup: string | null }[] };
+}
+type Bucket = Expected & { start: string };
+type Group = { tags: { key: string; value: string }[]; buckets: Bucket[] };
+type Total = Expected & { tags: { key: string; value: string }[]; p95: number | null };
+
+describe('rollups', () => {
+  let t: TestApp;
+  const sent: Sent[] = [];
+  const record = async (readings: Sent[], batchId?: string) => {
+    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, { readings: asInput(readings), batchId });
+    expect(answer.errors).toBeUndefined();
+    return answer.data!.recordReadings;
+  };
+  const daily = async (variables: Record<string, unknown>) => {
+    const answer = (await t.graphql<{ buckets: Group[] }>(DAILY, {
+      granularity: 'DAY',
+      from: new Date(START).toISOString(),
+      to: new Date(START + 4 * DAY).toISOString(),
+      ...variables,
+    })) as { data?: { buckets: Group[] }; errors?: unknown } & Reads;
+    expect(answer.errors).toBeUndefined();
+    return { groups: answer.data!.buckets, rollup: answer.extensions?.reads?.[0]?.rollup ?? null };
+  };
+  const totals = async (variables: Record<string, unknown>) => {
+    const answer = (await t.graphql<{ aggregate: Total[] }>(TOTALS, {
+      from: new Date(START).toISOString(),
+      to: new Date(START + 4 * DAY).toISOString(),
+      ...variables,
+    })) as { data?: { aggregate: Total[] }; errors?: unknown } & Reads;
+    expect(answer.errors).toBeUndefined();
+    return { results: answer.data!.aggregate, rollup: answer.extensions?.reads?.[0]?.rollup ?? null };
+  };
+  /** Daily buckets of `readings` by a plain loop, for the given origin filter, grouped by origin or not. */
+  const expectedDaily = (origins: readonly string[] | null, byOrigin: boolean) => {
+    const groups = new Map<string, Sent[]>();
+    for (const r of sent) {
+      if (origins !== null && !origins.includes(r.origin)) continue;
+      const key = byOrigin ? r.origin : '';
+      groups.set(key, [...(groups.get(key) ?? []), r]);
+    }
+    return [...groups.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([origin, readings]) => ({
+        tags: byOrigin ? [{ key: 'origin', value: origin }] : [],
+        buckets: [0, 1, 2, 3].flatMap((d) => {
+          const stats = expected(readings.filter((r) => Math.floor((r.time - START) / DAY) === d));
+          return stats === undefined ? [] : [{ start: new Date(START + d * DAY).toISOString(), ...stats }];
+        }),
+      }));
+  };
+  /** Compares bucket groups with the plain loop's (sums to 1e-9 relative). */
+  const expectSameGroups = (actual: Group[], wanted: ReturnType<typeof expectedDaily>) => {
+    expect(actual.map((group) => group.tags)).toEqual(wanted.map((group) => group.tags));
+    actual.forEach((group, i) => {
+      const want = wanted[i]!.buckets;
+      expect(group.buckets.map(({ sum: _s, ...rest }) => rest)).toEqual(want.map(({ sum: _s, ...rest }) => rest));
+      group.buckets.forEach((bucket, j) => expect(bucket.sum).toBeCloseTo(want[j]!.sum, 6));
+    });
+  };
+
+  beforeAll(async () => {
+    t = await openTestApp('rollups', { journal: false });
+    const first = readingsOf(1200, 0);
+    for (let i = 0; i < first.length; i += 400) await record(first.slice(i, i + 400), `before-${i}`);
+    sent.push(...first);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses bad definitions with stable codes and writes nothing', async () => {
+    const unknownKey = await t.graphql(DEFINE, { name: 'x', tagKeys: ['airline'] });
+    expect(unknownKey.errors?.[0]?.extensions?.code).toBe('INVALID_ARGUMENT');
+    const noMetric = await t.graphql(DEFINE, { name: 'x', tagKeys: [], metric: 'nothing' });
+    expect(noMetric.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const badName = await t.graphql(DEFINE, { name: 'no spaces', tagKeys: [] });
+    expect(badName.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_NAME', inputPath: 'name' });
+    const repeated = await t.graphql(DEFINE, { name: 'x', tagKeys: ['origin', 'origin'] });
+    expect(repeated.errors?.[0]?.extensions?.code).toBe('DUPLICATE_NAME');
+    expect(await findRollups(t.store)).toEqual([]);
+  });
+
+  it('is not used while building, and answers exactly once backfilled', async () => {
+    for (const [name, tagKeys] of [
+      ['all', []],
+      ['by_origin', ['origin']],
+    ] as const) {
+      const defined = await t.graphql<{ defineRollup: { state: string } }>(DEFINE, { name, tagKeys });
+      expect(defined.data?.defineRollup.state).toBe('BUILDING');
+    }
+    const clash = await t.graphql(DEFINE, { name: 'again', tagKeys: ['origin'] });
+    expect(clash.errors?.[0]?.extensions?.code).toBe('INVALID_ARGUMENT');
+
+    const building = await daily({});
+    expect(building.rollup).toBeNull();
+    expectSameGroups(building.groups, expectedDaily(null, false));
+
+    // Written while building: marks its days dirty, not the rollup.
+    const during = readingsOf(300, 5000);
+    await record(during, 'during-build');
+    sent.push(...during);
+
+    for (const name of ['all', 'by_origin']) {
+      const outcome = await backfillRollup(t.store, METRIC, name, { graceMs: 0 });
+      expect(outcome).toEqual({ rebuilt: 4, dirty: 0 });
+    }
+    const whole = await daily({});
+    expect(whole.rollup).toBe('all');
+    expectSameGroups(whole.groups, expectedDaily(null, false));
+    const twoOrigins = await daily({ where: [{ key: 'origin', in: ['BOS', 'SEA'] }], groupBy: ['origin'] });
+    expect(twoOrigins.rollup).toBe('by_origin');
+    expectSameGroups(twoOrigins.groups, expectedDaily(['BOS', 'SEA'], true));
+  });
+
+  it('keeps answering exactly as batches arrive, and equals the series documents (percentiles too)', async () => {
+    const more = readingsOf(900, 9000);
+    for (let i = 0; i < more.length; i += 300) await record(more.slice(i, i + 300), `after-${i}`);
+    sent.push(...more);
+    expect((await findRollups(t.store)).every((rollup) => Object.keys(rollup.dirty).length === 0)).toBe(true);
+
+    const hourly = await daily({ granularity: 'HOUR', where: [{ key: 'origin', in: ['DEN'] }] });
+    expect(hourly.rollup).toBe('by_origin');
+    const hours = new Map<number, Sent[]>();
+    for (const r of sent.filter((r) => r.origin === 'DEN')) {
+      const hour = Math.floor(r.time / 3_600_000) * 3_600_000;
+      hours.set(hour, [...(hours.get(hour) ?? []), r]);
+    }
+    const wantHours = [...hours.keys()]
+      .sort((a, b) => a - b)
+      .map((hour) => ({ start: new Date(hour).toISOString(), ...expected(hours.get(hour)!)! }));
+    expectSameGroups(hourly.groups, [{ tags: [], buckets: wantHours }]);
+
+    // Grouped by origin from the rollup; the same data through a carrier filter (not in any
+    // rollup) reads the series documents: every statistic equal, the merged sketches too.
+    const fromRollup = await totals({ groupBy: ['origin'] });
+    const fromSeries = await totals({ groupBy: ['origin'], where: [{ key: 'carrier', in: CARRIERS }] });
+    expect(fromRollup.rollup).toBe('by_origin');
+    expect(fromSeries.rollup).toBeNull();
+    expect(fromRollup.results.map(({ sum: _s, ...rest }) => rest)).toEqual(fromSeries.results.map(({ sum: _s, ...rest }) => rest));
+    for (const [i, origin] of ORIGINS.entries()) {
+      const want = expected(sent.filter((r) => r.origin === origin))!;
+      const { tags, p95: _p95, sum, ...stats } = fromRollup.results[i]!;
+      expect(tags).toEqual([{ key: 'origin', value: origin }]);
+      const { sum: wantSum, ...wantStats } = want;
+      expect(stats).toEqual(wantStats);
+      expect(sum).toBeCloseTo(wantSum, 6);
+      expect(fromRollup.results[i]!.p95).not.toBeNull();
+    }
+  });
+
+  it('reads the series where a rollup cannot answer', async () => {
+    expect((await daily({ groupBy: ['destination'] })).rollup).toBeNull();
+    expect(
+      (await daily({ granularity: 'MINUTE', from: new Date(START).toISOString(), to: new Date(START + 3_600_000).toISOString() })).rollup,
+    ).toBeNull();
+    // Ragged edges read minute slots.
+    expect((await totals({ from: new Date(START + 90_000).toISOString() })).rollup).toBeNull();
+  });
+
+  it('marks the days of a retried batch dirty, reads the series for them, and rebuilds them without doubling', async () => {
+    const batch = readingsOf(200, 20_000);
+    await record(batch, 'retried');
+    sent.push(...batch);
+    // As if the first attempt had failed before it was marked applied: the retry goes on.
+    await t.store.batches.updateOne({ _id: 'retried' }, { $set: { state: 'applying' } });
+    const retry = await record(batch, 'retried');
+    expect(retry).toMatchObject({ applied: 0, alreadyApplied: 200 });
+    const rollups = await findRollups(t.store);
+    const days = new Set(batch.map((r) => dayKey(Math.floor(r.time / DAY) * DAY)));
+    for (const rollup of rollups) expect(new Set(Object.keys(rollup.dirty))).toEqual(days);
+
+    const dirty = await daily({});
+    expect(dirty.rollup).toBeNull();
+    expectSameGroups(dirty.groups, expectedDaily(null, false));
+
+    // Resting: not rebuilt within the grace period.
+    expect(await rebuildDirtyDays(t.store, 3_600_000)).toMatchObject({ rebuilt: 0 });
+    expect(await rebuildDirtyDays(t.store, 0)).toEqual({ rebuilt: 2 * days.size, dirty: 0 });
+    const rebuilt = await daily({});
+    expect(rebuilt.rollup).toBe('all');
+    expectSameGroups(rebuilt.groups, expectedDaily(null, false));
+  });
+
+  it('stays exact when batches race a rebuild of the same day', async () => {
+    const day = START + DAY;
+    const [all] = await findRollups(t.store, [METRIC]);
+    // Make the day dirty as a retried batch would.
+    await markDirty(t.store, [{ rollup: all!, days: [day] }]);
+    const batches = Array.from({ length: 4 }, (_, i) => readingsOf(100, 30_000 + i * 1000));
+    const rebuilds = (async () => {
+      const outcomes = [];
+      for (let i = 0; i < 4; i++) outcomes.push(await rebuildRollupDay(t.store, all!._id, day, 0));
+      return outcomes;
+    })();
+    await Promise.all([...batches.map((batch, i) => record(batch, `race-${i}`)), rebuilds]);
+    for (const batch of batches) sent.push(...batch);
+    for (let pass = 0; pass < 5; pass++) if ((await rebuildDirtyDays(t.store, 0)).dirty === 0) break;
+    expect((await findRollups(t.store)).every((rollup) => Object.keys(rollup.dirty).length === 0)).toBe(true);
+    const whole = await daily({});
+    expect(whole.rollup).toBe('all');
+    expectSameGroups(whole.groups, expectedDaily(null, false));
+    const byOrigin = await daily({ groupBy: ['origin'] });
+    expect(byOrigin.rollup).toBe('by_origin');
+    expectSameGroups(byOrigin.groups, expectedDaily(null, true));
+  });
+
+  it('is listed on the metric and removed by dropRollup', async () => {
+    const listed = await t.graphql<{ metric: { rollups: { name: string; tagKeys: string[]; state: string; dirtyDays: string[] }[] } }>(
+      '{ metric(name: "trips") { rollups { name tagKeys state dirtyDays } } }',
+    );
+    expect(listed.data?.metric.rollups).toEqual([
+      { name: 'all', tagKeys: [], state: 'READY', dirtyDays: [] },
+      { name: 'by_origin', tagKeys: ['origin'], state: 'READY', dirtyDays: [] },
+    ]);
+    const [all] = await findRollups(t.store, [METRIC]);
+    const dropped = await t.graphql<{ dropRollup: boolean }>('mutation { dropRollup(metric: "trips", name: "all") }');
+    expect(dropped.data?.dropRollup).toBe(true);
+    expect(await t.store.db.listCollections({ name: all!.collection }).toArray()).toEqual([]);
+    const again = await t.graphql<{ dropRollup: boolean }>('mutation { dropRollup(metric: "trips", name: "all") }');
+    expect(again.data?.dropRollup).toBe(false);
+    const whole = await daily({});
+    expect(whole.rollup).toBe('by_origin');
+    expectSameGroups(whole.groups, expectedDaily(null, false));
+  });
+});
