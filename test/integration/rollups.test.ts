@@ -161,7 +161,7 @@ describe('rollups', () => {
     actual.forEach((group, i) => {
       const want = wanted[i]!.buckets;
       expect(group.buckets.map(({ sum: _s, ...rest }) => rest)).toEqual(want.map(({ sum: _s, ...rest }) => rest));
-      group.buckets.forEach((bucket, j) => expect(bucket.sum).toBeCloseTo(want[j]!.sum, 6));
+      for (const [j, bucket] of group.buckets.entries()) expect(bucket.sum).toBeCloseTo(want[j]!.sum, 6);
     });
   };
 
