@@ -210,7 +210,7 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Pro
  * which operations were applied; treating it as success would acknowledge readings that
  * were never stored.
  */
-async function bulkWriteDuplicates<T extends Document>(
+export async function bulkWriteDuplicates<T extends Document>(
   collection: { bulkWrite(ops: AnyBulkWriteOperation<T>[], options: { ordered: false }): Promise<unknown> },
   operations: AnyBulkWriteOperation<T>[],
 ): Promise<number[]> {

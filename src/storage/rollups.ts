@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { LAYOUT_VERSION, type DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
 import { dayUpdate, type DayWrite } from '../record/plan.ts';
 import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
-import { isUnavailable } from './failures.ts';
+import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { Store } from './store.ts';
 
@@ -163,16 +163,9 @@ export async function applyRollupWrites(store: Store, rollup: Pick<RollupDefinit
   const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
     updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
   }));
-  try {
-    await collection.bulkWrite(operations, { ordered: false });
-  } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
-    const writeErrors = [error.writeErrors].flat();
-    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
-    for (const { index } of writeErrors) {
-      const write = writes[index]!;
-      await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false));
-    }
+  for (const index of await bulkWriteDuplicates(collection, operations)) {
+    const write = writes[index]!;
+    await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false));
   }
 }
 
