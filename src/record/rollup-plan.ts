@@ -1,5 +1,6 @@
+import { Double } from 'mongodb';
 import type { DayDocument, StoredStats } from '../model/day-document.ts';
-import { LAYOUT_VERSION, SlotPath } from '../model/day-document.ts';
+import { LAYOUT_VERSION, SlotPath, sketchPath } from '../model/day-document.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
 import { mergeSketch } from '../model/sketch.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
@@ -158,4 +159,58 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
 /** The lowest layout version of `docs` (version 1 for documents without `v`). */
 export function oldestVersion(docs: readonly Pick<DayDocument, 'v'>[]): number {
   return docs.reduce((lowest, doc) => Math.min(lowest, doc.v ?? 1), LAYOUT_VERSION);
+}
+
+/** Sets `value` at dotted `path` of `target`, creating the objects on the way. */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+/**
+ * The whole document a write makes when its document does not exist yet (pure): what
+ * `dayUpdate`'s upsert would store, with the same BSON types (doubles for statistics,
+ * `{t: date, v: double}` pairs, integer bin counts), of layout version `version`. A rebuild
+ * inserts these instead of upserting: one insert costs the same however many slots and
+ * bins a document has, where an update's cost grows with its paths (see README "Performance").
+ */
+export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    series: write.series,
+    metric: write.metric,
+    tags: write.tags,
+    tagPairs: write.tagPairs,
+    date: write.date,
+    v: version,
+    readings: write.readings,
+    first: new Date(write.first),
+    last: new Date(write.last),
+    fields: {},
+    hours: {},
+  };
+  const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
+  for (const [path, { stats, first, last, sketch }] of write.slots) {
+    setPath(doc, path, {
+      n: new Double(stats.n),
+      sum: new Double(stats.sum),
+      min: new Double(stats.min),
+      max: new Double(stats.max),
+      sq: new Double(stats.sq),
+      first: pair(first),
+      last: pair(last),
+    });
+    if (sketch !== null) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
+  }
+  if (write.recent.length > 0) {
+    doc.recent = [...write.recent]
+      .sort((a, b) => a.t - b.t)
+      .slice(-write.recentKept)
+      .map((reading) => ({ t: new Date(reading.t), f: reading.f }));
+  }
+  return doc;
 }

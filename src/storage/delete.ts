@@ -1,3 +1,4 @@
+import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import type { Store } from './store.ts';
 
 /** What a deletion removed. */
@@ -16,7 +17,7 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
 }
 
 /**
- * Deletes metric `name` with all its data: its series-day documents, then its series
+ * Deletes metric `name` with all its data: its rollups, its series-day documents, then its series
  * registry entries, then its metric registry entry (so an interrupted deletion leaves
  * the registry pointing at less data, never data without registry, and running it
  * again finishes it), and clears this process's registry caches for it. Readings of the
@@ -27,6 +28,7 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
  * @returns how many documents of each kind were deleted (all 0: the metric was unknown).
  */
 export async function deleteMetric(store: Store, name: string): Promise<DeleteSummary> {
+  for (const rollup of await findRollups(store, [name])) await dropRollup(store, name, rollup.name);
   const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
   const buckets = await store.buckets.deleteMany({ metric: name });
   const series = await store.series.deleteMany({ metric: name });
@@ -38,11 +40,23 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
 /**
  * Deletes one series (by its id, the hash of its key): its series-day documents, then its
  * registry entry, and clears this process's caches for it. The metric's registry entry
- * (fields, tag keys, first and last reading time) is left as it is.
+ * (fields, tag keys, first and last reading time) is left as it is. The series' days
+ * are marked dirty in every rollup of its metric, before and after the deletion, so
+ * queries read the series until a rebuild has taken the series out of the rollups
+ * (see `storage/rollups.ts`).
  * @returns how many documents were deleted (`metrics` is always 0; all 0: the series was unknown).
  */
 export async function deleteSeries(store: Store, id: string): Promise<DeleteSummary> {
+  const entry = await store.series.findOne({ _id: id }, { projection: { metric: 1 } });
+  const rollups = entry === null ? [] : await findRollups(store, [entry.metric]);
+  let dirty: { rollup: (typeof rollups)[number]; days: number[] }[] = [];
+  if (rollups.length > 0) {
+    const days = ((await store.buckets.distinct('date', { series: id })) as Date[]).map((date) => date.getTime());
+    dirty = rollups.map((rollup) => ({ rollup, days }));
+    await markDirty(store, dirty);
+  }
   const buckets = await store.buckets.deleteMany({ series: id });
+  if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
   forgetSeries(store, new Set([id]));
   return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: 0 };

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import { LAYOUT_VERSION, type DayDocument } from '../model/day-document.ts';
+import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
 import { dayUpdate, type DayWrite } from '../record/plan.ts';
-import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
+import { dayDocument, mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { Store } from './store.ts';
@@ -189,7 +189,8 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  *    takes a lease on the day (compare and set on `n0` and no other live lease), so two
  *    server instances never rebuild the same day at once;
  * 2. reads every series-day document of the metric and day, merges them per rollup
- *    group (`mergeIntoRollup`) and replaces the day's rollup documents with the result;
+ *    group (`mergeIntoRollup`) and replaces the day's rollup documents with the result
+ *    (deleted, then inserted whole: `dayDocument`);
  * 3. clears the day only if its counter is still `n0` and the lease still its own;
  *    otherwise gives the lease back and leaves the day dirty.
  * A batch writes a dirty day's series-day documents between two increments of its
@@ -227,13 +228,12 @@ export async function rebuildRollupDay(
   const merged = mergeIntoRollup(writes, rollup);
   const collection = documentsOf(store, rollup);
   await collection.deleteMany({ metric: rollup.metric, date });
+  const version = oldestVersion(sources);
   if (merged.length > 0) {
-    await collection.bulkWrite(
-      merged.map((write) => ({ updateOne: { filter: { series: write.series, date }, update: dayUpdate(write, true), upsert: true } })),
+    await collection.insertMany(
+      merged.map((write) => dayDocument(write, version) as unknown as DayDocument),
       { ordered: false },
     );
-    const version = oldestVersion(sources);
-    if (version < LAYOUT_VERSION) await collection.updateMany({ metric: rollup.metric, date }, { $set: { v: version } });
   }
   const cleared = await definitions(store).updateOne(
     { _id: rollupId, [`${path}.n`]: mark.n, [`${path}.lease`]: lease },

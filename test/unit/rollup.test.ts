@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chooseRollup, dayKey, rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
 import { planWrites } from '../../src/record/plan.ts';
-import { mergeIntoRollup, planRollups } from '../../src/record/rollup-plan.ts';
+import { dayDocument, mergeIntoRollup, planRollups } from '../../src/record/rollup-plan.ts';
+import type { DayDocument } from '../../src/model/day-document.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 
 const reading = (time: string, origin: string, destination: string, delay: number): ReadingInput => ({
@@ -110,5 +111,21 @@ describe('chooseRollup', () => {
     expect(chooseRollup(some, { ...range, filterKeys: [], groupKeys: [] })?.name).toBe('by_origin');
     expect(chooseRollup(some, { from: JAN5, to: JAN5 + 86_400_000, filterKeys: [], groupKeys: [] })?.name).toBe('all');
     expect(chooseRollup(some, { ...range, filterKeys: ['destination'], groupKeys: [] })).toBeNull();
+  });
+});
+
+describe('dayDocument', () => {
+  it('builds the document an upsert of the write would store, with the same nesting', () => {
+    const plan = planWrites(
+      validate([reading('2001-01-05T07:30:10Z', 'LAS', 'PHL', 5), reading('2001-01-05T07:31:00Z', 'LAS', 'PHL', -1)]),
+    );
+    const doc = dayDocument(plan.buckets[0]!, 1) as unknown as DayDocument;
+    expect(doc).toMatchObject({ metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, v: 1, readings: 2, date: new Date(JAN5) });
+    expect(Number(doc.fields.delay!.n)).toBe(2);
+    expect(Number(doc.hours['7']!.fields.delay!.sum)).toBe(4);
+    expect(Number(doc.hours['7']!.minutes['31']!.delay!.min)).toBe(-1);
+    expect(doc.fields.delay.first).toMatchObject({ t: new Date('2001-01-05T07:30:10Z') });
+    expect(Object.values(doc.q!.fields!.delay!).reduce((a, b) => a + b, 0)).toBe(2);
+    expect(doc.recent!.map((r) => r.t.toISOString())).toEqual(['2001-01-05T07:30:10.000Z', '2001-01-05T07:31:00.000Z']);
   });
 });
