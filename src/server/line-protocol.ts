@@ -85,6 +85,12 @@ const HASH = 35;
 const COMMA = 44;
 const EQUALS = 61;
 const BACKSLASH = 92;
+const MINUS = 45;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+const LOWER_I = 105;
+const LOWER_U = 117;
 
 /** What ends, and what a backslash escapes in, a measurement. */
 const MEASUREMENT_SPECIAL = (code: number) => code === COMMA || code === SPACE;
@@ -93,18 +99,18 @@ const KEY_SPECIAL = (code: number) => code === COMMA || code === EQUALS || code 
 
 const isControl = (code: number) => code < 32 || code === 127;
 
-const BOOLEANS: Record<string, boolean> = {
-  t: true,
-  T: true,
-  true: true,
-  True: true,
-  TRUE: true,
-  f: false,
-  F: false,
-  false: false,
-  False: false,
-  FALSE: false,
-};
+const BOOLEANS = new Map<string, boolean>([
+  ['t', true],
+  ['T', true],
+  ['true', true],
+  ['True', true],
+  ['TRUE', true],
+  ['f', false],
+  ['F', false],
+  ['false', false],
+  ['False', false],
+  ['FALSE', false],
+]);
 
 const FLOAT = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const INTEGER = /^-?\d+i$/;
@@ -278,20 +284,32 @@ class EntryParser {
     const raw = text.slice(this.position, i);
     this.position = i;
     if (raw === '') this.fail(`field ${JSON.stringify(key)} has no value`, valueAt);
-    if (raw in BOOLEANS) return { key, kind: 'boolean', value: BOOLEANS[raw]!, at, valueAt };
-    if (FLOAT.test(raw)) return { key, kind: 'float', value: Number(raw), at, valueAt };
-    if (INTEGER.test(raw) || UNSIGNED.test(raw)) {
-      const unsigned = raw.endsWith('u');
-      const value = BigInt(raw.slice(0, -1));
-      const [min, max] = unsigned ? [0n, UINT64_MAX] : [INT64_MIN, INT64_MAX];
-      if (value < min || value > max) {
-        throw new LineProtocolError(
-          ErrorCode.INVALID_FIELD_VALUE,
-          valueAt,
-          `field ${JSON.stringify(key)}: ${raw} is outside the ${unsigned ? 'unsigned' : 'signed'} 64-bit range`,
-        );
+    const first = raw.charCodeAt(0);
+    if (first === MINUS || first === DOT || (first >= ZERO && first <= NINE)) {
+      const last = raw.charCodeAt(raw.length - 1);
+      if (last === LOWER_I || last === LOWER_U) {
+        const unsigned = last === LOWER_U;
+        if (unsigned ? UNSIGNED.test(raw) : INTEGER.test(raw)) {
+          // Up to 15 digits a double is exact; longer ones are range-checked exactly.
+          const digits = raw.slice(0, -1);
+          if (digits.length <= 15) return { key, kind: unsigned ? 'unsigned' : 'integer', value: Number(digits), at, valueAt };
+          const value = BigInt(digits);
+          const [min, max] = unsigned ? [0n, UINT64_MAX] : [INT64_MIN, INT64_MAX];
+          if (value < min || value > max) {
+            throw new LineProtocolError(
+              ErrorCode.INVALID_FIELD_VALUE,
+              valueAt,
+              `field ${JSON.stringify(key)}: ${raw} is outside the ${unsigned ? 'unsigned' : 'signed'} 64-bit range`,
+            );
+          }
+          return { key, kind: unsigned ? 'unsigned' : 'integer', value: Number(value), at, valueAt };
+        }
+      } else if (FLOAT.test(raw)) {
+        return { key, kind: 'float', value: Number(raw), at, valueAt };
       }
-      return { key, kind: unsigned ? 'unsigned' : 'integer', value: Number(value), at, valueAt };
+    } else {
+      const value = BOOLEANS.get(raw);
+      if (value !== undefined) return { key, kind: 'boolean', value, at, valueAt };
     }
     return this.fail(
       `field ${JSON.stringify(key)}: ${JSON.stringify(raw)} is not a field value (a number such as 1.5, 12i or 12u, a "quoted string", or true/false)`,
