@@ -304,11 +304,15 @@ function formatOf(request: Request, url: URL): Format {
   return /application\/(x-)?ndjson/i.test(accept) && !/text\/csv/i.test(accept) ? 'ndjson' : 'csv';
 }
 
-/** The GraphQL error of an answer as a CodedError, with the status the GraphQL server chose when it chose one. */
+/**
+ * The GraphQL error of an answer as a CodedError: one of our codes keeps its status on
+ * these routes (see `statusOf`); anything else (a masked INTERNAL_SERVER_ERROR) gets the
+ * GraphQL server's status when it is an error status, else 500.
+ */
 function refusalOf(error: { message: string; extensions?: { code?: string } }, status: number): CodedError {
   const code = error.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
-  const httpStatus = status >= 400 ? status : code === 'INTERNAL_SERVER_ERROR' ? 500 : undefined;
-  return new CodedError(code as ErrorCode, error.message, httpStatus === undefined ? {} : { httpStatus });
+  if ((Object.values(ErrorCode) as string[]).includes(code)) return new CodedError(code as ErrorCode, error.message);
+  return new CodedError(code as ErrorCode, error.message, { httpStatus: status >= 400 ? status : 500 });
 }
 
 /**

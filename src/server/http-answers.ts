@@ -62,6 +62,22 @@ export function errorAnswer(error: CodedError, where: Record<string, unknown> = 
   return new Response(JSON.stringify(body), { status, headers });
 }
 
+/**
+ * An input error placed in the request body, for the plain HTTP writes: its message
+ * starts with `line 3, column 17: ` (or `line 3: `), and the answer carries `line` and
+ * `column` too.
+ */
+export class LocatedError extends CodedError {
+  /** 1-based line, and column in characters when known. */
+  readonly where: { line: number; column?: number };
+
+  constructor(code: ErrorCode, where: { line: number; column?: number }, message: string) {
+    super(code, `line ${where.line}${where.column === undefined ? '' : `, column ${where.column}`}: ${message}`);
+    this.name = 'LocatedError';
+    this.where = where;
+  }
+}
+
 /** The CodedError behind `error`: itself, or the one a GraphQL error from the authenticator stands for. */
 function codedErrorOf(error: unknown): CodedError | undefined {
   if (error instanceof CodedError) return error;
@@ -148,13 +164,14 @@ export function refuseForeignPages(request: Request, allowed: readonly string[])
 }
 
 /**
- * Any error of a route as an HTTP answer: a client error as {@link errorAnswer}; a
+ * Any error of a route as an HTTP answer: a client error as {@link errorAnswer} (with
+ * the `line` and `column` of a {@link LocatedError}); a
  * driver error meaning the database is unreachable as UNAVAILABLE (503, reported to the
  * health tracker); anything else logged and masked as INTERNAL_SERVER_ERROR (500).
  */
 export function answerToError(error: unknown, context: Pick<RouteContext, 'logger' | 'health'>, where?: string): Response {
   const coded = codedErrorOf(error);
-  if (coded) return errorAnswer(coded);
+  if (coded) return errorAnswer(coded, coded instanceof LocatedError ? coded.where : {});
   if (isUnavailable(error)) {
     context.health?.reportFailure(`a request to ${where ?? 'a route'} could not reach the database`);
     return errorAnswer(unavailable('The request could not be completed'));

@@ -15,7 +15,7 @@ import { recordBatch } from '../engine/record.ts';
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import { UTC, parseLocalTime } from '../query/zone.ts';
 import { validateBatchId, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';
-import { errorAnswer, requireMetrics, requireScope, type RouteContext } from './http-answers.ts';
+import { LocatedError, requireMetrics, requireScope, type RouteContext } from './http-answers.ts';
 import {
   isPrecision,
   LineProtocolError,
@@ -31,8 +31,9 @@ const gunzipAsync = promisify(gunzip);
 /** The request header that carries a write's batch id (IETF draft "The Idempotency-Key HTTP Header Field"). */
 export const BATCH_ID_HEADER = 'idempotency-key';
 
-/** The query parameter, and the header, that choose what a line-protocol write does with string and boolean fields. */
+/** The query parameter that chooses what a line-protocol write does with string and boolean fields (`refuse` or `ignore`). */
 export const NON_NUMERIC_PARAMETER = 'nonNumeric';
+/** The header that chooses the same when the client cannot add query parameters (Telegraf's `http_headers`); the parameter wins. */
 export const NON_NUMERIC_HEADER = 'tsgraph-non-numeric';
 
 /** NDJSON body types accepted by `POST /api/readings`. */
@@ -91,17 +92,6 @@ export async function readBody(request: Request, maxBytes: number): Promise<stri
   }
 }
 
-/** An input error moved to where it is in the body: `line 3, column 17: ...`, answered with `line` and `column`. */
-class LocatedError extends CodedError {
-  constructor(
-    error: CodedError,
-    readonly where: { line: number; column?: number },
-    message: string,
-  ) {
-    super(error.code, `line ${where.line}${where.column === undefined ? '' : `, column ${where.column}`}: ${message}`);
-  }
-}
-
 /** The message of a validation error without its `readings[3].tags[0].key: ` prefix. */
 const ownMessage = (error: InputError) =>
   error.inputPath !== undefined && error.message.startsWith(`${error.inputPath}: `)
@@ -130,9 +120,9 @@ function parsePath(inputPath: string | undefined): ParsedPath | undefined {
 }
 
 /**
- * Validates readings with `record/validate.ts` (the rules of `recordReadings`) and
- * refuses metrics the token may not touch; a validation error is moved to its place in
- * the body by `locate`.
+ * Validates readings with `record/validate.ts` (the rules of `recordReadings`); an
+ * error about one reading is moved to its place in the body by `locate`.
+ * @throws InputError BATCH_TOO_LARGE as validation throws it; LocatedError for the rest.
  */
 function validate(
   readings: ReadingInput[],
@@ -147,12 +137,6 @@ function validate(
     if (path === undefined) throw error;
     throw locate(error as InputError, path);
   }
-}
-
-/** Answers a refused write: located errors with their line and column, others as they are. */
-function refusal(error: unknown): Response | undefined {
-  if (error instanceof LocatedError) return errorAnswer(error, error.where);
-  return undefined;
 }
 
 /** What a line-protocol write does with string and boolean fields: refuse the request (default) or leave them out. */
@@ -196,60 +180,54 @@ export async function writeLineProtocol(request: Request, url: URL, context: Rou
   const batchId = validateBatchId(request.headers.get(BATCH_ID_HEADER));
   const text = await readBody(request, context.maxBodyBytes);
   const at = (offset: number) => positionOf(text, offset);
+  let entries: LineEntry[];
   try {
-    let entries: LineEntry[];
-    try {
-      entries = parseLineProtocol(text);
-    } catch (error) {
-      if (!(error instanceof LineProtocolError)) throw error;
-      throw new LocatedError(error, at(error.offset), error.message);
-    }
-    if (entries.length === 0) throw malformed('The body holds no line of line protocol: a write needs at least one point.');
-    const readings: ReadingInput[] = [];
-    const sources: { entry: LineEntry; fields: LineField[] }[] = [];
-    for (const entry of entries) {
-      const fields = entry.fields.filter(isNumeric);
-      if (fields.length < entry.fields.length && nonNumeric === 'refuse') {
-        const field = entry.fields.find((candidate) => !isNumeric(candidate))!;
-        throw new LocatedError(
-          new CodedError(ErrorCode.INVALID_FIELD_VALUE, ''),
-          at(field.valueAt),
-          `field ${JSON.stringify(field.key)} is a ${field.kind}; this server stores numeric fields only (send it as a tag, or write with ${NON_NUMERIC_PARAMETER}=ignore to leave string and boolean fields out)`,
-        );
-      }
-      if (fields.length === 0) continue;
-      readings.push({
-        metric: entry.measurement,
-        tags: entry.tags.map(({ key, value }) => ({ key, value })),
-        time: entry.timestamp === null ? null : new Date(timestampToMs(entry.timestamp, precision)),
-        fields: fields.map((field) => ({ name: field.key, value: field.value as number })),
-      });
-      sources.push({ entry, fields });
-    }
-    requireMetrics(access, [...new Set(readings.map((reading) => reading.metric))]);
-    const valid = validate(readings, context, receivedAt, (error, path) => {
-      const { entry, fields } = sources[path.reading]!;
-      let offset = entry.at;
-      if (path.part === 'tags' && path.index !== undefined) {
-        const tag = entry.tags[path.index]!;
-        offset = path.leaf === 'value' ? tag.valueAt : tag.at;
-      } else if (path.part === 'tags') {
-        offset = entry.tags[0]?.at ?? entry.at;
-      } else if (path.part === 'fields') {
-        const field = fields[path.index ?? 0]!;
-        offset = path.leaf === 'value' ? field.valueAt : field.at;
-      } else if (path.part === 'time') {
-        offset = entry.timestampAt;
-      }
-      return new LocatedError(error, at(offset), ownMessage(error));
-    });
-    await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
-    return new Response(null, { status: 204 });
+    entries = parseLineProtocol(text);
   } catch (error) {
-    const answer = refusal(error);
-    if (answer) return answer;
-    throw error;
+    if (!(error instanceof LineProtocolError)) throw error;
+    throw new LocatedError(error.code, at(error.offset), error.message);
   }
+  if (entries.length === 0) throw malformed('The body holds no line of line protocol: a write needs at least one point.');
+  const readings: ReadingInput[] = [];
+  const sources: { entry: LineEntry; fields: LineField[] }[] = [];
+  for (const entry of entries) {
+    const fields = entry.fields.filter(isNumeric);
+    if (fields.length < entry.fields.length && nonNumeric === 'refuse') {
+      const field = entry.fields.find((candidate) => !isNumeric(candidate))!;
+      throw new LocatedError(
+        ErrorCode.INVALID_FIELD_VALUE,
+        at(field.valueAt),
+        `field ${JSON.stringify(field.key)} is a ${field.kind}; this server stores numeric fields only (send it as a tag, or write with ${NON_NUMERIC_PARAMETER}=ignore to leave string and boolean fields out)`,
+      );
+    }
+    if (fields.length === 0) continue;
+    readings.push({
+      metric: entry.measurement,
+      tags: entry.tags.map(({ key, value }) => ({ key, value })),
+      time: entry.timestamp === null ? null : new Date(timestampToMs(entry.timestamp, precision)),
+      fields: fields.map((field) => ({ name: field.key, value: field.value as number })),
+    });
+    sources.push({ entry, fields });
+  }
+  requireMetrics(access, [...new Set(readings.map((reading) => reading.metric))]);
+  const valid = validate(readings, context, receivedAt, (error, path) => {
+    const { entry, fields } = sources[path.reading]!;
+    let offset = entry.at;
+    if (path.part === 'tags' && path.index !== undefined) {
+      const tag = entry.tags[path.index]!;
+      offset = path.leaf === 'value' ? tag.valueAt : tag.at;
+    } else if (path.part === 'tags') {
+      offset = entry.tags[0]?.at ?? entry.at;
+    } else if (path.part === 'fields') {
+      const field = fields[path.index ?? 0]!;
+      offset = path.leaf === 'value' ? field.valueAt : field.at;
+    } else if (path.part === 'time') {
+      offset = entry.timestampAt;
+    }
+    return new LocatedError(error.code, at(offset), ownMessage(error));
+  });
+  await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  return new Response(null, { status: 204 });
 }
 
 /** The shape of one NDJSON line; names, values and times are checked by the record path. */
@@ -286,66 +264,60 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
   }
   const batchId = validateBatchId(request.headers.get(BATCH_ID_HEADER));
   const text = await readBody(request, context.maxBodyBytes);
-  try {
-    const readings: ReadingInput[] = [];
-    const lines: number[] = [];
-    text.split('\n').forEach((raw, index) => {
-      const line = index + 1;
-      const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (source.trim() === '') return;
-      let json: unknown;
+  const readings: ReadingInput[] = [];
+  const lines: number[] = [];
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1;
+    const source = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (source.trim() === '') return;
+    let json: unknown;
+    try {
+      json = JSON.parse(source);
+    } catch (error) {
+      throw new LocatedError(ErrorCode.MALFORMED_BODY, { line }, `not valid JSON (${(error as Error).message})`);
+    }
+    const shape = ndjsonReading.safeParse(json);
+    if (!shape.success) {
+      const issue = shape.error.issues[0]!;
+      const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      throw new LocatedError(
+        ErrorCode.BAD_USER_INPUT,
+        { line },
+        `${where}${issue.message} (a reading is {"metric": "...", "tags": {...}, "time": ..., "fields": {...}})`,
+      );
+    }
+    const { metric, tags, time, fields } = shape.data;
+    let when: Date | null = null;
+    if (time !== null && time !== undefined) {
       try {
-        json = JSON.parse(source);
+        when = new Date(parseLocalTime(time, UTC));
       } catch (error) {
-        throw new LocatedError(malformed(''), { line }, `not valid JSON (${(error as Error).message})`);
+        if (error instanceof CodedError) throw new LocatedError(error.code, { line }, `time: ${error.message}`);
+        throw error;
       }
-      const shape = ndjsonReading.safeParse(json);
-      if (!shape.success) {
-        const issue = shape.error.issues[0]!;
-        const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-        throw new LocatedError(
-          new CodedError(ErrorCode.BAD_USER_INPUT, ''),
-          { line },
-          `${where}${issue.message} (a reading is {"metric": "...", "tags": {...}, "time": ..., "fields": {...}})`,
-        );
-      }
-      const { metric, tags, time, fields } = shape.data;
-      let when: Date | null = null;
-      if (time !== null && time !== undefined) {
-        try {
-          when = new Date(parseLocalTime(time, UTC));
-        } catch (error) {
-          if (error instanceof CodedError) throw new LocatedError(error, { line }, `time: ${error.message}`);
-          throw error;
-        }
-      }
-      readings.push({
-        metric: metric as string,
-        tags: Object.entries(tags ?? {}).map(([key, value]) => ({ key, value: value as string })),
-        time: when,
-        fields: Object.entries(fields).map(([name, value]) => ({ name, value: value as number })),
-      });
-      lines.push(line);
+    }
+    readings.push({
+      metric: metric as string,
+      tags: Object.entries(tags ?? {}).map(([key, value]) => ({ key, value: value as string })),
+      time: when,
+      fields: Object.entries(fields).map(([name, value]) => ({ name, value: value as number })),
     });
-    if (readings.length === 0) throw malformed('The body holds no reading: send one JSON object per line.');
-    requireMetrics(access, [...new Set(readings.map((reading) => reading.metric).filter((metric) => typeof metric === 'string'))]);
-    const valid = validate(readings, context, receivedAt, (error, path) => {
-      const reading = readings[path.reading]!;
-      let where = '';
-      if (path.part === 'tags' && path.index !== undefined) where = `tag ${JSON.stringify(reading.tags![path.index]!.key)}: `;
-      else if (path.part === 'fields' && path.index !== undefined) where = `field ${JSON.stringify(reading.fields[path.index]!.name)}: `;
-      else if (path.part !== undefined) where = `${path.part}: `;
-      return new LocatedError(error, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
-    });
-    const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
-    const { buckets, ...rest } = outcome;
-    return new Response(JSON.stringify({ ...rest, documents: buckets }), {
-      status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    });
-  } catch (error) {
-    const answer = refusal(error);
-    if (answer) return answer;
-    throw error;
-  }
+    lines.push(line);
+  });
+  if (readings.length === 0) throw malformed('The body holds no reading: send one JSON object per line.');
+  requireMetrics(access, [...new Set(readings.map((reading) => reading.metric).filter((metric) => typeof metric === 'string'))]);
+  const valid = validate(readings, context, receivedAt, (error, path) => {
+    const reading = readings[path.reading]!;
+    let where = '';
+    if (path.part === 'tags' && path.index !== undefined) where = `tag ${JSON.stringify(reading.tags![path.index]!.key)}: `;
+    else if (path.part === 'fields' && path.index !== undefined) where = `field ${JSON.stringify(reading.fields[path.index]!.name)}: `;
+    else if (path.part !== undefined) where = `${path.part}: `;
+    return new LocatedError(error.code, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
+  });
+  const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  const { buckets, ...rest } = outcome;
+  return new Response(JSON.stringify({ ...rest, documents: buckets }), {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
 }

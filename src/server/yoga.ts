@@ -107,7 +107,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     },
     plugins: [
       // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), GET /export (CSV, NDJSON).
-      useHttpRoutes({ ...options, auth, trackWrite, health, ...requestLimits, maxBatchSize: options.limits.maxBatchSize }),
+      useHttpRoutes({ store: options.store, logger: options.logger, auth, trackWrite, health, ...options.limits, ...requestLimits }),
       ...access.plugins,
       useBodyLimit(requestLimits.maxBodyBytes),
       ...useDocumentLimits(requestLimits),
