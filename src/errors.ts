@@ -65,6 +65,12 @@ export const ErrorCode = {
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   /** A request a web page could send cross-site without a CORS preflight: a GET without `Authorization` or `x-graphql-yoga-csrf` (HTTP 403). */
   CSRF_HEADER_REQUIRED: 'CSRF_HEADER_REQUIRED',
+  /**
+   * A write body that does not parse (HTTP 400): a line of line protocol, an NDJSON line
+   * that is not JSON, a gzip body that does not decompress, bytes that are not UTF-8, or
+   * a body without any reading.
+   */
+  MALFORMED_BODY: 'MALFORMED_BODY',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

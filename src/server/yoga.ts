@@ -10,6 +10,7 @@ import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
 import { createMaskError } from './mask-error.ts';
 import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
+import { useHttpRoutes } from './http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 
 /** What the GraphQL server needs. */
@@ -67,7 +68,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
   const trackWrite = options.trackWrite ?? ((work) => work);
   const ownHealth = options.health ? undefined : new DatabaseHealth({ client: options.store.client, logger: options.logger });
   const health = options.health ?? ownHealth!;
-  const access = createAccessControl(options.store, options.auth ?? authSettings(loadConfig({})), options.logger);
+  const auth = options.auth ?? authSettings(loadConfig({}));
+  const access = createAccessControl(options.store, auth, options.logger);
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
   const queryLimits = {
     maxBuckets: options.limits.maxBuckets,
@@ -105,6 +107,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), GET /export (CSV, NDJSON).
+      useHttpRoutes({ store: options.store, logger: options.logger, auth, trackWrite, health, ...options.limits, ...requestLimits }),
       ...access.plugins,
       useBodyLimit(requestLimits.maxBodyBytes),
       ...useDocumentLimits(requestLimits),

@@ -1,0 +1,182 @@
+/**
+ * What the plain HTTP routes (line-protocol and NDJSON writes, exports; see
+ * `http-routes.ts`) share: the request's access from its token, checked by the same
+ * authenticator as GraphQL requests; the refusal of writes from foreign web pages; and
+ * errors as HTTP answers in the shape InfluxDB's v2 API gives them, carrying our stable
+ * code as GraphQL errors do.
+ */
+import { GraphQLError } from 'graphql';
+import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
+import type { Scope } from '../auth/tokens.ts';
+import { CodedError, ErrorCode } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { isUnavailable, unavailable } from '../storage/failures.ts';
+import { createAuthenticator, type AuthSettings } from './access-control.ts';
+import { TOKEN_CACHE_MS } from '../auth/tokens.ts';
+import type { Store } from '../storage/store.ts';
+
+/** The HTTP status of our codes on these routes, where it is not 400 (and the error does not set its own). */
+const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = {
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.BATCH_ID_REUSED]: 409,
+  // Telegraf answers 413 by splitting its batch in two and sending the halves.
+  [ErrorCode.BATCH_TOO_LARGE]: 413,
+  [ErrorCode.REQUEST_TOO_LARGE]: 413,
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
+  [ErrorCode.UNAVAILABLE]: 503,
+  [ErrorCode.QUERY_TIMEOUT]: 504,
+};
+
+/** InfluxDB's error `code` of an HTTP status (InfluxDB v2 API reference, error responses). */
+const INFLUX_CODE_OF_STATUS: Record<number, string> = {
+  400: 'invalid',
+  401: 'unauthorized',
+  403: 'forbidden',
+  409: 'conflict',
+  413: 'request too large',
+  415: 'invalid',
+  500: 'internal error',
+  503: 'unavailable',
+  504: 'unavailable',
+};
+
+/** The HTTP status of an error meant for the client. */
+export function statusOf(error: CodedError): number {
+  return error.httpStatus ?? STATUS_OF_CODE[error.code] ?? 400;
+}
+
+/**
+ * A client error as an HTTP answer: its status (see {@link statusOf}) and a JSON body
+ * `{code, message, ...where, extensions: {code, inputPath?}}`: `code` and `message` as
+ * InfluxDB v2 answers (`invalid`, `unauthorized`, ...; client libraries and Telegraf
+ * show the message), `where` (e.g. `{line: 3, column: 17}`), and our stable code in
+ * `extensions.code` as in GraphQL errors.
+ */
+export function errorAnswer(error: CodedError, where: Record<string, unknown> = {}): Response {
+  const status = statusOf(error);
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (status === 401) headers['www-authenticate'] = 'Bearer realm="tsgraph"';
+  const extensions = { code: error.code, ...(error.inputPath === undefined ? {} : { inputPath: error.inputPath }) };
+  const body = { code: INFLUX_CODE_OF_STATUS[status] ?? 'invalid', message: error.message, ...where, extensions };
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * An input error placed in the request body, for the plain HTTP writes: its message
+ * starts with `line 3, column 17: ` (or `line 3: `), and the answer carries `line` and
+ * `column` too.
+ */
+export class LocatedError extends CodedError {
+  /** 1-based line, and column in characters when known. */
+  readonly where: { line: number; column?: number };
+
+  constructor(code: ErrorCode, where: { line: number; column?: number }, message: string) {
+    super(code, `line ${where.line}${where.column === undefined ? '' : `, column ${where.column}`}: ${message}`);
+    this.name = 'LocatedError';
+    this.where = where;
+  }
+}
+
+/** The CodedError behind `error`: itself, or the one a GraphQL error from the authenticator stands for. */
+function codedErrorOf(error: unknown): CodedError | undefined {
+  if (error instanceof CodedError) return error;
+  if (error instanceof GraphQLError && typeof error.extensions.code === 'string') {
+    const status = (error.extensions.http as { status?: number } | undefined)?.status;
+    return new CodedError(error.extensions.code as ErrorCode, error.message, status === undefined ? {} : { httpStatus: status });
+  }
+  return undefined;
+}
+
+/** What the routes need besides the request. */
+export interface RouteContext {
+  store: Store;
+  logger: Logger;
+  /** Runs a write so a graceful shutdown can wait for it. */
+  trackWrite: <T>(work: Promise<T>) => Promise<T>;
+  /** Largest number of readings per request (`MAX_BATCH_SIZE`). */
+  maxBatchSize: number;
+  /** Largest body, as sent and once decompressed, in bytes (`MAX_BODY_BYTES`). */
+  maxBodyBytes: number;
+  /** Whether the database is known to be down (requests are then refused at once), and where to report that it is. */
+  health?: { isDown(): boolean; reportFailure(reason: string): void };
+  /**
+   * The access of a request from its `Authorization` header (`Bearer <token>` or, as
+   * InfluxDB clients send it, `Token <token>`).
+   * @throws CodedError UNAUTHENTICATED (HTTP 401).
+   */
+  authenticate(request: Request): Promise<Access>;
+}
+
+/**
+ * Builds the authentication of the routes from the app's settings: with `mode: 'off'`
+ * every request has {@link OPEN_ACCESS}; otherwise the token is checked as for GraphQL
+ * requests (`createAuthenticator`: same cache time, so a revocation applies as fast).
+ */
+export function routeAuthenticator(store: Store, settings: AuthSettings, logger: Logger): RouteContext['authenticate'] {
+  if (settings.mode === 'off') return async () => OPEN_ACCESS;
+  const authenticate = createAuthenticator(store, settings.cacheMs ?? TOKEN_CACHE_MS, logger);
+  return async (request) => {
+    const header = request.headers.get('authorization');
+    try {
+      return await authenticate(header?.replace(/^\s*Token +/i, 'Bearer ') ?? null);
+    } catch (error) {
+      throw codedErrorOf(error) ?? error;
+    }
+  };
+}
+
+/**
+ * Refuses a request whose token lacks `scope`.
+ * @throws CodedError FORBIDDEN naming the scope and the token's scopes.
+ */
+export function requireScope(access: Access, scope: Scope): void {
+  if (!hasScope(access, scope)) {
+    throw new CodedError(ErrorCode.FORBIDDEN, forbiddenMessage(access, [{ kind: 'scope', scope }]));
+  }
+}
+
+/**
+ * Refuses a request whose token may not touch one of `metrics`.
+ * @throws CodedError FORBIDDEN naming the first such metric.
+ */
+export function requireMetrics(access: Access, metrics: readonly string[]): void {
+  if (firstForbiddenMetric(access, metrics) !== undefined) {
+    throw new CodedError(ErrorCode.FORBIDDEN, forbiddenMessage(access, [{ kind: 'metrics', metrics }]));
+  }
+}
+
+/**
+ * Refuses a write sent by a web page of another origin: browsers send `Origin` with
+ * every cross-site POST, and a page may post a `text/plain` body (what InfluxDB
+ * clients send) without a CORS preflight. Clients outside browsers send no `Origin`.
+ * @param allowed the origins in `CORS_ORIGINS`.
+ * @throws CodedError FORBIDDEN.
+ */
+export function refuseForeignPages(request: Request, allowed: readonly string[]): void {
+  const origin = request.headers.get('origin');
+  if (origin !== null && !allowed.includes(origin)) {
+    throw new CodedError(
+      ErrorCode.FORBIDDEN,
+      `Writes from web pages of ${origin} are refused (only pages of the origins in CORS_ORIGINS may write from a browser)`,
+    );
+  }
+}
+
+/**
+ * Any error of a route as an HTTP answer: a client error as {@link errorAnswer} (with
+ * the `line` and `column` of a {@link LocatedError}); a
+ * driver error meaning the database is unreachable as UNAVAILABLE (503, reported to the
+ * health tracker); anything else logged and masked as INTERNAL_SERVER_ERROR (500).
+ */
+export function answerToError(error: unknown, context: Pick<RouteContext, 'logger' | 'health'>, where?: string): Response {
+  const coded = codedErrorOf(error);
+  if (coded) return errorAnswer(coded, coded instanceof LocatedError ? coded.where : {});
+  if (isUnavailable(error)) {
+    context.health?.reportFailure(`a request to ${where ?? 'a route'} could not reach the database`);
+    return errorAnswer(unavailable('The request could not be completed'));
+  }
+  context.logger.error({ err: error }, `Unexpected error in ${where ?? 'a route'}`);
+  const body = { code: 'internal error', message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  return new Response(JSON.stringify(body), { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' } });
+}

@@ -1,0 +1,84 @@
+/**
+ * The plain HTTP routes beside `/graphql`, as one graphql-yoga plugin (its `onRequest`
+ * answers them before yoga looks for a GraphQL request; CORS and the shutdown refusal
+ * apply as to every request):
+ * - `POST /api/v2/write`: InfluxDB line protocol (`ingest.ts`);
+ * - `POST /api/readings`: NDJSON readings (`ingest.ts`);
+ * - `GET /export`: a query's answer as CSV or NDJSON (`export.ts`).
+ * Writes are refused at once while the database is known to be down, and from web
+ * pages of foreign origins.
+ */
+import type { Plugin, YogaServer } from 'graphql-yoga';
+import { unavailable } from '../storage/failures.ts';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../storage/store.ts';
+import type { AuthSettings } from './access-control.ts';
+import { exportTable } from './export.ts';
+import { answerToError, errorAnswer, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
+import { writeLineProtocol, writeNdjson } from './ingest.ts';
+
+/** What the routes need from the app (see `createApp`). */
+export interface HttpRouteOptions {
+  store: Store;
+  logger: Logger;
+  auth: AuthSettings;
+  trackWrite: RouteContext['trackWrite'];
+  health?: RouteContext['health'];
+  /** `MAX_BATCH_SIZE`, `MAX_BODY_BYTES`, `MAX_TOKENS`. */
+  maxBatchSize: number;
+  maxBodyBytes: number;
+  maxTokens: number;
+}
+
+/**
+ * The plugin serving the write and export routes. Each answers errors as JSON
+ * `{code, message, extensions: {code}}` (see `http-answers.ts`); other paths and
+ * methods pass on to graphql-yoga.
+ */
+export function useHttpRoutes(options: HttpRouteOptions): Plugin {
+  const context: RouteContext = {
+    store: options.store,
+    logger: options.logger,
+    trackWrite: options.trackWrite,
+    health: options.health,
+    maxBatchSize: options.maxBatchSize,
+    maxBodyBytes: options.maxBodyBytes,
+    authenticate: routeAuthenticator(options.store, options.auth, options.logger),
+  };
+  type Yoga = YogaServer<Record<string, unknown>, Record<string, unknown>>;
+  let graphql: Yoga | undefined;
+
+  const write = async (request: Request, handle: () => Promise<Response>): Promise<Response> => {
+    refuseForeignPages(request, options.auth.corsOrigins);
+    if (options.health?.isDown()) return errorAnswer(unavailable('The readings were not stored'));
+    return handle();
+  };
+  type Handler = (request: Request, url: URL, serverContext: Parameters<Yoga['handle']>[1]) => Promise<Response>;
+  const routes: Record<string, { method: string; handle: Handler }> = {
+    '/api/v2/write': { method: 'POST', handle: (request, url) => write(request, () => writeLineProtocol(request, url, context)) },
+    '/api/readings': { method: 'POST', handle: (request) => write(request, () => writeNdjson(request, context)) },
+    '/export': {
+      method: 'GET',
+      handle: (request, url, serverContext) =>
+        exportTable(request, url, context, {
+          runGraphQL: async (inner) => graphql!.handle(inner, serverContext),
+          maxTokens: options.maxTokens,
+        }),
+    },
+  };
+
+  return {
+    onYogaInit({ yoga }) {
+      graphql = yoga;
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
+      const route = routes[url.pathname];
+      if (!route || request.method !== route.method) return;
+      try {
+        endResponse(await route.handle(request, url, serverContext));
+      } catch (error) {
+        endResponse(answerToError(error, context, `${request.method} ${url.pathname}`));
+      }
+    },
+  };
+}
