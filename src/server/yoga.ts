@@ -11,6 +11,7 @@ import { createMaskError } from './mask-error.ts';
 import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
+import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -33,24 +34,9 @@ export interface AppOptions {
   requestLimits?: Partial<RequestLimits>;
 }
 
-const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
-query DailyDelaysAtLAS {
-  buckets(
-    metric: "flights"
-    field: "delay"
-    granularity: DAY
-    from: "2001-01-01T00:00:00Z"
-    to: "2001-02-01T00:00:00Z"
-    where: [{ key: "origin", in: ["LAS"] }]
-  ) {
-    buckets { start count avg max }
-  }
-}
-`;
-
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 at once
+ * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200 while the process runs) and `/ready` (503 at once
  * while the database is known to be down, or when it does not answer a ping in time).
  * While the database is down, operations are answered with UNAVAILABLE without
  * running (see `database-health.ts`). Driver errors meaning the database is
@@ -86,11 +72,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     }),
     // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
     maxRequestBodySize: false,
-    graphiql: {
-      title: 'tsgraph: time series on MongoDB',
-      defaultQuery: EXAMPLE_QUERY,
-      ...(access.graphiqlHeaders === undefined ? {} : { headers: access.graphiqlHeaders }),
-    },
+    graphiql: graphiqlOptions(access.graphiqlHeaders),
+    renderGraphiQL: createGraphiQLRenderer(),
     landingPage: false,
     cors: access.cors,
     // File uploads are not used; multipart bodies are refused (see access-control.ts).
