@@ -12,6 +12,7 @@ import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
+import { instrumentApp, type ServerMetrics } from './metrics.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -32,12 +33,18 @@ export interface AppOptions {
   health?: DatabaseHealth;
   /** Per-request limits besides `limits` (default: the configuration's defaults, see `limits.ts`). */
   requestLimits?: Partial<RequestLimits>;
+  /** GraphQL requests at least this long are logged, in milliseconds (default: SLOW_QUERY_MS's default, 1,000). */
+  slowQueryMs?: number;
+  /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
+  metrics?: ServerMetrics;
 }
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200 while the process runs) and `/ready` (503 at once
- * while the database is known to be down, or when it does not answer a ping in time).
+ * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200
+ * while the process runs), `/ready` (503 at once while the database is known to be
+ * down, or when it does not answer a ping in time) and `/metrics` (Prometheus, see
+ * `metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
  * While the database is down, operations are answered with UNAVAILABLE without
  * running (see `database-health.ts`). Driver errors meaning the database is
  * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
@@ -53,7 +60,17 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
   const trackWrite = options.trackWrite ?? ((work) => work);
   const ownHealth = options.health ? undefined : new DatabaseHealth({ client: options.store.client, logger: options.logger });
   const health = options.health ?? ownHealth!;
-  const access = createAccessControl(options.store, options.auth ?? authSettings(loadConfig({})), options.logger);
+  const auth = options.auth ?? authSettings(loadConfig({}));
+  const access = createAccessControl(options.store, auth, options.logger);
+  const instruments = instrumentApp({
+    schema,
+    store: options.store,
+    auth,
+    logger: options.logger,
+    isDown: () => health.isDown(),
+    slowQueryMs: options.slowQueryMs ?? loadConfig({}).SLOW_QUERY_MS,
+    metrics: options.metrics,
+  });
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
   const queryLimits = {
     maxBuckets: options.limits.maxBuckets,
@@ -61,14 +78,19 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     maxFilterValues: requestLimits.maxFilterValues,
   };
   return createYoga<Record<string, unknown>, Context>({
-    schema,
+    schema: instruments.schema,
     context: ({ request }): Context => ({
       store: options.store,
       logger: options.logger,
       limits: options.limits,
       trackWrite,
       access: access.accessOf(request),
-      engine: new QueryEngine(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
+      engine: new QueryEngine(
+        options.store,
+        queryLimits,
+        { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal },
+        instruments.observePipeline,
+      ),
     }),
     // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
     maxRequestBodySize: false,
@@ -79,7 +101,12 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     // File uploads are not used; multipart bodies are refused (see access-control.ts).
     multipart: false,
     maskedErrors: {
-      maskError: createMaskError({ onUnavailable: () => health.reportFailure('an operation could not reach the database') }),
+      maskError: createMaskError({
+        onUnavailable: () => {
+          instruments.onUnavailable();
+          health.reportFailure('an operation could not reach the database');
+        },
+      }),
     },
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
@@ -88,6 +115,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      ...instruments.plugins,
       ...access.plugins,
       useBodyLimit(requestLimits.maxBodyBytes),
       ...useDocumentLimits(requestLimits),
