@@ -4,7 +4,11 @@
  * a redrawn bar would print nothing, one plain line every few seconds with the readings
  * sent, the rate and the time left (cli-progress's `noTTYOutput` mode).
  */
-import { SingleBar } from 'cli-progress';
+import cliProgress from 'cli-progress';
+
+// cli-progress is CommonJS: Node's ES module loader finds `SingleBar` among its named
+// exports, not `Format`.
+const { Format, SingleBar } = cliProgress;
 
 /** A stream progress is written to; `isTTY` tells a terminal from a pipe or a file. */
 export type ProgressStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -29,25 +33,33 @@ export interface ImportProgress {
 }
 
 /**
- * The progress display of an import. Each line (or redraw) says, for example,
- * `4000/20000 readings (20%) | 1875 readings/s | ETA 9s`; the rate is the readings
- * recorded so far divided by the seconds since the first update, the ETA cli-progress's
- * estimate from the recent rate. Nothing is written before the first update.
+ * The progress display of an import, created when the import starts. Each line (or
+ * redraw) says, for example, `4000/20000 readings (20%) | 1875 readings/s | ETA 9s`: the
+ * rate is the readings recorded so far over the seconds since the display was created,
+ * the ETA the readings left at that rate (`?` before the first batch); both are computed
+ * at every line, so a stalled import shows a falling rate and a growing ETA. Nothing is
+ * written before the first update.
  */
 export function createImportProgress(options: ProgressOptions = {}): ImportProgress {
   const stream = options.stream ?? (process.stderr.isTTY ? process.stderr : process.stdout);
   const terminal = stream.isTTY === true;
-  let bar: SingleBar | undefined;
-  let started = 0;
+  const started = performance.now();
+  let bar: InstanceType<typeof SingleBar> | undefined;
   return {
     update(recorded, total) {
       if (bar === undefined) {
         const known = total !== undefined;
         const counts = known ? '{value}/{total} readings ({percentage}%)' : '{value} readings';
-        const eta = known ? ' | ETA {eta_formatted}' : '';
+        const eta = known ? ' | ETA {left}' : '';
+        const template = terminal ? ` ${known ? '{bar} ' : ''}${counts} | {rate} readings/s${eta}` : `${counts} | {rate} readings/s${eta}`;
         bar = new SingleBar({
           stream,
-          format: terminal ? ` ${known ? '{bar} ' : ''}${counts} | {rate} readings/s${eta}` : `${counts} | {rate} readings/s${eta}`,
+          format: (barOptions, params, payload) => {
+            const seconds = (performance.now() - started) / 1000;
+            const rate = seconds > 0 ? params.value / seconds : 0;
+            const left = rate > 0 ? Format.TimeFormat(Math.round((params.total - params.value) / rate), barOptions, 1) : '?';
+            return Format.Formatter({ ...barOptions, format: template }, params, { ...payload, rate: Math.round(rate), left });
+          },
           noTTYOutput: true,
           notTTYSchedule: options.intervalMs ?? 5_000,
           // On a terminal the summary printed after the import replaces the bar; elsewhere
@@ -57,11 +69,9 @@ export function createImportProgress(options: ProgressOptions = {}): ImportProgr
           barCompleteChar: '\u2588',
           barIncompleteChar: '\u2591',
         });
-        started = performance.now();
-        bar.start(total ?? Number.MAX_SAFE_INTEGER, 0, { rate: 0 });
+        bar.start(total ?? Number.MAX_SAFE_INTEGER, recorded);
       }
-      const seconds = (performance.now() - started) / 1000;
-      bar.update(recorded, { rate: seconds > 0 ? Math.round(recorded / seconds) : 0 });
+      bar.update(recorded);
     },
     stop() {
       bar?.stop();
