@@ -1,6 +1,7 @@
 /**
  * Imports real US flight records (npm package vega-datasets) into a running server
- * through GraphQL `recordReadings` mutations, with a progress bar and a final
+ * through GraphQL `recordReadings` mutations, with a progress bar (on a terminal; one
+ * progress line every `--progress-every` seconds otherwise) and a final
  * readings-per-second figure.
  *
  *   npm run import:flights -- --file flights-20k
@@ -14,13 +15,18 @@
  * A server with AUTH=tokens needs a token of scope `write`: `--token` or TSGRAPH_TOKEN.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
 import { importFlights } from '../src/importer/import.ts';
+import { createImportProgress } from '../src/importer/progress.ts';
 
 const positiveInt = (value: string) => {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
   return number;
+};
+const positiveSeconds = (value: string) => {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('expected a number of seconds above 0');
+  return seconds;
 };
 const date = (value: string) => {
   const time = new Date(value);
@@ -38,6 +44,7 @@ const program = new Command()
   .option('--concurrency <n>', 'requests in flight at once', positiveInt, 2)
   .option('--url <url>', 'GraphQL endpoint of the server', 'http://127.0.0.1:4000/graphql')
   .option('--token <token>', 'API token with the write scope (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
+  .option('--progress-every <seconds>', 'seconds between progress lines when the output is not a terminal', positiveSeconds, 5)
   .parse();
 
 const options = program.opts<{
@@ -48,11 +55,10 @@ const options = program.opts<{
   concurrency: number;
   url: string;
   token?: string;
+  progressEvery: number;
 }>();
 
-const bar = new SingleBar({ format: ' {bar} {value}/{total} readings | {rate}/s | ETA {eta}s' }, Presets.shades_classic);
-let started = false;
-const t0 = performance.now();
+const progress = createImportProgress({ intervalMs: options.progressEvery * 1000 });
 try {
   const result = await importFlights(options.url, {
     file: options.file,
@@ -61,22 +67,16 @@ try {
     batchSize: options.batch,
     concurrency: options.concurrency,
     token: options.token,
-    onProgress: (recorded, total) => {
-      if (!started) {
-        bar.start(total ?? 3_000_000, 0, { rate: 0 });
-        started = true;
-      }
-      bar.update(recorded, { rate: Math.round(recorded / ((performance.now() - t0) / 1000)) });
-    },
+    onProgress: (recorded, total) => progress.update(recorded, total),
   });
-  bar.stop();
+  progress.stop();
   console.log(
     `Imported ${result.recorded} readings from ${options.file} in ${result.seconds.toFixed(1)} s: ${Math.round(result.recorded / result.seconds)} readings/s (batches of ${options.batch}, ${options.concurrency} in flight).`,
   );
   if (result.alreadyApplied > 0)
     console.log(`${result.alreadyApplied} of them had been stored by an earlier run and were not counted again.`);
 } catch (error) {
-  bar.stop();
+  progress.stop();
   console.error(`Import failed: ${(error as Error).message}`);
   process.exitCode = 1;
 }

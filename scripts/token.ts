@@ -48,7 +48,12 @@ program
   .command('create')
   .description('create a token and print it once')
   .requiredOption('--name <name>', 'unique name, e.g. the service using it (letters, digits, _ - .)')
-  .requiredOption('--scope <scopes>', 'read, write and/or admin, comma-separated (admin includes read and write)', collect, [])
+  .requiredOption(
+    '--scope <scopes>',
+    'read, write, admin and/or monitor, comma-separated (admin includes the others; monitor: GET /metrics only)',
+    collect,
+    [],
+  )
   .option('--prefix <prefix>', 'limit the token to metrics whose name starts with this (repeatable)', collect, [])
   .option('--json', 'print the token and its settings as JSON')
   .action(async (options: { name: string; scope: string[]; prefix: string[]; json?: boolean }) => {

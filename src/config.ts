@@ -144,6 +144,12 @@ const ConfigSchema = z
      * any batch can take (a batch that found the day clean may still be writing to it).
      */
     ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000).default(60_000),
+    /**
+     * GraphQL requests that take at least this long, in milliseconds, are logged, one
+     * warning line each, with their operation name and their document without literal
+     * values (see README "Metrics"); 0 logs every request.
+     */
+    SLOW_QUERY_MS: integer(0, 3_600_000).default(1_000),
     /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
     SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
     /**

@@ -1,5 +1,5 @@
 /**
- * What a request may do, decided from its token: scopes (`read`, `write`, `admin`)
+ * What a request may do, decided from its token: scopes (`read`, `write`, `admin`, `monitor`)
  * and optional metric-name prefixes. Pure functions, used by the GraphQL scope checks.
  */
 import { SCOPES, type Scope } from './tokens.ts';
@@ -19,7 +19,7 @@ export interface Access {
 /** Access of every request when `AUTH=off`: every scope, every metric. */
 export const OPEN_ACCESS: Access = Object.freeze({ tokenId: null, tokenName: null, scopes: SCOPES, prefixes: null });
 
-/** True when `access` grants `scope`: it was given, or `admin` was given (admin includes read and write). */
+/** True when `access` grants `scope`: it was given, or `admin` was given (admin includes read, write and monitor). */
 export function hasScope(access: Access, scope: Scope): boolean {
   return access.scopes.includes(scope) || access.scopes.includes('admin');
 }

@@ -24,8 +24,12 @@ export const TOKEN_CACHE_MS = 5_000;
 /** Characters of the token that form its public id (`tsg_` and the next 8). */
 const ID_LENGTH = TOKEN_PREFIX.length + 8;
 
-/** The access levels a token may carry. `admin` includes `read` and `write`; `write` does not include `read`. */
-export const SCOPES = ['read', 'write', 'admin'] as const;
+/**
+ * The access levels a token may carry. `admin` includes `read`, `write` and `monitor`;
+ * `write` does not include `read`; `monitor` allows only `GET /metrics` (a Prometheus
+ * scraper's token, which can neither read series nor write).
+ */
+export const SCOPES = ['read', 'write', 'admin', 'monitor'] as const;
 
 /** One access level; see {@link SCOPES}. */
 export type Scope = (typeof SCOPES)[number];

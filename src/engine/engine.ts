@@ -38,7 +38,7 @@ import {
   type LatestValue,
 } from '../storage/read.ts';
 import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
-import { createLoader, type LoadAnswer, type LoadRequest, type ReadRecord } from './loader.ts';
+import { createLoader, type LoadAnswer, type LoadRequest, type PipelineObserver, type ReadRecord } from './loader.ts';
 import { Planning } from './planning.ts';
 import type { RangeQuery } from './query.ts';
 
@@ -109,14 +109,23 @@ export class QueryEngine {
   /**
    * @param limits the request's limits (`MAX_BUCKETS`, `MAX_SERIES`, `MAX_FILTER_VALUES`).
    * @param options time limit (`QUERY_TIMEOUT_MS`) and the request's abort signal, for every read.
+   * @param observePipeline told the time of every bucket and sketch pipeline (the server's metrics).
    */
   constructor(
     private readonly store: Store,
     limits: QueryLimits,
     private readonly options: QueryOptions,
+    observePipeline?: PipelineObserver,
   ) {
     this.budget = new RequestBudget(limits);
-    this.loader = createLoader({ store, budget: this.budget, planning: this.planning, options, reads: this.reads });
+    this.loader = createLoader({
+      store,
+      budget: this.budget,
+      planning: this.planning,
+      options,
+      reads: this.reads,
+      observe: observePipeline,
+    });
   }
 
   /**

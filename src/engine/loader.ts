@@ -15,6 +15,7 @@ import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets } from '../storage/read.ts';
 import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
+import type { GranularityName, Level } from '../query/granularity.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
 
@@ -47,6 +48,47 @@ export interface LoaderScope {
   options: QueryOptions;
   /** Where each pipeline of the request read from, appended as they run (see {@link ReadRecord}). */
   reads: ReadRecord[];
+  /** Told how long each pipeline took (for the server's metrics); optional. */
+  observe?: PipelineObserver;
+}
+
+/**
+ * What a finished pipeline was: bucket rows or merged sketches, its granularity (null:
+ * an aggregate), the finest stored level it read, and whether it read the series-day
+ * documents or a rollup's.
+ */
+export interface PipelineRun {
+  kind: 'buckets' | 'sketches';
+  granularity: GranularityName | null;
+  level: Level;
+  source: 'documents' | 'rollup';
+}
+
+/** Called once per pipeline when it has answered or failed, with its wall-clock time in milliseconds. */
+export type PipelineObserver = (run: PipelineRun, ms: number) => void;
+
+/** The finest of the stored levels a pipeline query reads (see `levelsRead`). */
+function finestLevel(query: BucketQuery): Level {
+  const levels = levelsRead(query);
+  return levels.has('minute') ? 'minute' : levels.has('hour') ? 'hour' : 'day';
+}
+
+/**
+ * Runs `read` and tells `observe` (when set) how long it took, whether it answered or
+ * failed. Observing never changes the answer: an error of `run` or `observe` is dropped.
+ */
+async function timed<T>(observe: PipelineObserver | undefined, run: () => PipelineRun, read: () => Promise<T>): Promise<T> {
+  if (observe === undefined) return read();
+  const started = performance.now();
+  try {
+    return await read();
+  } finally {
+    try {
+      observe(run(), performance.now() - started);
+    } catch {
+      // Metrics only; the pipeline's answer or error stands.
+    }
+  }
 }
 
 /**
@@ -191,14 +233,24 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             rollups.filter((rollup) => rollup.metric === query.metric),
           );
           scope.reads.push({ metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] });
+          const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
+            kind,
+            granularity: query.granularity?.name ?? null,
+            level: finestLevel(pipelineQuery(query, fields, series)),
+            source: source === null ? 'documents' : 'rollup',
+          });
           const [rows, sketchRows] = await Promise.all([
-            aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options, source?.collection),
+            timed(scope.observe, run('buckets'), () =>
+              aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options, source?.collection),
+            ),
             sketch
-              ? aggregateBuckets<SketchRow>(
-                  scope.store,
-                  sketchPipeline(pipelineQuery(query, fields, series)),
-                  scope.options,
-                  source?.collection,
+              ? timed(scope.observe, run('sketches'), () =>
+                  aggregateBuckets<SketchRow>(
+                    scope.store,
+                    sketchPipeline(pipelineQuery(query, fields, series)),
+                    scope.options,
+                    source?.collection,
+                  ),
                 )
               : [],
           ]);

@@ -90,6 +90,7 @@ async function main(): Promise<void> {
     auth: authSettings(config),
     health,
     requestLimits: requestLimitsFromConfig(config),
+    slowQueryMs: config.SLOW_QUERY_MS,
   });
   const stopRollups = scheduleRollupRebuilds(store, logger, {
     everySeconds: config.ROLLUP_REBUILD_SECONDS,
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  logger.info(`GraphQL endpoint and GraphiQL: ${url}  (health: /health, readiness: /ready)`);
+  logger.info(`GraphQL endpoint and GraphiQL: ${url}  (health: /health, readiness: /ready, metrics: /metrics)`);
   if (demo) {
     await loadDemoData(url, logger);
     logger.info(`Ready. Open ${url} in a browser to explore the flights; example queries are in schema/examples/`);

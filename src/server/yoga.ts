@@ -12,6 +12,8 @@ import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
 import { useHttpRoutes } from './http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
+import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
+import { instrumentApp, type ServerMetrics } from './metrics.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -32,27 +34,18 @@ export interface AppOptions {
   health?: DatabaseHealth;
   /** Per-request limits besides `limits` (default: the configuration's defaults, see `limits.ts`). */
   requestLimits?: Partial<RequestLimits>;
+  /** GraphQL requests at least this long are logged, in milliseconds (default: SLOW_QUERY_MS's default, 1,000). */
+  slowQueryMs?: number;
+  /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
+  metrics?: ServerMetrics;
 }
-
-const EXAMPLE_QUERY = `# Average departure delay per day at Las Vegas, January 2001 (flights-20k).
-query DailyDelaysAtLAS {
-  buckets(
-    metric: "flights"
-    field: "delay"
-    granularity: DAY
-    from: "2001-01-01T00:00:00Z"
-    to: "2001-02-01T00:00:00Z"
-    where: [{ key: "origin", in: ["LAS"] }]
-  ) {
-    buckets { start count avg max }
-  }
-}
-`;
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql`, `/health` (always 200 while the process runs) and `/ready` (503 at once
- * while the database is known to be down, or when it does not answer a ping in time).
+ * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200
+ * while the process runs), `/ready` (503 at once while the database is known to be
+ * down, or when it does not answer a ping in time) and `/metrics` (Prometheus, see
+ * `metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
  * While the database is down, operations are answered with UNAVAILABLE without
  * running (see `database-health.ts`). Driver errors meaning the database is
  * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
@@ -70,6 +63,15 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
   const health = options.health ?? ownHealth!;
   const auth = options.auth ?? authSettings(loadConfig({}));
   const access = createAccessControl(options.store, auth, options.logger);
+  const instruments = instrumentApp({
+    schema,
+    store: options.store,
+    auth,
+    logger: options.logger,
+    isDown: () => health.isDown(),
+    slowQueryMs: options.slowQueryMs ?? loadConfig({}).SLOW_QUERY_MS,
+    metrics: options.metrics,
+  });
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
   const queryLimits = {
     maxBuckets: options.limits.maxBuckets,
@@ -77,28 +79,35 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     maxFilterValues: requestLimits.maxFilterValues,
   };
   return createYoga<Record<string, unknown>, Context>({
-    schema,
+    schema: instruments.schema,
     context: ({ request }): Context => ({
       store: options.store,
       logger: options.logger,
       limits: options.limits,
       trackWrite,
       access: access.accessOf(request),
-      engine: new QueryEngine(options.store, queryLimits, { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal }),
+      engine: new QueryEngine(
+        options.store,
+        queryLimits,
+        { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal },
+        instruments.observePipeline,
+      ),
     }),
     // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
     maxRequestBodySize: false,
-    graphiql: {
-      title: 'tsgraph: time series on MongoDB',
-      defaultQuery: EXAMPLE_QUERY,
-      ...(access.graphiqlHeaders === undefined ? {} : { headers: access.graphiqlHeaders }),
-    },
+    graphiql: graphiqlOptions(access.graphiqlHeaders),
+    renderGraphiQL: createGraphiQLRenderer(),
     landingPage: false,
     cors: access.cors,
     // File uploads are not used; multipart bodies are refused (see access-control.ts).
     multipart: false,
     maskedErrors: {
-      maskError: createMaskError({ onUnavailable: () => health.reportFailure('an operation could not reach the database') }),
+      maskError: createMaskError({
+        onUnavailable: () => {
+          instruments.onUnavailable();
+          health.reportFailure('an operation could not reach the database');
+        },
+      }),
     },
     logging: {
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
@@ -107,6 +116,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
     },
     plugins: [
+      ...instruments.plugins,
       // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), GET /export (CSV, NDJSON).
       useHttpRoutes({ store: options.store, logger: options.logger, auth, trackWrite, health, ...options.limits, ...requestLimits }),
       ...access.plugins,

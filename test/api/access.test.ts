@@ -137,7 +137,9 @@ describe('authentication', () => {
     const page = await t.app.fetch('http://yoga/graphql', { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     const html = await page.text();
-    const options = JSON.parse(/renderYogaGraphiQL\(root,(.*)\)\}\)<\/script>/.exec(html)![1]!) as { headers?: string };
+    const options = JSON.parse(/renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*(\{.*\}),\s*\);/.exec(html)![1]!) as {
+      headers?: string;
+    };
     expect(JSON.parse(options.headers!)).toEqual({ Authorization: 'Bearer <paste a token>' });
   });
 
