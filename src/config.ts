@@ -35,6 +35,15 @@ const ConfigSchema = z
       .default('tsgraph'),
     /** Data directory of the embedded database (ignored when MONGODB_URI is set). */
     EMBEDDED_DATA_DIR: z.string().min(1).default('.embedded-db/data'),
+    /**
+     * Which SecantusDB server the embedded database (and the tests' throw-away database)
+     * runs: `python` (default; PyPI `SecantusDB`, installed on first use) or `rust` (the
+     * crate `secantus-mdb`'s `secantusd-rs`, built beforehand with
+     * `npm run db:install -- --server rust`; see README "Compatibility"). Ignored when
+     * MONGODB_URI is set. Use a data directory per server: a directory is served by the
+     * server that created it.
+     */
+    EMBEDDED_SERVER: z.enum(['python', 'rust']).default('python'),
     /** Directory of the embedded database's Python virtual environment. */
     EMBEDDED_VENV_DIR: z.string().min(1).default('.embedded-db/venv'),
     /** Python interpreter used to create that virtual environment (3.10 or newer). */
