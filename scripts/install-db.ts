@@ -6,7 +6,7 @@
  *
  * The server and the tests install the Python server themselves on first use; CI calls
  * this up front so the install is its own step. The Rust server is opt-in
- * (`EMBEDDED_SERVER=rust`) and only ever built here: 5 to 20 minutes, needs cargo,
+ * (`EMBEDDED_SERVER=rust`) and only ever built here: 5 to 60 minutes, needs cargo,
  * cmake and a C compiler; cargo's lines are printed as they come.
  */
 import { Command, Option } from 'commander';

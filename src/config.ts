@@ -40,8 +40,8 @@ const ConfigSchema = z
      * runs: `python` (default; PyPI `SecantusDB`, installed on first use) or `rust` (the
      * crate `secantus-mdb`'s `secantusd-rs`, built beforehand with
      * `npm run db:install -- --server rust`; see README "Compatibility"). Ignored when
-     * MONGODB_URI is set. Use a data directory per server: a directory is served by the
-     * server that created it.
+     * MONGODB_URI is set. Both keep EMBEDDED_DATA_DIR in the same format (checked on
+     * 0.7.0b3 and 0.5.3-beta.196: documents written by either were read by the other).
      */
     EMBEDDED_SERVER: z.enum(['python', 'rust']).default('python'),
     /** Directory of the embedded database's Python virtual environment. */

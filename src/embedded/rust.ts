@@ -3,8 +3,8 @@
  * alternative to the Python server (`EMBEDDED_SERVER=rust`). There is no prebuilt
  * package on a registry this project may use, so it is built from source with
  * `cargo install` into a project-local directory by `npm run db:install -- --server rust`
- * (needs cargo, cmake and a C compiler; 5 minutes on a quiet 2-core machine, 20 under
- * load). Neither the server nor the tests ever start that build: they only look for
+ * (needs cargo, cmake and a C compiler; 5 minutes on a quiet 2-core machine, 57 minutes
+ * measured on 2 cores at a load average of 10 to 12). Neither the server nor the tests ever start that build: they only look for
  * its result ({@link findRustServer}).
  */
 import { execFile, spawn } from 'node:child_process';
@@ -52,7 +52,7 @@ export async function findRustServer(root: string = RUST_SERVER_ROOT): Promise<s
   if (await isBuilt(root)) return rustServerBinary(root);
   throw new Error(
     `EMBEDDED_SERVER=rust, but ${RUST_SERVER_CRATE} ${RUST_SERVER_VERSION} is not built in ${resolve(root)}: ` +
-      'run "npm run db:install -- --server rust" once (5 to 20 minutes; needs cargo, cmake and a C compiler), ' +
+      'run "npm run db:install -- --server rust" once (5 to 60 minutes; needs cargo, cmake and a C compiler), ' +
       'or unset EMBEDDED_SERVER to use the Python server',
   );
 }
@@ -108,7 +108,8 @@ export async function buildRustServer(root: string, progress: Progress): Promise
   };
   progress(
     `Building ${RUST_SERVER_CRATE} ${RUST_SERVER_VERSION} with ${cargoVersion.trim()} into ${resolve(root)} ` +
-      '(5 minutes on a quiet 2-core machine, up to 20 under load)',
+      '(5 minutes on a quiet 2-core machine, up to an hour on a busy one; cargo prints a line per crate, ' +
+      'with long silences while it compiles the WiredTiger C library and links)',
   );
   const args = [
     'install',
