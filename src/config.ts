@@ -35,6 +35,15 @@ const ConfigSchema = z
       .default('tsgraph'),
     /** Data directory of the embedded database (ignored when MONGODB_URI is set). */
     EMBEDDED_DATA_DIR: z.string().min(1).default('.embedded-db/data'),
+    /**
+     * Which SecantusDB server the embedded database (and the tests' throw-away database)
+     * runs: `python` (default; PyPI `SecantusDB`, installed on first use) or `rust` (the
+     * crate `secantus-mdb`'s `secantusd-rs`, built beforehand with
+     * `npm run db:install -- --server rust`; see README "Compatibility"). Ignored when
+     * MONGODB_URI is set. Both keep EMBEDDED_DATA_DIR in the same format (checked on
+     * 0.7.0b3 and 0.5.3-beta.196: documents written by either were read by the other).
+     */
+    EMBEDDED_SERVER: z.enum(['python', 'rust']).default('python'),
     /** Directory of the embedded database's Python virtual environment. */
     EMBEDDED_VENV_DIR: z.string().min(1).default('.embedded-db/venv'),
     /** Python interpreter used to create that virtual environment (3.10 or newer). */

@@ -13,7 +13,10 @@ let server: EmbeddedServer | undefined;
 
 /**
  * Starts a throw-away embedded database on a free port for the whole run (or uses
- * `MONGODB_URI` when set) and hands its address to the tests as `inject('mongoUri')`.
+ * `MONGODB_URI` when set) and hands its address to the tests as `inject('mongoUri')`:
+ * the Python server in memory, or with `EMBEDDED_SERVER=rust` the Rust server on a
+ * temporary directory removed when it stops (built beforehand by
+ * `npm run db:install -- --server rust`).
  */
 export async function setup(project: TestProject): Promise<void> {
   const config = loadConfig();
@@ -22,7 +25,7 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   const say = (message: string) => console.log(`[test database] ${message}`);
-  const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
+  const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say, config.EMBEDDED_SERVER);
   server = await startSecantus({ binary, dataDir: ':memory:', say });
   project.provide('mongoUri', server.uri);
 }

@@ -1,10 +1,13 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile, readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, mkdtemp, readdir, rm, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import getPort from 'get-port';
 import { MongoClient } from 'mongodb';
+import { loadConfig, type Config } from '../config.ts';
+import { findRustServer, onPath, RUST_SERVER_BINARY, RUST_SERVER_CRATE, RUST_SERVER_ROOT, RUST_SERVER_VERSION } from './rust.ts';
 
 const run = promisify(execFile);
 
@@ -14,15 +17,30 @@ export const SECANTUS_VERSION = '0.7.0b3';
 /** Receives progress messages ("installing ...", "started on port ..."). */
 export type Say = (message: string) => void;
 
+/** Which SecantusDB server runs as the embedded database: config `EMBEDDED_SERVER`. */
+export type EmbeddedServerKind = Config['EMBEDDED_SERVER'];
+
 /**
- * Makes sure SecantusDB is installed in the project-local virtual environment
- * `venvDir`, creating the environment with `python -m venv` and installing the pinned
- * release with pip on first use (about a minute; later calls return at once).
- * Concurrent callers wait for each other through a lock directory.
- * @returns the absolute path of the `secantusd-py` executable.
- * @throws Error when Python or pip fail; the message carries their output.
+ * Makes sure the embedded database server of kind `server` (default: config
+ * `EMBEDDED_SERVER`, read from the environment) is there, and returns its executable.
+ * - `python`: SecantusDB in the project-local virtual environment `venvDir`, creating
+ *   the environment with `python -m venv` and installing the pinned release with pip on
+ *   first use (about a minute; later calls return at once). Concurrent callers wait
+ *   for each other through a lock directory.
+ * - `rust`: `secantusd-rs` as built by `npm run db:install -- --server rust` into
+ *   `.embedded-db/rust` (see `rust.ts`); never built here, as that takes minutes.
+ * @returns the absolute path of `secantusd-py` or `secantusd-rs`; {@link startSecantus}
+ * tells them apart by name.
+ * @throws Error when Python or pip fail (the message carries their output), or when the
+ * Rust server is asked for and not built (the message says how to build it).
  */
-export async function ensureSecantusInstalled(venvDir: string, python: string, say: Say): Promise<string> {
+export async function ensureSecantusInstalled(
+  venvDir: string,
+  python: string,
+  say: Say,
+  server: EmbeddedServerKind = loadConfig().EMBEDDED_SERVER,
+): Promise<string> {
+  if (server === 'rust') return findRustServer(RUST_SERVER_ROOT);
   const venv = resolve(venvDir);
   const binary = join(venv, 'bin', 'secantusd-py');
   const marker = join(venv, 'installed-version');
@@ -76,9 +94,12 @@ export interface EmbeddedServer {
   /** Connection string for the official driver, e.g. `mongodb://127.0.0.1:41234/?directConnection=true`. */
   readonly uri: string;
   readonly port: number;
-  /** Process id of `secantusd-py`. */
+  /** Process id of `secantusd-py` or `secantusd-rs`. */
   readonly pid: number;
-  /** Settles when the process has exited, for whatever reason (never rejects). */
+  /**
+   * Settles when the process has exited, for whatever reason (never rejects), and the
+   * throw-away data directory of a Rust server on `':memory:'` has been removed.
+   */
   readonly exited: Promise<ProcessExit>;
   /** The last lines the process printed (at most 4,000 characters), for error reports. */
   output(): string;
@@ -87,9 +108,13 @@ export interface EmbeddedServer {
 }
 
 export interface StartOptions {
-  /** Path of `secantusd-py`, from {@link ensureSecantusInstalled}. */
+  /** Path of `secantusd-py` or `secantusd-rs`, from {@link ensureSecantusInstalled}. */
   binary: string;
-  /** WiredTiger data directory, created if missing; `':memory:'` for a throw-away one. */
+  /**
+   * WiredTiger data directory, created if missing; `':memory:'` for a throw-away one
+   * (the Python server keeps it in memory; the Rust server, for which the name is not
+   * special, gets a temporary directory, removed when it exits).
+   */
   dataDir: string;
   /** TCP port on 127.0.0.1; a free one is picked when omitted. */
   port?: number;
@@ -98,24 +123,80 @@ export interface StartOptions {
   readyTimeoutMs?: number;
 }
 
+/** Prefix of the temporary data directories of Rust servers on `':memory:'`, followed by the owner's pid. */
+const RUST_TEMP_PREFIX = 'tsgraph-secantusd-rs-';
+
+/** What differs between the two servers when starting one. */
+interface ServerFlavour {
+  /** For messages, e.g. `SecantusDB 0.7.0b3`. */
+  name: string;
+  /**
+   * Extra arguments after the common `--host --port --storage-path --log-level
+   * --standalone`; `throwAway` when the data directory is a temporary one.
+   */
+  args(throwAway: boolean): string[];
+  /** Extra environment variables. */
+  env: Record<string, string>;
+  /** The interpreter that runs the death-signal prelude, if any. */
+  python(binary: string): string | undefined;
+}
+
+const PYTHON_SERVER: ServerFlavour = {
+  name: `SecantusDB ${SECANTUS_VERSION}`,
+  args: () => [],
+  env: {},
+  python: (binary) => existingFile(join(dirname(binary), 'python')),
+};
+
+const RUST_SERVER: ServerFlavour = {
+  name: `${RUST_SERVER_CRATE} ${RUST_SERVER_VERSION} (Rust server)`,
+  // Its default WiredTiger cache is 4 GB and its pre-allocated journal file 128 MB, so
+  // an empty store takes 129 MB of disk; a throw-away test database needs far less of
+  // both. A kept data directory gets 1 GB of cache, the Python server's default.
+  args: (throwAway) => (throwAway ? ['--cache-size', '512M', '--log-file-max', '16MB'] : ['--cache-size', '1G']),
+  // Its --standalone only stops advertising a replica set; this also stops writing the
+  // oplog, as the Python server's --standalone does (nothing here reads the oplog).
+  env: { SECANTUS_DISABLE_OPLOG: '1' },
+  // The prelude needs only Python's standard library: any python3 on PATH.
+  python: () => onPath('python3'),
+};
+
+function flavourOf(binary: string): ServerFlavour {
+  return basename(binary) === RUST_SERVER_BINARY ? RUST_SERVER : PYTHON_SERVER;
+}
+
+function existingFile(path: string): string | undefined {
+  return existsSync(path) ? path : undefined;
+}
+
 /**
- * Starts `secantusd-py` on 127.0.0.1 as a child process and waits until it answers a
+ * Starts `secantusd-py` or `secantusd-rs` (told apart by the file name of
+ * `options.binary`) on 127.0.0.1 as a child process and waits until it answers a
  * `ping` through the driver.
  * @throws Error when the process exits early or does not answer in time; the message
  * ends with the last lines the process printed.
  */
 export async function startSecantus(options: StartOptions): Promise<EmbeddedServer> {
+  const flavour = flavourOf(options.binary);
   const port = options.port ?? (await getPort({ host: '127.0.0.1' }));
+  let tempDir: string | undefined;
+  if (options.dataDir === ':memory:' && flavour === RUST_SERVER) {
+    await removeOrphanedTempDirs();
+    tempDir = await mkdtemp(join(tmpdir(), `${RUST_TEMP_PREFIX}${process.pid}-`));
+  }
   // An absolute path, so the process's command line names the directory unambiguously
   // (see `embedded/state.ts`).
-  const dataDir = options.dataDir === ':memory:' ? ':memory:' : resolve(options.dataDir);
+  const dataDir = tempDir ?? (options.dataDir === ':memory:' ? ':memory:' : resolve(options.dataDir));
   if (dataDir !== ':memory:') await mkdir(dataDir, { recursive: true });
   // --standalone: no replica-set advertisement and so no oplog. Nothing here uses
   // change streams or transactions, and without the oplog an update no longer pays for
   // a diff of the whole document (a single $inc on a 1 MiB series-day document: 121 ms
   // instead of 441 ms, scripts/bench/server-costs.ts).
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone'];
-  const child = spawnWithDeathSignal(options.binary, args);
+  const args = [
+    ...['--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone'],
+    ...flavour.args(tempDir !== undefined),
+  ];
+  const child = spawnWithDeathSignal(options.binary, args, flavour.python(options.binary), flavour.env);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -128,6 +209,9 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
       keep(Buffer.from(`\n${error.message}`));
       done({ code: null, signal: null });
     });
+  }).then(async (exit) => {
+    if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => {});
+    return exit;
   });
 
   const uri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
@@ -152,7 +236,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
       await client.close();
     }
   }
-  options.say(`Embedded database SecantusDB ${SECANTUS_VERSION} is running on 127.0.0.1:${port} (data: ${options.dataDir})`);
+  options.say(`Embedded database ${flavour.name} is running on 127.0.0.1:${port} (data: ${tempDir ?? options.dataDir})`);
   return { uri, port, pid: child.pid!, exited, output: () => output, stop: () => stopChild(child, exited) };
 }
 
@@ -162,11 +246,46 @@ export function describeExit(exit: ProcessExit): string {
 }
 
 /**
- * Python run by the venv's interpreter before the database: on Linux it asks the kernel
- * to send the process SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, which
- * survives execve for programs that are not set-user-ID), exits at once if the parent
- * is already gone, then replaces itself with `secantusd-py`, keeping the process id.
- * argv: [-c, parent pid, secantusd-py path, its arguments...].
+ * Removes the temporary data directories of Rust servers (`tsgraph-secantusd-rs-<pid>-*`
+ * in `dir`, default the system's temporary directory) whose owner process `<pid>` is
+ * gone: a test run or server killed with SIGKILL, whose database got SIGTERM and
+ * stopped, but nobody removed its directory. Called before each such directory is made.
+ * @returns the names of the directories removed.
+ */
+export async function removeOrphanedTempDirs(dir: string = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(RUST_TEMP_PREFIX)) continue;
+    const owner = Number.parseInt(name.slice(RUST_TEMP_PREFIX.length), 10);
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && !isAlive(owner)) {
+      // Not ours to fail on: a directory that cannot be removed is left for the next try.
+      const gone = await rm(join(dir, name), { recursive: true, force: true }).then(
+        () => true,
+        () => false,
+      );
+      if (gone) removed.push(name);
+    }
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Python run before the database (by the venv's interpreter, or any python3 for the
+ * Rust server): on Linux it asks the kernel to send the process SIGTERM when its parent
+ * dies (prctl PR_SET_PDEATHSIG, which survives execve for programs that are not
+ * set-user-ID), exits at once if the parent is already gone, then replaces itself with
+ * the database server, keeping the process id.
+ * argv: [-c, parent pid, server executable path, its arguments...].
  */
 const DEATH_SIGNAL_PRELUDE = `
 import os, signal, sys
@@ -182,15 +301,15 @@ os.execv(target, [target] + sys.argv[3:])
 `;
 
 /**
- * Spawns `binary args...` so that, on Linux, it receives SIGTERM when this process
- * dies, even by SIGKILL (see {@link DEATH_SIGNAL_PRELUDE}); elsewhere it is spawned
- * as is. Uses the Python interpreter next to `binary` (the virtual environment's).
+ * Spawns `binary args...` with `extraEnv` added to this process's environment so that,
+ * on Linux, it receives SIGTERM when this process dies, even by SIGKILL (see
+ * {@link DEATH_SIGNAL_PRELUDE}, run by `python`); elsewhere, or without a `python`,
+ * it is spawned as is.
  */
-function spawnWithDeathSignal(binary: string, args: string[]): ChildProcess {
-  const python = join(dirname(binary), 'python');
-  const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
-  if (process.platform !== 'linux' || !existsSync(python)) return spawn(binary, args, { stdio });
-  return spawn(python, ['-c', DEATH_SIGNAL_PRELUDE, String(process.pid), binary, ...args], { stdio });
+function spawnWithDeathSignal(binary: string, args: string[], python: string | undefined, extraEnv: Record<string, string>): ChildProcess {
+  const options = { stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...extraEnv } };
+  if (process.platform !== 'linux' || !python) return spawn(binary, args, options);
+  return spawn(python, ['-c', DEATH_SIGNAL_PRELUDE, String(process.pid), binary, ...args], options);
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<ProcessExit>): Promise<void> {

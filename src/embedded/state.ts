@@ -14,7 +14,7 @@ export const STATE_FILE_NAME = 'tsgraph-embedded.json';
 
 /** Contents of the state file. */
 export interface EmbeddedStateFile {
-  /** Process id of `secantusd-py`. */
+  /** Process id of `secantusd-py` or `secantusd-rs`. */
   pid: number;
   /** Its TCP port on 127.0.0.1. */
   port: number;
@@ -67,8 +67,11 @@ export async function readStateFile(dataDir: string): Promise<EmbeddedStateFile 
   return { pid: pid!, port: port!, startedAt };
 }
 
+/** File names of the database servers' executables (the Python and the Rust server). */
+const SERVER_EXECUTABLES = new Set(['secantusd-py', 'secantusd-rs']);
+
 /**
- * True when `pid` is a live (not zombie) `secantusd-py` process whose `--storage-path`
+ * True when `pid` is a live (not zombie) `secantusd-py` or `secantusd-rs` process whose `--storage-path`
  * is `dataDir` (compared after resolving symbolic links, a relative path against the
  * process's working directory). False for any other program, a dead process, or when
  * `/proc` cannot tell (not Linux, another user's process).
@@ -81,7 +84,7 @@ export async function isSecantusServing(pid: number, dataDir: string): Promise<b
     return false;
   }
   // A zombie's command line is empty; so is a kernel thread's.
-  if (!argv.some((arg) => basename(arg) === 'secantusd-py')) return false;
+  if (!argv.some((arg) => SERVER_EXECUTABLES.has(basename(arg)))) return false;
   const at = argv.indexOf('--storage-path');
   const storage = at >= 0 ? argv[at + 1] : undefined;
   if (!storage) return false;
@@ -99,7 +102,7 @@ async function canonical(path: string): Promise<string> {
 
 /**
  * The embedded database serving `dataDir` according to its state file, or null when
- * there is no state file or the process it names is gone or is not a `secantusd-py`
+ * there is no state file or the process it names is gone or is not a database server
  * on that directory (a stale file). A running tsgraph server keeps the file current,
  * also across restarts of the database; command-line tools use this to reach it.
  */

@@ -34,7 +34,7 @@ export interface EmbeddedSupervisor {
 
 /** Options of {@link superviseSecantus}. */
 export interface SuperviseOptions {
-  /** Path of `secantusd-py`. */
+  /** Path of `secantusd-py` or `secantusd-rs`, from `ensureSecantusInstalled`. */
   binary: string;
   /** Data directory, or `':memory:'` (no state file; a restart starts empty). */
   dataDir: string;
