@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { createApiToken } from '../../src/auth/manage.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../../src/embedded/secantus.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 /** One sample of a scrape: metric name and labels (sorted, `k="v"` joined by commas) to value. */
 type Samples = Map<string, number>;
@@ -66,7 +66,7 @@ async function openMetricsApp(
   label: string,
   options: { auth?: 'off' | 'tokens'; slowQueryMs?: number; uri?: string; heartbeatMs?: number } = {},
 ): Promise<MetricsApp> {
-  const store = await openStore(options.uri ?? inject('mongoUri'), `test_${label}_${randomBytes(4).toString('hex')}`, {
+  const store = await openStore(options.uri ?? testMongoUri(), `test_${label}_${randomBytes(4).toString('hex')}`, {
     defaultLayout: 'sparse',
     client: options.heartbeatMs === undefined ? {} : { heartbeatFrequencyMS: options.heartbeatMs, serverSelectionTimeoutMS: 2_000 },
   });

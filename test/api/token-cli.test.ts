@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let t: TestApp;
@@ -18,7 +18,7 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
     execFile(
       `${root}node_modules/.bin/tsx`,
       ['scripts/token.ts', ...args],
-      { cwd: root, env: { ...process.env, MONGODB_URI: inject('mongoUri'), MONGODB_DB: t.store.db.databaseName } },
+      { cwd: root, env: { ...process.env, MONGODB_URI: testMongoUri(), MONGODB_DB: t.store.db.databaseName } },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -1,10 +1,10 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { pino } from 'pino';
-import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { createApp } from '../../src/server/yoga.ts';
+import { testMongoUri } from './db.ts';
 
 /** A store on a fresh database of the test server, the GraphQL app on it, and a log of database commands. */
 export interface TestApp {
@@ -57,7 +57,7 @@ export async function openTestApp(
   } = {},
 ): Promise<TestApp> {
   const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
-  const store = await openStore(inject('mongoUri'), dbName, {
+  const store = await openStore(testMongoUri(), dbName, {
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,

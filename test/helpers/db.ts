@@ -10,9 +10,20 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * The connection string of this test worker's database server: the run starts one per
+ * worker (see `global-setup.ts`), and a worker (`VITEST_POOL_ID`, 1-based) keeps to its
+ * own, so two test files running at once do not queue behind each other.
+ */
+export function testMongoUri(): string {
+  const uris = inject('mongoUris');
+  const worker = Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1));
+  return uris[(worker - 1) % uris.length]!;
+}
+
 /** Connects to the test server (see `global-setup.ts`) and picks a fresh database name. */
 export async function openTestDatabase(label: string): Promise<TestDatabase> {
-  const client = new MongoClient(inject('mongoUri'));
+  const client = new MongoClient(testMongoUri());
   await client.connect();
   const db = client.db(`test_${label}_${randomBytes(4).toString('hex')}`);
   return {

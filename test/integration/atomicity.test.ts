@@ -5,13 +5,14 @@
  * sketches counting every reading and the latest readings: no lost update, no duplicate
  * document, for both bucket layouts.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { randomBytes } from 'node:crypto';
+import { testMongoUri } from '../helpers/db.ts';
 
 const WRITERS = 60;
 const STORES = 4;
@@ -21,7 +22,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
   const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    stores = await Promise.all(Array.from({ length: STORES }, () => openStore(inject('mongoUri'), dbName, { defaultLayout: layout })));
+    stores = await Promise.all(Array.from({ length: STORES }, () => openStore(testMongoUri(), dbName, { defaultLayout: layout })));
   });
   afterAll(async () => {
     await stores[0]!.db.dropDatabase();

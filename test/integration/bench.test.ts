@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { testMongoUri } from '../helpers/db.ts';
 
 const run = promisify(execFile);
 
@@ -16,7 +17,7 @@ describe('npm run bench -- --quick', () => {
   it('runs every model on both data sets with agreeing answers', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'quick.json');
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', '--quick', '--out', out], {
-      env: { ...process.env, MONGODB_URI: inject('mongoUri') },
+      env: { ...process.env, MONGODB_URI: testMongoUri() },
       maxBuffer: 16 * 1024 * 1024,
     });
     const report = JSON.parse(readFileSync(out, 'utf8')) as {

@@ -4,7 +4,7 @@
  * against the same answer computed here from the raw readings.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { bucketsPipeline, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { fillBuckets, type FillMode } from '../../src/query/fill.ts';
@@ -16,6 +16,7 @@ import { validateReadings } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { closeTo } from '../helpers/reference.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -79,7 +80,7 @@ function referenceChart(means: (number | null)[]) {
 describe('fill, transform and comparison on pipeline results', () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore(inject('mongoUri'), `test_chart_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
+    store = await openStore(testMongoUri(), `test_chart_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
     const inputs = RAW.map((r) => ({
       metric: 'cpu',
       tags: [{ key: 'host', value: r.host }],

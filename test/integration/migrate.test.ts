@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BSON, Double, type Collection, type Document } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
@@ -19,6 +19,7 @@ import { setMetricStatistics } from '../../src/storage/registry.ts';
 import type { MetricDocument } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -28,7 +29,7 @@ function cli(dbName: string, args: string[], env: Record<string, string> = {}): 
     execFile(
       `${root}node_modules/.bin/tsx`,
       ['scripts/migrate.ts', ...args],
-      { cwd: root, env: { ...process.env, MONGODB_URI: inject('mongoUri'), MONGODB_DB: dbName, ...env } },
+      { cwd: root, env: { ...process.env, MONGODB_URI: testMongoUri(), MONGODB_DB: dbName, ...env } },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -4,7 +4,7 @@
  * compared with a plain sort of every group computed here from the raw readings.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { bucketsPipeline, type BucketQuery, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
@@ -14,6 +14,7 @@ import { validateReadings } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { closeTo, referenceStats } from '../helpers/reference.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 /** One raw reading of the test data: tags (destination may be missing) and integer field values. */
 interface Raw {
@@ -158,7 +159,7 @@ describe('ranking on the database', () => {
   const dbName = `test_ranking_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    store = await openStore(inject('mongoUri'), dbName, { defaultLayout: 'sparse' });
+    store = await openStore(testMongoUri(), dbName, { defaultLayout: 'sparse' });
     const inputs = RAWS.map((raw) => ({
       metric: 'flights',
       tags: [

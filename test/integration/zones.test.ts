@@ -14,7 +14,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { bucketsPipeline, type BucketQuery, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { bucketStart, bucketStartExpression, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
@@ -26,6 +25,7 @@ import { openStore, type Store } from '../../src/storage/store.ts';
 import { readFlightsWindow, type WindowFlight } from '../helpers/flights-window.ts';
 import { closeTo, referenceStats } from '../helpers/reference.ts';
 import { referenceBuckets, referenceKey, type ZonedGranularity } from '../helpers/zoned-reference.ts';
+import { testMongoUri } from '../helpers/db.ts';
 
 let store: Store;
 let flights: WindowFlight[] = [];
@@ -36,7 +36,7 @@ const DATA_TO = Date.parse('2001-04-09T12:00:00Z');
 beforeAll(async () => {
   // Answers are what this file checks: no waiting for the journal, and only the basic
   // statistics to write (first/last, percentiles and latest readings: statistics.test.ts).
-  store = await openStore(inject('mongoUri'), `test_zones_${randomBytes(4).toString('hex')}`, {
+  store = await openStore(testMongoUri(), `test_zones_${randomBytes(4).toString('hex')}`, {
     defaultLayout: 'sparse',
     defaultStatistics: { sketchLevels: [], sketchFields: null, latestReadings: 0 },
     writeConcern: { w: 1, journal: false },
