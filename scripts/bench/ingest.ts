@@ -17,21 +17,10 @@ import { createApp } from '../../src/server/yoga.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { benchDatabase } from './database.ts';
 import { format, median } from './measure.ts';
+import { CPU_FIELDS } from './tsbs.ts';
 
 const RUNS = 3;
 const TAGS = ['hostname', 'region', 'datacenter', 'rack', 'os', 'arch', 'team', 'service', 'service_version', 'service_environment'];
-const FIELDS = [
-  'usage_user',
-  'usage_system',
-  'usage_idle',
-  'usage_nice',
-  'usage_iowait',
-  'usage_irq',
-  'usage_softirq',
-  'usage_steal',
-  'usage_guest',
-  'usage_guest_nice',
-];
 const START = Date.UTC(2024, 0, 1);
 
 /** TSBS-like readings of metric `metric`: `count` of them over 100 hosts, 10 s apart per host, from `offsetMs`. */
@@ -40,7 +29,7 @@ function readings(metric: string, count: number, offsetMs: number) {
     metric,
     tags: TAGS.map((key, k) => ({ key, value: key === 'hostname' ? `host_${i % 100}` : `${key}_${(i + k) % 7}` })),
     time: START + offsetMs + Math.floor(i / 100) * 10_000,
-    fields: FIELDS.map((name, f) => ({ name, value: ((i * 31 + f * 17) % 1000) / 10 })),
+    fields: CPU_FIELDS.map((name, f) => ({ name, value: ((i * 31 + f * 17) % 1000) / 10 })),
   }));
 }
 

@@ -107,6 +107,7 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
+/** How {@link startSecantus} starts the embedded database server: its executable, data directory and restart policy. */
 export interface StartOptions {
   /** Path of `secantusd-py` or `secantusd-rs`, from {@link ensureSecantusInstalled}. */
   binary: string;

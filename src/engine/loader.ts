@@ -67,9 +67,8 @@ export interface PipelineRun {
 /** Called once per pipeline when it has answered or failed, with its wall-clock time in milliseconds. */
 export type PipelineObserver = (run: PipelineRun, ms: number) => void;
 
-/** The finest of the stored levels a pipeline query reads (see `levelsRead`). */
-function finestLevel(query: BucketQuery): Level {
-  const levels = levelsRead(query);
+/** The finest of the stored levels a pipeline query reads (`levels`, from `levelsRead`). */
+function finestLevel(levels: ReadonlySet<Level>): Level {
   return levels.has('minute') ? 'minute' : levels.has('hour') ? 'hour' : 'day';
 }
 
@@ -109,10 +108,15 @@ export interface ReadRecord {
  * `chooseRollup`): only queries on a metric (not on given series), whose range reads no
  * minute slots (rollups keep days and hours), with a ready rollup keeping every tag key
  * they filter on or group by and no dirty day in the range.
+ * @param levels the stored levels the query reads (`levelsRead`), when the caller has them already.
  */
-export function rollupFor(query: BucketQuery, rollups: readonly RollupDefinition[]): RollupDefinition | null {
+export function rollupFor(
+  query: BucketQuery,
+  rollups: readonly RollupDefinition[],
+  levels: ReadonlySet<Level> = levelsRead(query),
+): RollupDefinition | null {
   if (!('metric' in query.scope) || rollups.length === 0) return null;
-  if (levelsRead(query).has('minute')) return null;
+  if (levels.has('minute')) return null;
   return chooseRollup(rollups, {
     filterKeys: (query.scope.where ?? []).map((filter) => filter.key),
     groupKeys: query.grouping.by === 'tags' ? query.grouping.keys : [],
@@ -219,24 +223,35 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         else batches.set(key, [request]);
       }
       const answers = new Map<LoadRequest, LoadAnswer>();
-      const metrics = [...new Set(requests.flatMap((request) => (request.query.metric === null ? [] : [request.query.metric])))];
+      // Each batch's pipeline query and the levels it reads; rollups are looked up only for
+      // the metrics of batches a rollup could answer (on a metric, no minute slots).
+      const planned = [...batches.values()].map((batch) => {
+        const fields = [...new Set(batch.map((request) => request.query.field))];
+        const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
+        const bucketQuery = pipelineQuery(batch[0]!.query, fields, series);
+        return { batch, fields, series, bucketQuery, levels: levelsRead(bucketQuery) };
+      });
+      const metrics = [
+        ...new Set(
+          planned.flatMap(({ batch, levels }) => (batch[0]!.query.metric === null || levels.has('minute') ? [] : [batch[0]!.query.metric])),
+        ),
+      ];
       const rollups = metrics.length === 0 ? [] : await findRollups(scope.store, metrics, scope.options);
       await Promise.all(
-        [...batches.values()].map(async (batch) => {
-          const fields = [...new Set(batch.map((request) => request.query.field))];
-          const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
+        planned.map(async ({ batch, fields, series, bucketQuery, levels }) => {
           const query = batch[0]!.query;
           const firstLast = batch.some((request) => request.query.wants.firstLast);
           const sketch = batch.some((request) => request.query.wants.sketch);
           const source = rollupFor(
-            pipelineQuery(query, fields, series),
+            bucketQuery,
             rollups.filter((rollup) => rollup.metric === query.metric),
+            levels,
           );
           scope.reads.push({ metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] });
           const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
             kind,
             granularity: query.granularity?.name ?? null,
-            level: finestLevel(pipelineQuery(query, fields, series)),
+            level: finestLevel(levels),
             source: source === null ? 'documents' : 'rollup',
           });
           const [rows, sketchRows] = await Promise.all([
@@ -245,12 +260,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             ),
             sketch
               ? timed(scope.observe, run('sketches'), () =>
-                  aggregateBuckets<SketchRow>(
-                    scope.store,
-                    sketchPipeline(pipelineQuery(query, fields, series)),
-                    scope.options,
-                    source?.collection,
-                  ),
+                  aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, source?.collection),
                 )
               : [],
           ]);

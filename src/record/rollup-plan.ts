@@ -41,10 +41,16 @@ function mergeSlot(into: SlotWrite, other: SlotWrite): void {
  */
 export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] {
   const merged = new Map<string, DayWrite>();
+  // A series writes one document a day: its group's id is hashed once, not once per day.
+  const groups = new Map<string, string>();
   for (const write of writes) {
     if (write.metric !== rollup.metric) continue;
     const tags = rollupTags(write.tags, rollup.tagKeys);
-    const group = seriesId(seriesKey({ metric: rollup.metric, tags: tagList(tags) }));
+    let group = groups.get(write.series);
+    if (group === undefined) {
+      group = seriesId(seriesKey({ metric: rollup.metric, tags: tagList(tags) }));
+      groups.set(write.series, group);
+    }
     const key = `${group}:${write.date.getTime()}`;
     let into = merged.get(key);
     if (into === undefined) {
@@ -97,13 +103,16 @@ export interface RollupPlan {
 export function planRollups(plan: WritePlan, rollups: readonly RollupDefinition[], options: { retry: boolean }): RollupPlan {
   const result: RollupPlan = { writes: [], dirty: [] };
   for (const rollup of rollups) {
-    const own = plan.buckets.filter((write) => write.metric === rollup.metric);
-    if (own.length === 0) continue;
     const direct = rollup.state === 'ready' && !options.retry;
-    const now = own.filter((write) => direct && rollup.dirty?.[dayKey(write.date.getTime())] === undefined);
-    const later = own.filter((write) => !now.includes(write));
+    const now: DayWrite[] = [];
+    const later = new Set<number>();
+    for (const write of plan.buckets) {
+      if (write.metric !== rollup.metric) continue;
+      if (direct && rollup.dirty?.[dayKey(write.date.getTime())] === undefined) now.push(write);
+      else later.add(write.date.getTime());
+    }
     if (now.length > 0) result.writes.push({ rollup, writes: mergeIntoRollup(now, rollup) });
-    if (later.length > 0) result.dirty.push({ rollup, days: [...new Set(later.map((write) => write.date.getTime()))] });
+    if (later.size > 0) result.dirty.push({ rollup, days: [...later] });
   }
   return result;
 }

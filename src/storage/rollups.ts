@@ -137,17 +137,17 @@ export async function dropRollup(store: Store, metric: string, name: string): Pr
  */
 export async function markDirty(store: Store, dirty: readonly { rollup: Pick<RollupDefinition, '_id'>; days: readonly number[] }[]) {
   const now = new Date();
-  await Promise.all(
-    dirty.map(({ rollup, days }) => {
-      const inc: Record<string, number> = {};
-      const max: Record<string, Date> = {};
-      for (const day of days) {
-        inc[`dirty.${dayKey(day)}.n`] = 1;
-        max[`dirty.${dayKey(day)}.at`] = now;
-      }
-      return definitions(store).updateOne({ _id: rollup._id }, { $inc: inc, $max: max });
-    }),
-  );
+  await Promise.all(dirty.map(({ rollup, days }) => definitions(store).updateOne({ _id: rollup._id }, dirtyDays(days, now))));
+}
+
+/** The update marking `days` (UTC midnights, ms) dirty as of `at`: `$inc` of each day's counter, `$max` of its time. */
+function dirtyDays(days: Iterable<number>, at: Date): { $inc: Record<string, number>; $max: Record<string, Date> } {
+  const update = { $inc: {} as Record<string, number>, $max: {} as Record<string, Date> };
+  for (const day of days) {
+    update.$inc[`dirty.${dayKey(day)}.n`] = 1;
+    update.$max[`dirty.${dayKey(day)}.at`] = at;
+  }
+  return update;
 }
 
 /**
@@ -255,9 +255,9 @@ export type RebuildProgress = (done: number, total: number) => void;
  * Builds a `building` rollup for the data already stored and makes it `ready`:
  * 1. waits until `graceMs` after the definition, so batches that started before it
  *    existed (and so neither write the rollup nor mark days dirty) have finished;
- * 2. marks every day of the metric that has series-day documents dirty;
- * 3. makes the rollup `ready` (from then on batches write clean days directly);
- * 4. rebuilds the dirty days one by one ({@link rebuildRollupDay}), reporting progress,
+ * 2. marks every day of the metric that has series-day documents dirty and makes the
+ *    rollup `ready` in one update (from then on batches write clean days directly);
+ * 3. rebuilds the dirty days one by one ({@link rebuildRollupDay}), reporting progress,
  *    until none is left or only days marked within `graceMs` remain (those are rebuilt
  *    by the next pass of {@link rebuildDirtyDays}).
  * Queries use the rollup for a range once it is ready and no day of the range is dirty.
@@ -278,17 +278,11 @@ export async function backfillRollup(
   const wait = rollup.createdAt.getTime() + graceMs - Date.now();
   if (wait > 0) await sleep(wait);
   if (rollup.state === 'building') {
-    const days = (await store.buckets.distinct('date', { metric })) as Date[];
-    const now = new Date(Date.now() - graceMs);
-    const set: Record<string, unknown> = { state: 'ready' };
-    const inc: Record<string, number> = {};
-    const max: Record<string, Date> = {};
-    for (const date of days) {
-      inc[`dirty.${dayKey(date.getTime())}.n`] = 1;
-      max[`dirty.${dayKey(date.getTime())}.at`] = now;
-    }
-    await definitions(store).updateOne({ _id: id }, { $inc: inc, $max: max });
-    await definitions(store).updateOne({ _id: id }, { $set: set });
+    const days = ((await store.buckets.distinct('date', { metric })) as Date[]).map((date) => date.getTime());
+    // Dirty as of the grace period ago, so the days can be rebuilt at once; one update
+    // marks them and makes the rollup ready.
+    const marks = days.length === 0 ? {} : dirtyDays(days, new Date(Date.now() - graceMs));
+    await definitions(store).updateOne({ _id: id }, { ...marks, $set: { state: 'ready' } });
   }
   return rebuildDays(store, id, graceMs, options.onProgress);
 }
