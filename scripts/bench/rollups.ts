@@ -24,7 +24,7 @@
  *    from the driver's command monitoring.
  * Prints Markdown tables and writes the figures as JSON (`bench-results/rollups-*.json`).
  *
- *   npm run bench:rollups                          # flights of January 2001, 100 hosts x 6 h (about 1.5 h on the embedded server)
+ *   npm run bench:rollups                          # flights of January 2001, 100 hosts x 6 h (estimated well over an hour on the embedded server)
  *   npm run bench:rollups -- --rows 50000 --hosts 20 --hours 2   # the README's run, about 32 minutes
  *   npm run bench:rollups -- --quick               # small sizes, about 3 minutes
  *   npm run bench:rollups -- --data sparse --rows 100000 --reps 7
