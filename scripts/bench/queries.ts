@@ -37,7 +37,8 @@ export function truncate(unit: Unit, dateTrunc: boolean): Document {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-interface Spec {
+/** What a benchmark query asks: fields and statistic, bucket unit, range, entities and whether it answers per entity. */
+export interface Spec {
   name: string;
   description: string;
   data: DataSet;
@@ -59,7 +60,7 @@ function accumulator(stat: Stat, field: string): Document {
 }
 
 /** Builds a {@link BenchQuery} from a specification. */
-function build(spec: Spec): BenchQuery {
+export function build(spec: Spec): BenchQuery {
   const { data, fields, stat, unit, from, to, entities, perEntity } = spec;
   const where = entities ? `, where: [{key: "${data.entityTag}", in: ${JSON.stringify(entities)}}]` : '';
   const groupBy = perEntity ? `, groupBy: ["${data.entityTag}"]` : '';
