@@ -21,9 +21,11 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
  * registry entries, then its metric registry entry (so an interrupted deletion leaves
  * the registry pointing at less data, never data without registry, and running it
  * again finishes it), and clears this process's registry caches for it. Readings of the
- * metric recorded while it runs may survive; stop its writers first. Other server
- * processes on the same database re-register a series they write to again within their
- * registry cache time (`REGISTRY_CACHE_TTL_MS`). Batch claims are kept: a retry of a
+ * metric recorded while it runs may survive; stop its writers first. A later batch of
+ * the metric, sent to any server process on the same database, creates the metric
+ * again with a new `createdAt`, so the processes' cached series registrations of the
+ * deleted metric no longer count (see `registryGeneration`) and its series are
+ * registered again. Batch claims are kept: a retry of a
  * batch completed before the deletion does not bring its readings back.
  * @returns how many documents of each kind were deleted (all 0: the metric was unknown).
  */
@@ -39,8 +41,10 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
 
 /**
  * Deletes one series (by its id, the hash of its key): its series-day documents, then its
- * registry entry, and clears this process's caches for it. The metric's registry entry
- * (fields, tag keys, first and last reading time) is left as it is. The series' days
+ * registry entry, then counts the deletion in the metric's registry entry
+ * (`seriesDeletions`, so other processes stop trusting their cached registrations of
+ * the metric's series), and clears this process's caches for it. The metric's fields,
+ * tag keys and first and last reading time are left as they are. The series' days
  * are marked dirty in every rollup of its metric, before and after the deletion, so
  * queries read the series until a rebuild has taken the series out of the rollups
  * (see `storage/rollups.ts`).
@@ -58,6 +62,7 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
   const buckets = await store.buckets.deleteMany({ series: id });
   if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
+  if (entry !== null) await store.metrics.updateOne({ _id: entry.metric }, { $inc: { seriesDeletions: 1 } });
   forgetSeries(store, new Set([id]));
   return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: 0 };
 }

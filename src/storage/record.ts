@@ -5,7 +5,7 @@ import { daySkeleton } from '../model/day-document.ts';
 import { Limits } from '../model/limits.ts';
 import type { DayOperation, DayWrite, MetricWrite, SeriesWrite, WritePlan } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
-import type { MetricDocument, SeriesDocument, Store } from './store.ts';
+import { registryGeneration, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 
 /** What applying a write plan did to the series-day documents. */
 export interface ApplyOutcome {
@@ -83,7 +83,7 @@ export async function applyWritePlan(
   const outcome: ApplyOutcome = { appliedDocuments: 0, appliedReadings: 0, alreadyAppliedDocuments: 0, alreadyAppliedReadings: 0 };
   if (plan.buckets.length === 0) return outcome;
   const metrics = await registerMetrics(store, plan.metrics, registered);
-  await registerSeries(store, plan.series);
+  await registerSeries(store, plan.series, metrics);
   const preallocated = plan.buckets.filter((write) => metrics.get(write.metric)?.layout === 'preallocated');
   if (preallocated.length > 0) await insertSkeletons(store, preallocated, metrics);
   await writeBuckets(store, operations, mark, outcome);
@@ -169,13 +169,18 @@ async function widenMetricSpans(store: Store, writes: readonly MetricWrite[], en
 }
 
 /**
- * Upserts the series of the batch that this process has not registered recently with
- * all the batch's fields (see `Store.seriesCache`).
+ * Upserts the series of the batch that this process has not registered recently, in the
+ * metric's current registry generation, with all the batch's fields (see `Store.seriesCache`).
+ * @param metrics the batch's metric registry entries, read by this batch.
  */
-async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Promise<void> {
+async function registerSeries(store: Store, writes: readonly SeriesWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+  const generationOf = (write: SeriesWrite) => {
+    const entry = metrics.get(write.metric);
+    return entry === undefined ? '' : registryGeneration(entry);
+  };
   const unknown = writes.filter((write) => {
     const cached = store.seriesCache.get(write.id);
-    return cached === undefined || !isSubset(write.fields, cached);
+    return cached === undefined || cached.generation !== generationOf(write) || !isSubset(write.fields, cached.fields);
   });
   if (unknown.length === 0) return;
   const operations: AnyBulkWriteOperation<SeriesDocument>[] = unknown.map((write) => ({
@@ -198,7 +203,10 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[]): Pro
     remaining = failed.map((index) => remaining[index]!);
   }
   for (const write of unknown) {
-    store.seriesCache.set(write.id, new Set([...(store.seriesCache.get(write.id) ?? []), ...write.fields]));
+    const generation = generationOf(write);
+    const cached = store.seriesCache.get(write.id);
+    const known = cached?.generation === generation ? cached.fields : [];
+    store.seriesCache.set(write.id, { fields: new Set([...known, ...write.fields]), generation });
   }
 }
 

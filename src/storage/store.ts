@@ -40,6 +40,29 @@ export interface MetricDocument {
   first?: Date;
   /** Exact time of the latest reading recorded. */
   last?: Date;
+  /**
+   * How many series of the metric `deleteSeries` has deleted (absent: none). With
+   * `createdAt` it names the registry's generation (see {@link registryGeneration}):
+   * a process's cached series registrations count only within the generation they were
+   * made in, so a series deleted by another process is registered again by the next
+   * batch that writes it.
+   */
+  seriesDeletions?: number;
+}
+
+/**
+ * The generation of a metric's series registry, `<createdAt ms>.<seriesDeletions>`: it
+ * changes when the metric is deleted and created again and when one of its series is
+ * deleted, in this process or another (see `Store.seriesCache`).
+ */
+export function registryGeneration(entry: Pick<MetricDocument, 'createdAt' | 'seriesDeletions'>): string {
+  return `${entry.createdAt?.getTime() ?? 0}.${entry.seriesDeletions ?? 0}`;
+}
+
+/** A series this process registered: the fields it registered and the metric's registry generation then. */
+export interface CachedSeries {
+  fields: Set<string>;
+  generation: string;
 }
 
 /**
@@ -80,11 +103,13 @@ export interface Store {
   /**
    * Series id -> fields known to be in the series registry, remembered for a short
    * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
-   * same series with every batch. Entries expire, so a registry entry removed from
-   * outside this process (a restore, a manual delete, another instance deleting a
-   * series) is written again by the next batch of that series after at most the TTL.
+   * same series with every batch. An entry counts only while its metric's registry
+   * generation (read fresh by every batch) is the one it was made in, so a series or
+   * metric deleted by another instance is registered again by the next batch that
+   * writes it. Entries also expire, so a registry entry removed behind the server's
+   * back (a restore, a manual delete) is written again after at most the TTL.
    */
-  seriesCache: LRUCache<string, Set<string>>;
+  seriesCache: LRUCache<string, CachedSeries>;
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */

@@ -48,6 +48,8 @@ export async function openTestApp(
     tokenCacheMs?: number;
     corsOrigins?: string[];
     registryCacheTtlMs?: number;
+    /** Opens the database of another test app (a second server instance on one database) instead of a fresh one. */
+    database?: string;
     /**
      * Whether writes wait for the journal (default true, as the server). Tests of query
      * answers over large data sets turn it off to load faster: durability is what the
@@ -56,7 +58,7 @@ export async function openTestApp(
     journal?: boolean;
   } = {},
 ): Promise<TestApp> {
-  const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
+  const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
   const store = await openStore(testMongoUri(), dbName, {
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
