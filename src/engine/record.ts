@@ -7,7 +7,7 @@ import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { applyWritePlan, checkMetricLimits, type ApplyOutcome } from '../storage/record.ts';
-import { applyRollupWrites, findRollups, markDirty } from '../storage/rollups.ts';
+import { applyRollupWrites, findRollups, markDirty, rollupWriteWindow } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 
 /** What one call of {@link recordBatch} did. */
@@ -43,7 +43,9 @@ export interface RecordOutcome {
  *    series-day documents; a retry, a batch while a rollup is being built, and a batch
  *    into a day already dirty mark the days dirty instead, before and after writing the
  *    series-day documents, and a rebuild from those documents makes them exact again
- *    (`storage/rollups.ts`). When a rollup write fails, the batch's days are marked dirty;
+ *    (`storage/rollups.ts`). When a rollup write fails, the batch's days are marked dirty,
+ *    and so are they when the batch reaches its rollup writes later than half the
+ *    rebuild grace period after it read the rollup definitions (`rollupWriteWindow`);
  * 5. marks the batch applied.
  * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
  * readings sent without one, as already set by validation.
@@ -63,6 +65,8 @@ export async function recordBatch(
   let claim: BatchClaim | undefined;
   try {
     const metrics = planMetrics(readings);
+    // Rollup writes planned from this read of the definitions must land soon after it.
+    const rollupDeadline = Date.now() + rollupWriteWindow(store.rollupGraceMs);
     const [registered, rollups] = await Promise.all([
       checkMetricLimits(store, metrics),
       findRollups(
@@ -95,12 +99,19 @@ export async function recordBatch(
       throw error;
     }
     if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
+    const late: RollupPlan['dirty'] = [];
     try {
-      for (const { rollup, writes } of rollupPlan.writes) await applyRollupWrites(store, rollup, writes);
+      for (const { rollup, writes } of rollupPlan.writes) {
+        if ((await applyRollupWrites(store, rollup, writes, rollupDeadline)) === 'late') {
+          late.push({ rollup, days: [...new Set(writes.map((write) => write.date.getTime()))] });
+        }
+      }
     } catch (error) {
       await markRollupsDirty(store, rollupPlan);
       throw error;
     }
+    // Too slow to write the rollups safely: a rebuild from the series-day documents adds the batch.
+    if (late.length > 0) await markDirty(store, late);
     if (batchId !== null) await markBatchApplied(store, batchId);
     return { ...outcome, applied: applied.appliedReadings, alreadyApplied: applied.alreadyAppliedReadings };
   } catch (error) {

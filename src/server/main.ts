@@ -62,6 +62,7 @@ async function main(): Promise<void> {
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,
+      rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

@@ -217,13 +217,16 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
  * the driver throws that when the connection is lost mid-write, and then it is unknown
  * which operations were applied; treating it as success would acknowledge readings that
  * were never stored.
+ * @param options.maxTimeMS server-side time limit of the whole write (MongoDB manual,
+ * "cursor.maxTimeMS()" / "Write Concern"; a server that ignores it runs the write to the end).
  */
 export async function bulkWriteDuplicates<T extends Document>(
-  collection: { bulkWrite(ops: AnyBulkWriteOperation<T>[], options: { ordered: false }): Promise<unknown> },
+  collection: { bulkWrite(ops: AnyBulkWriteOperation<T>[], options: { ordered: false; maxTimeMS?: number }): Promise<unknown> },
   operations: AnyBulkWriteOperation<T>[],
+  options: { maxTimeMS?: number } = {},
 ): Promise<number[]> {
   try {
-    await collection.bulkWrite(operations, { ordered: false });
+    await collection.bulkWrite(operations, { ordered: false, ...options });
     return [];
   } catch (error) {
     if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
@@ -19,6 +19,19 @@ export const ROLLUPS_PER_METRIC = 8;
  * exceed the longest a batch takes (the request time limit and the driver's timeouts).
  */
 export const DEFAULT_REBUILD_GRACE_MS = 60_000;
+
+/**
+ * How long after a batch read the rollup definitions (and found its days clean) its
+ * rollup writes may still start or run, in ms: half the grace period. Past it the batch
+ * marks its days dirty instead of writing them, so no rollup write of a batch can land
+ * on documents that a rebuild made from series-day documents already holding the batch:
+ * a rebuild needs a dirty mark made after the batch's read that has rested the whole
+ * grace period. The margin covers clocks that run at slightly different rates, not
+ * clocks set apart (keep instances on NTP: see README "Scaling out").
+ */
+export function rollupWriteWindow(graceMs: number): number {
+  return Math.floor(graceMs / 2);
+}
 
 /** The registry of rollup definitions (one document per rollup, see `model/rollup.ts`). */
 export const ROLLUPS_COLLECTION = 'rollups';
@@ -153,20 +166,51 @@ function dirtyDays(days: Iterable<number>, at: Date): { $inc: Record<string, num
 /**
  * Applies merged rollup writes (see `mergeIntoRollup`): one upsert per rollup document,
  * the same update as a series-day document's (`dayUpdate`) without batch marks, in one
- * unordered `bulkWrite`. An upsert that lost a first-insert race (11000) is applied again
- * as a plain update.
+ * unordered `bulkWrite` with a server-side time limit (`maxTimeMS`) that ends at
+ * `deadline`. An upsert that lost a first-insert race (11000) is applied again as a plain
+ * update.
+ * @param deadline local time (ms since epoch) after which no write may start or run (see {@link rollupWriteWindow}).
+ * @returns `late` when the deadline passed before or during the writes (the server
+ * stopped them: code 50, MaxTimeMSExpired); some may have been applied, and the caller
+ * marks the days dirty then. `written` otherwise.
  * @throws driver errors unchanged (the caller marks the batch's days dirty then).
  */
-export async function applyRollupWrites(store: Store, rollup: Pick<RollupDefinition, 'collection'>, writes: readonly DayWrite[]) {
-  if (writes.length === 0) return;
+export async function applyRollupWrites(
+  store: Store,
+  rollup: Pick<RollupDefinition, 'collection'>,
+  writes: readonly DayWrite[],
+  deadline: number,
+): Promise<'written' | 'late'> {
+  if (writes.length === 0) return 'written';
   const collection = documentsOf(store, rollup);
+  const left = () => deadline - Date.now();
+  if (left() <= 0) return 'late';
   const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
     updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
   }));
-  for (const index of await bulkWriteDuplicates(collection, operations)) {
-    const write = writes[index]!;
-    await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false));
+  try {
+    for (const index of await bulkWriteDuplicates(collection, operations, { maxTimeMS: left() })) {
+      const write = writes[index]!;
+      if (left() <= 0) return 'late';
+      await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false), { maxTimeMS: left() });
+    }
+  } catch (error) {
+    if (isTimeLimitError(error)) return 'late';
+    throw error;
   }
+  return 'written';
+}
+
+/** True when the server stopped an operation at its `maxTimeMS` (code 50, MaxTimeMSExpired), also inside a bulk write. */
+function isTimeLimitError(error: unknown): boolean {
+  if (error instanceof MongoBulkWriteError) {
+    const writeErrors = [error.writeErrors].flat();
+    return (
+      writeErrors.some((writeError) => writeError.code === 50) &&
+      writeErrors.every((writeError) => writeError.code === 50 || writeError.code === 11000)
+    );
+  }
+  return error instanceof MongoServerError && error.code === 50;
 }
 
 /** What {@link rebuildRollupDay} did. */

@@ -98,6 +98,12 @@ export interface Store {
   batches: Collection<BatchDocument>;
   /** Layout given to metrics created from now on. */
   defaultLayout: DocumentLayout;
+  /**
+   * The rollup rebuild grace period, in ms (`ROLLUP_REBUILD_GRACE_MS`): how long a dirty
+   * day rests before a rebuild; a batch's rollup writes must land within half of it
+   * (see `rollupWriteWindow` in `storage/rollups.ts`).
+   */
+  rollupGraceMs: number;
   /** Optional statistics given to metrics created from now on (and used for entries without any). */
   defaultStatistics: StatisticsSettings;
   /**
@@ -179,6 +185,8 @@ export async function openStore(
     batchRetentionSeconds?: number;
     /** How long registered series are remembered, in ms (default 10,000; 0: not at all). */
     registryCacheTtlMs?: number;
+    /** The rollup rebuild grace period, in ms (default 60,000; see `Store.rollupGraceMs`). */
+    rollupGraceMs?: number;
   } = {},
 ): Promise<Store> {
   const writeConcern = options.writeConcern ?? { w: 'majority', journal: true };
@@ -205,6 +213,7 @@ export async function openStore(
     batches: db.collection<BatchDocument>(CollectionName.batches),
     seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
     defaultLayout: options.defaultLayout ?? 'sparse',
+    rollupGraceMs: options.rollupGraceMs ?? 60_000,
     defaultStatistics: options.defaultStatistics ?? DEFAULT_STATISTICS,
   };
 }
