@@ -4,7 +4,8 @@
  * apply as to every request):
  * - `POST /api/v2/write`: InfluxDB line protocol (`ingest.ts`);
  * - `POST /api/readings`: NDJSON readings (`ingest.ts`);
- * - `GET /export`: a query's answer as CSV or NDJSON (`export.ts`).
+ * - `GET /export`: a query's answer as CSV or NDJSON (`export.ts`);
+ * - `GET /dashboard` and its script and style sheet (`dashboard.ts`).
  * Writes are refused at once while the database is known to be down, and from web
  * pages of foreign origins.
  */
@@ -13,6 +14,7 @@ import { unavailable } from '../storage/failures.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
 import type { AuthSettings } from './access-control.ts';
+import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, errorAnswer, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
@@ -66,6 +68,9 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
         }),
     },
   };
+  for (const path of [...Object.values(DASHBOARD_PATHS), `${DASHBOARD_PATHS.page}/`]) {
+    routes[path] = { method: 'GET', handle: async (_request, url) => (await serveDashboard(url.pathname))! };
+  }
 
   return {
     onYogaInit({ yoga }) {

@@ -1,0 +1,291 @@
+/**
+ * The dashboard's page script (bundled for the browser by `server/dashboard.ts`): pick a
+ * metric, a field, a tag filter, a time zone and a range; it draws the buckets with
+ * uPlot (mean line and the 5th-95th percentile band) and lists them in a table, and can
+ * follow live updates. Every choice is kept in the page's address, so a chart can be
+ * shared as a link. Data comes only from `/graphql`, with the token typed into the page
+ * (kept in this browser's local storage) as `Authorization: Bearer`.
+ */
+import uPlot from 'uplot';
+import { DASHBOARD_BUCKETS, DASHBOARD_METRICS } from './operations.ts';
+
+/** A metric as `DashboardMetrics` lists it. */
+interface MetricInfo {
+  name: string;
+  fields: string[];
+  tagKeys: string[];
+  firstReadingAt: string | null;
+  lastReadingAt: string | null;
+}
+
+/** A bucket as `DashboardBuckets` returns it. */
+export interface ChartBucket {
+  start: string;
+  localStart: string;
+  count: number;
+  avg: number | null;
+  p5: number | null;
+  p95: number | null;
+}
+
+/** A GraphQL error as the server sends it. */
+interface GraphQLErrorBody {
+  message: string;
+  extensions?: { code?: string };
+}
+
+const TOKEN_KEY = 'tsgraph.dashboard.token';
+const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const controls = {
+  token: byId<HTMLInputElement>('token'),
+  metric: byId<HTMLSelectElement>('metric'),
+  field: byId<HTMLSelectElement>('field'),
+  tagKey: byId<HTMLSelectElement>('tag-key'),
+  tagValues: byId<HTMLInputElement>('tag-values'),
+  timeZone: byId<HTMLInputElement>('time-zone'),
+  from: byId<HTMLInputElement>('from'),
+  to: byId<HTMLInputElement>('to'),
+  points: byId<HTMLInputElement>('points'),
+  follow: byId<HTMLInputElement>('follow'),
+  form: byId<HTMLFormElement>('controls'),
+};
+const status = byId<HTMLElement>('status');
+const chartBox = byId<HTMLElement>('chart');
+const table = byId<HTMLTableSectionElement>('values-body');
+
+let metrics: MetricInfo[] = [];
+let plot: uPlot | null = null;
+const following: AbortController | null = null;
+
+/** Sends one GraphQL operation; resolves with `data`, rejects with the first error's code and message. */
+async function graphql<T>(query: string, variables: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
+  const token = controls.token.value.trim();
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...(token === '' ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ query, variables }),
+    signal,
+  });
+  const body = (await response.json()) as { data?: T | null; errors?: GraphQLErrorBody[] };
+  if (body.errors && body.errors.length > 0) {
+    const [first] = body.errors;
+    throw new Error(`${first!.extensions?.code ?? 'ERROR'}: ${first!.message}`);
+  }
+  return body.data as T;
+}
+
+function say(text: string, isError = false): void {
+  status.textContent = text;
+  status.className = isError ? 'error' : '';
+}
+
+function option(value: string, label = value): HTMLOptionElement {
+  const element = document.createElement('option');
+  element.value = value;
+  element.textContent = label;
+  return element;
+}
+
+/** The `YYYY-MM-DDTHH:mm` wall-clock value of an instant in `timeZone`, for a `datetime-local` input. */
+function localInput(instant: Date, timeZone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(instant)
+      .map((part) => [part.type, part.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
+}
+
+/** Fills the field and tag-key pickers of the chosen metric, keeping the current choice when the metric has it. */
+function fillMetricChoices(keep: { field?: string | null; tagKey?: string | null } = {}): void {
+  const metric = metrics.find((candidate) => candidate.name === controls.metric.value);
+  controls.field.replaceChildren(...(metric?.fields ?? []).map((field) => option(field)));
+  if (keep.field && metric?.fields.includes(keep.field)) controls.field.value = keep.field;
+  controls.tagKey.replaceChildren(option('', '(no filter)'), ...(metric?.tagKeys ?? []).map((key) => option(key)));
+  if (keep.tagKey && metric?.tagKeys.includes(keep.tagKey)) controls.tagKey.value = keep.tagKey;
+}
+
+/** Sets the range to the metric's readings: from its first reading's day to the day after its last, in the chosen zone. */
+function rangeOfMetric(): void {
+  const metric = metrics.find((candidate) => candidate.name === controls.metric.value);
+  if (!metric?.firstReadingAt || !metric.lastReadingAt) return;
+  const zone = controls.timeZone.value;
+  controls.from.value = `${localInput(new Date(metric.firstReadingAt), zone).slice(0, 10)}T00:00`;
+  const last = new Date(new Date(metric.lastReadingAt).getTime() + 86_400_000);
+  controls.to.value = `${localInput(last, zone).slice(0, 10)}T00:00`;
+}
+
+/** The chart's variables from the controls. */
+function chartVariables(): Record<string, unknown> {
+  const values = controls.tagValues.value
+    .split(',')
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+  return {
+    metric: controls.metric.value,
+    field: controls.field.value,
+    from: controls.from.value,
+    to: controls.to.value,
+    timeZone: controls.timeZone.value,
+    where: controls.tagKey.value !== '' && values.length > 0 ? [{ key: controls.tagKey.value, in: values }] : null,
+    maxDataPoints: Number(controls.points.value) || 300,
+  };
+}
+
+/** Keeps the controls in the page's address, so a reload or a shared link shows the same chart. */
+function saveToAddress(): void {
+  const params = new URLSearchParams({
+    metric: controls.metric.value,
+    field: controls.field.value,
+    tz: controls.timeZone.value,
+    from: controls.from.value,
+    to: controls.to.value,
+    points: controls.points.value,
+  });
+  if (controls.tagKey.value !== '') params.set('tag', `${controls.tagKey.value}:${controls.tagValues.value}`);
+  if (controls.follow.checked) params.set('follow', '1');
+  history.replaceState(null, '', `?${params.toString()}`);
+}
+
+const format = (value: number | null) => (value === null ? '' : Number(value.toPrecision(6)).toString());
+
+/** Lists the buckets in the table under the chart; each cell keeps the exact number in `data-value`. */
+function fillTable(buckets: readonly ChartBucket[]): void {
+  table.replaceChildren(
+    ...buckets.map((bucket) => {
+      const row = document.createElement('tr');
+      row.dataset.start = bucket.start;
+      const cells: [string, string, number | null][] = [
+        ['start', bucket.localStart, null],
+        ['count', String(bucket.count), bucket.count],
+        ['avg', format(bucket.avg), bucket.avg],
+        ['p5', format(bucket.p5), bucket.p5],
+        ['p95', format(bucket.p95), bucket.p95],
+      ];
+      for (const [name, text, value] of cells) {
+        const cell = document.createElement('td');
+        cell.className = name;
+        cell.textContent = text;
+        if (value !== null) cell.dataset.value = String(value);
+        row.append(cell);
+      }
+      return row;
+    }),
+  );
+}
+
+/** Draws the buckets: uPlot with x in seconds, the mean as a line, p5 and p95 as a filled band. */
+function draw(buckets: readonly ChartBucket[], granularity: string): void {
+  const timeZone = controls.timeZone.value;
+  const data: uPlot.AlignedData = [
+    buckets.map((bucket) => Date.parse(bucket.start) / 1000),
+    buckets.map((bucket) => bucket.avg),
+    buckets.map((bucket) => bucket.p95),
+    buckets.map((bucket) => bucket.p5),
+  ];
+  const options: uPlot.Options = {
+    title: `${controls.metric.value} · ${controls.field.value} · ${granularity.toLowerCase()} buckets (${timeZone})`,
+    width: Math.max(320, chartBox.clientWidth),
+    height: 360,
+    tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), timeZone),
+    series: [
+      {},
+      { label: 'mean', stroke: '#1f6feb', width: 2, spanGaps: false },
+      { label: 'p95', stroke: '#d1242f', width: 1, dash: [4, 4] },
+      { label: 'p5', stroke: '#8250df', width: 1, dash: [4, 4] },
+    ],
+    bands: [{ series: [2, 3], fill: 'rgba(31, 111, 235, 0.12)' }],
+  };
+  plot?.destroy();
+  plot = new uPlot(options, data, chartBox);
+  chartBox.dataset.buckets = String(buckets.length);
+  chartBox.dataset.granularity = granularity;
+}
+
+/** Reads and draws the chart of the current controls. */
+async function refresh(): Promise<void> {
+  saveToAddress();
+  if (controls.metric.value === '' || controls.field.value === '') return;
+  say('Loading…');
+  try {
+    const answer = await graphql<{ buckets: { granularity: string; buckets: ChartBucket[] }[] }>(DASHBOARD_BUCKETS, chartVariables());
+    const group = answer.buckets[0];
+    const buckets = group?.buckets ?? [];
+    draw(buckets, group?.granularity ?? 'none');
+    fillTable(buckets);
+    const readings = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
+    say(`${buckets.length} ${(group?.granularity ?? '').toLowerCase()} buckets, ${readings.toLocaleString('en-US')} readings`);
+    document.body.dataset.state = 'drawn';
+  } catch (error) {
+    say((error as Error).message, true);
+    document.body.dataset.state = 'error';
+  }
+}
+
+/** Loads the metric list and the controls' first values (from the address, else the first metric and its span). */
+async function start(): Promise<void> {
+  const params = new URLSearchParams(location.search);
+  controls.token.value = localStorage.getItem(TOKEN_KEY) ?? '';
+  controls.timeZone.value = params.get('tz') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zones = byId<HTMLDataListElement>('time-zones');
+  zones.replaceChildren(...Intl.supportedValuesOf('timeZone').map((zone) => option(zone)));
+  controls.points.value = params.get('points') ?? '300';
+  controls.follow.checked = params.get('follow') === '1';
+  try {
+    metrics = (await graphql<{ metrics: MetricInfo[] }>(DASHBOARD_METRICS)).metrics;
+  } catch (error) {
+    say(`${(error as Error).message}. Paste a token with scope "read" above.`, true);
+    document.body.dataset.state = 'error';
+    return;
+  }
+  if (metrics.length === 0) {
+    say('No metric is stored yet (or the token may read none).');
+    return;
+  }
+  controls.metric.replaceChildren(...metrics.map((metric) => option(metric.name)));
+  const wanted = params.get('metric');
+  if (wanted && metrics.some((metric) => metric.name === wanted)) controls.metric.value = wanted;
+  const [tagKey, tagValues] = (params.get('tag') ?? ':').split(/:(.*)/s);
+  fillMetricChoices({ field: params.get('field'), tagKey });
+  controls.tagValues.value = tagValues ?? '';
+  if (params.get('from') && params.get('to')) {
+    controls.from.value = params.get('from')!;
+    controls.to.value = params.get('to')!;
+  } else {
+    rangeOfMetric();
+  }
+  await refresh();
+}
+
+controls.token.addEventListener('change', () => {
+  localStorage.setItem(TOKEN_KEY, controls.token.value.trim());
+  void start();
+});
+controls.metric.addEventListener('change', () => {
+  fillMetricChoices();
+  rangeOfMetric();
+  void refresh();
+});
+controls.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void refresh();
+});
+for (const input of [controls.field, controls.tagKey, controls.timeZone, controls.from, controls.to, controls.points]) {
+  input.addEventListener('change', () => void refresh());
+}
+window.addEventListener('resize', () => plot?.setSize({ width: Math.max(320, chartBox.clientWidth), height: 360 }));
+void following;
+void start();

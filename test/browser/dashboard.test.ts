@@ -1,0 +1,138 @@
+/**
+ * The web pages in a real browser (Debian's Chromium, driven by playwright-core), with
+ * every request to another host refused: GraphiQL renders and runs an example, and the
+ * dashboard draws the flights-20k flights of two Chicago airports (sent by the importer's
+ * sender through the HTTP API; all 20,000 would take minutes to load on the test
+ * database) with values that equal the API's answer and a plain loop over the data file. A screenshot of the
+ * dashboard is written to `test-results/dashboard.png`.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightReading, readFlights20k } from '../../src/importer/flights.ts';
+import { sendAll } from '../../src/importer/send.ts';
+import { launchChromium, pageOffline } from '../helpers/browser.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { loadFlights20k } from '../helpers/reference.ts';
+
+/** Where the dashboard's screenshot goes (named in the README). */
+const SCREENSHOT = 'test-results/dashboard.png';
+const ZONE = 'America/Chicago';
+const ORIGINS = ['ORD', 'MDW'];
+
+describe('in a browser, offline', { timeout: 300_000 }, () => {
+  let t: TestApp;
+  let server: Server;
+  let origin: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await openTestApp('browser', { journal: false });
+    server = createServer(t.app);
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const flights = (await readFlights20k()).filter((flight) => ORIGINS.includes(flight.origin));
+    const [loaded, started] = await Promise.all([
+      sendAll(`${origin}/graphql`, flights.map(flightReading), { batchSize: 500, concurrency: 2, idPrefix: 'chicago' }),
+      launchChromium(),
+    ]);
+    expect(loaded.recorded).toBe(flights.length);
+    browser = started;
+  }, 600_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((closed) => server?.close(closed));
+    await t?.close();
+  });
+
+  it('renders GraphiQL from this server alone and runs the explore example', async () => {
+    const { page, outside } = await pageOffline(browser, origin);
+    await page.goto(`${origin}/graphql`, { headers: { accept: 'text/html' } } as never);
+    await page.waitForSelector('.graphiql-container', { timeout: 60_000 });
+    expect(await page.title()).toContain('tsgraph');
+    await page.locator('.graphiql-execute-button').click();
+    // More than one operation in the tab: GraphiQL asks which one to run.
+    const choice = page.getByRole('menuitem', { name: 'ExploreTheData' });
+    if (await choice.isVisible({ timeout: 5_000 }).catch(() => false)) await choice.click();
+    const result = page.locator('.graphiql-response');
+    await expect.poll(async () => result.innerText(), { timeout: 60_000 }).toContain('"firstReadingAt"');
+    expect(await result.innerText()).toContain('flights');
+    expect(outside).toEqual([]);
+    await page.context().close();
+  });
+
+  it('draws flights-20k with the values the API answers and a plain loop computes', async () => {
+    const { page, outside } = await pageOffline(browser, origin);
+    const query = new URLSearchParams({
+      metric: 'flights',
+      field: 'delay',
+      tz: ZONE,
+      from: '2001-01-01T00:00',
+      to: '2001-04-01T00:00',
+      points: '100',
+      tag: `origin:${ORIGINS.join(',')}`,
+    });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    await page.goto(`${origin}/dashboard?${query.toString()}`);
+    await page.waitForSelector('body[data-state="drawn"]', { timeout: 60_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}; status: ${await page.locator('#status').innerText()}; ${problems.join('; ')}`);
+    });
+    expect(await page.locator('#chart canvas').count()).toBeGreaterThan(0);
+    expect(await page.locator('#chart').getAttribute('data-granularity')).toBe('DAY');
+
+    const rows = await page.locator('#values-body tr').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        start: (tr as HTMLElement).dataset.start!,
+        count: Number(tr.querySelector<HTMLElement>('td.count')!.dataset.value),
+        avg: tr.querySelector<HTMLElement>('td.avg')!.dataset.value,
+        p95: tr.querySelector<HTMLElement>('td.p95')!.dataset.value,
+      })),
+    );
+
+    // The API, asked directly with the same choices.
+    const api = await t.graphql<{ buckets: { buckets: { start: string; count: number; avg: number | null; p95: number | null }[] }[] }>(
+      `query($where: [TagFilter!]) { buckets(metric: "flights", field: "delay", from: "2001-01-01T00:00", to: "2001-04-01T00:00",
+        timeZone: "${ZONE}", where: $where, granularity: DAY, fill: NULL) { buckets { start count avg p95: percentile(p: 95) } } }`,
+      { where: [{ key: 'origin', in: ORIGINS }] },
+    );
+    expect(api.errors).toBeUndefined();
+    const apiBuckets = api.data!.buckets[0]!.buckets;
+    expect(rows.map((row) => row.start)).toEqual(apiBuckets.map((bucket) => bucket.start));
+    expect(rows.map((row) => row.count)).toEqual(apiBuckets.map((bucket) => bucket.count));
+    expect(rows.map((row) => (row.avg === undefined ? null : Number(row.avg)))).toEqual(apiBuckets.map((bucket) => bucket.avg));
+    expect(rows.map((row) => (row.p95 === undefined ? null : Number(row.p95)))).toEqual(apiBuckets.map((bucket) => bucket.p95));
+
+    // A plain loop: flights from the two airports by local day in Chicago, 90 days.
+    const day = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' });
+    const byDay = new Map<string, { count: number; sum: number }>();
+    for (const flight of loadFlights20k()) {
+      if (!ORIGINS.includes(flight.origin)) continue;
+      const key = day.format(new Date(flight.time));
+      if (key < '2001-01-01' || key >= '2001-04-01') continue;
+      const entry = byDay.get(key) ?? { count: 0, sum: 0 };
+      entry.count += 1;
+      entry.sum += flight.delay;
+      byDay.set(key, entry);
+    }
+    expect(rows).toHaveLength(90);
+    for (const row of rows) {
+      const key = day.format(new Date(row.start));
+      const want = byDay.get(key);
+      expect(row.count, key).toBe(want?.count ?? 0);
+      if (want) expect(Number(row.avg)).toBeCloseTo(want.sum / want.count, 9);
+    }
+    expect(rows.reduce((sum, row) => sum + row.count, 0)).toBe([...byDay.values()].reduce((sum, entry) => sum + entry.count, 0));
+
+    mkdirSync('test-results', { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(outside).toEqual([]);
+    await page.context().close();
+  });
+});
