@@ -63,8 +63,10 @@ const config: CodegenConfig = {
         documentMode: 'string',
         scalars: SCALARS,
         strictScalars: true,
-        // Enums as string unions (no runtime objects), type-only imports.
+        // Enums as string unions (no runtime objects), type-only imports; types readonly,
+        // so readonly arrays may be sent and answers are not changed by accident.
         enumsAsTypes: true,
+        immutableTypes: true,
         useTypeImports: true,
         // Answers as the server sends them: no `__typename` unless selected, a nullable field present as `null`.
         skipTypename: true,

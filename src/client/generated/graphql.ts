@@ -25,41 +25,41 @@ export type Scalars = {
 /** Statistics of one field over the whole range `[from, to)` for one group of series. */
 export type Aggregate = Statistics & {
   /** Arithmetic mean, `sum / count`. */
-  avg: Maybe<Scalars['Float']['output']>;
+  readonly avg: Maybe<Scalars['Float']['output']>;
   /** Number of readings. */
-  count: Scalars['SafeInt']['output'];
+  readonly count: Scalars['SafeInt']['output'];
   /** The earliest reading (of several in the same millisecond, the smallest value). Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  first: Maybe<TimedValue>;
+  readonly first: Maybe<TimedValue>;
   /** Start of the range, rounded down to the minute. */
-  from: Scalars['DateTime']['output'];
+  readonly from: Scalars['DateTime']['output'];
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  last: Maybe<TimedValue>;
+  readonly last: Maybe<TimedValue>;
   /** Largest value. */
-  max: Maybe<Scalars['Float']['output']>;
+  readonly max: Maybe<Scalars['Float']['output']>;
   /** Smallest value. */
-  min: Maybe<Scalars['Float']['output']>;
+  readonly min: Maybe<Scalars['Float']['output']>;
   /** The median: `percentile(p: 50)`. */
-  p50: Maybe<Scalars['Float']['output']>;
+  readonly p50: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 90)`. */
-  p90: Maybe<Scalars['Float']['output']>;
+  readonly p90: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 95)`. */
-  p95: Maybe<Scalars['Float']['output']>;
+  readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
-  p99: Maybe<Scalars['Float']['output']>;
+  readonly p99: Maybe<Scalars['Float']['output']>;
   /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
-  percentile: Maybe<Scalars['Float']['output']>;
+  readonly percentile: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
-  sampleStddev: Maybe<Scalars['Float']['output']>;
+  readonly sampleStddev: Maybe<Scalars['Float']['output']>;
   /** Population standard deviation (as MongoDB `$stdDevPop`). */
-  stddev: Maybe<Scalars['Float']['output']>;
+  readonly stddev: Maybe<Scalars['Float']['output']>;
   /** Sum of the values. */
-  sum: Maybe<Scalars['Float']['output']>;
+  readonly sum: Maybe<Scalars['Float']['output']>;
   /** The group's tag values (the series' tags for `Series.aggregate`); empty when not grouped. */
-  tags: Array<Tag>;
+  readonly tags: ReadonlyArray<Tag>;
   /** End of the range (exclusive), rounded down to the minute. */
-  to: Scalars['DateTime']['output'];
+  readonly to: Scalars['DateTime']['output'];
   /** Population variance, `sumOfSquares / count - avg^2`. */
-  variance: Maybe<Scalars['Float']['output']>;
+  readonly variance: Maybe<Scalars['Float']['output']>;
 };
 
 
@@ -71,55 +71,55 @@ export type AggregatePercentileArgs = {
 /** One time bucket `[start, end)` (UTC) and the statistics of its readings. */
 export type Bucket = Statistics & {
   /** Arithmetic mean, `sum / count`. */
-  avg: Maybe<Scalars['Float']['output']>;
+  readonly avg: Maybe<Scalars['Float']['output']>;
   /** `value - previous`. */
-  change: Maybe<Scalars['Float']['output']>;
+  readonly change: Maybe<Scalars['Float']['output']>;
   /** Number of readings. */
-  count: Scalars['SafeInt']['output'];
+  readonly count: Scalars['SafeInt']['output'];
   /** Real end of the bucket (exclusive): a local day with a daylight-saving change lasts 23 or 25 hours. */
-  end: Scalars['DateTime']['output'];
+  readonly end: Scalars['DateTime']['output'];
   /** True when the bucket has no readings and its statistics come from `fill` (ZERO, PREVIOUS, LINEAR). */
-  filled: Scalars['Boolean']['output'];
+  readonly filled: Scalars['Boolean']['output'];
   /** The earliest reading (of several in the same millisecond, the smallest value). Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  first: Maybe<TimedValue>;
+  readonly first: Maybe<TimedValue>;
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  last: Maybe<TimedValue>;
+  readonly last: Maybe<TimedValue>;
   /** The start as wall-clock time of the query's `timeZone` with its offset, RFC 3339, e.g. `2001-04-01T00:00:00-05:00`. */
-  localStart: Scalars['String']['output'];
+  readonly localStart: Scalars['String']['output'];
   /** Largest value. */
-  max: Maybe<Scalars['Float']['output']>;
+  readonly max: Maybe<Scalars['Float']['output']>;
   /** Smallest value. */
-  min: Maybe<Scalars['Float']['output']>;
+  readonly min: Maybe<Scalars['Float']['output']>;
   /** The median: `percentile(p: 50)`. */
-  p50: Maybe<Scalars['Float']['output']>;
+  readonly p50: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 90)`. */
-  p90: Maybe<Scalars['Float']['output']>;
+  readonly p90: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 95)`. */
-  p95: Maybe<Scalars['Float']['output']>;
+  readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
-  p99: Maybe<Scalars['Float']['output']>;
+  readonly p99: Maybe<Scalars['Float']['output']>;
   /** True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part. */
-  partial: Scalars['Boolean']['output'];
+  readonly partial: Scalars['Boolean']['output'];
   /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
-  percentile: Maybe<Scalars['Float']['output']>;
+  readonly percentile: Maybe<Scalars['Float']['output']>;
   /** `value` of the bucket at the same position of the earlier period (`compareWith`); null without one. */
-  previous: Maybe<Scalars['Float']['output']>;
+  readonly previous: Maybe<Scalars['Float']['output']>;
   /** Start of that earlier bucket. */
-  previousStart: Maybe<Scalars['DateTime']['output']>;
+  readonly previousStart: Maybe<Scalars['DateTime']['output']>;
   /** `(value - previous) / |previous|` as a fraction (0.25 is 25% more); null when `previous` is 0 or null. */
-  relativeChange: Maybe<Scalars['Float']['output']>;
+  readonly relativeChange: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
-  sampleStddev: Maybe<Scalars['Float']['output']>;
+  readonly sampleStddev: Maybe<Scalars['Float']['output']>;
   /** Start of the bucket, aligned to the granularity. The first bucket may start before `from`; it only counts readings from `from` on. */
-  start: Scalars['DateTime']['output'];
+  readonly start: Scalars['DateTime']['output'];
   /** Population standard deviation (as MongoDB `$stdDevPop`). */
-  stddev: Maybe<Scalars['Float']['output']>;
+  readonly stddev: Maybe<Scalars['Float']['output']>;
   /** Sum of the values. */
-  sum: Maybe<Scalars['Float']['output']>;
+  readonly sum: Maybe<Scalars['Float']['output']>;
   /** The chosen `statistic`, after `transform` (the statistic itself without one). */
-  value: Maybe<Scalars['Float']['output']>;
+  readonly value: Maybe<Scalars['Float']['output']>;
   /** Population variance, `sumOfSquares / count - avg^2`. */
-  variance: Maybe<Scalars['Float']['output']>;
+  readonly variance: Maybe<Scalars['Float']['output']>;
 };
 
 
@@ -131,39 +131,39 @@ export type BucketPercentileArgs = {
 /** The buckets of a list as parallel arrays, index i being the i-th bucket in time order: compact to send and to parse, and the shape chart libraries take. Statistics are null where a bucket has no readings. */
 export type BucketColumns = {
   /** Mean per bucket. */
-  avg: Array<Maybe<Scalars['Float']['output']>>;
+  readonly avg: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** `change` per bucket (with `compareWith`). */
-  change: Array<Maybe<Scalars['Float']['output']>>;
+  readonly change: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Number of readings per bucket. */
-  count: Array<Scalars['SafeInt']['output']>;
+  readonly count: ReadonlyArray<Scalars['SafeInt']['output']>;
   /** Bucket ends (exclusive) in epoch milliseconds. */
-  ends: Array<Scalars['Float']['output']>;
+  readonly ends: ReadonlyArray<Scalars['Float']['output']>;
   /** Whether each bucket was made up by `fill`. */
-  filled: Array<Scalars['Boolean']['output']>;
+  readonly filled: ReadonlyArray<Scalars['Boolean']['output']>;
   /** Value of the earliest reading per bucket (see `Bucket.first`). */
-  first: Array<Maybe<Scalars['Float']['output']>>;
+  readonly first: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Value of the latest reading per bucket (see `Bucket.last`). */
-  last: Array<Maybe<Scalars['Float']['output']>>;
+  readonly last: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Largest value per bucket. */
-  max: Array<Maybe<Scalars['Float']['output']>>;
+  readonly max: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Smallest value per bucket. */
-  min: Array<Maybe<Scalars['Float']['output']>>;
+  readonly min: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** The `p` percentile per bucket. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
-  percentile: Array<Maybe<Scalars['Float']['output']>>;
+  readonly percentile: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** `previous` per bucket (with `compareWith`). */
-  previous: Array<Maybe<Scalars['Float']['output']>>;
+  readonly previous: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Sample standard deviation per bucket (null below 2 readings). */
-  sampleStddev: Array<Maybe<Scalars['Float']['output']>>;
+  readonly sampleStddev: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Population standard deviation per bucket. */
-  stddev: Array<Maybe<Scalars['Float']['output']>>;
+  readonly stddev: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Sum per bucket. */
-  sum: Array<Maybe<Scalars['Float']['output']>>;
+  readonly sum: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Bucket starts in epoch milliseconds (UTC instants). */
-  times: Array<Scalars['Float']['output']>;
+  readonly times: ReadonlyArray<Scalars['Float']['output']>;
   /** `value` per bucket (the chosen statistic after its transform). */
-  value: Array<Maybe<Scalars['Float']['output']>>;
+  readonly value: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Population variance per bucket. */
-  variance: Array<Maybe<Scalars['Float']['output']>>;
+  readonly variance: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
 };
 
 
@@ -175,13 +175,13 @@ export type BucketColumnsPercentileArgs = {
 /** The buckets of one group of series, in time order. */
 export type BucketGroup = {
   /** Buckets in time order. */
-  buckets: Array<Bucket>;
+  readonly buckets: ReadonlyArray<Bucket>;
   /** The same buckets as parallel arrays (epoch-millisecond times and one array per statistic): the compact, chart-ready form. */
-  columns: BucketColumns;
+  readonly columns: BucketColumns;
   /** The granularity of the buckets: the one asked for, or the one the engine picked for `maxDataPoints`. */
-  granularity: Granularity;
+  readonly granularity: Granularity;
   /** The `groupBy` tag values of this group, in `groupBy` order; empty when the query is not grouped. */
-  tags: Array<Tag>;
+  readonly tags: ReadonlyArray<Tag>;
 };
 
 /** What a deletion removed. */
@@ -190,13 +190,13 @@ export type DeleteResult = {
    * The same as `documents` (its former name).
    * @deprecated Use `documents`: "bucket" names the time buckets of query answers.
    */
-  buckets: Scalars['SafeInt']['output'];
+  readonly buckets: Scalars['SafeInt']['output'];
   /** Series-day documents deleted (one per series and day). */
-  documents: Scalars['SafeInt']['output'];
+  readonly documents: Scalars['SafeInt']['output'];
   /** Metric registry entries deleted (0 or 1). */
-  metrics: Scalars['Int']['output'];
+  readonly metrics: Scalars['Int']['output'];
   /** Series registry entries deleted. */
-  series: Scalars['Int']['output'];
+  readonly series: Scalars['Int']['output'];
 };
 
 /** How the series-day documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT). */
@@ -209,17 +209,17 @@ export type DocumentLayout =
 /** A numeric field of a reading, e.g. `{name: "delay", value: 12}`. */
 export type FieldInput = {
   /** Field name: a letter or `_`, then letters, digits, `_` or `-`; at most 64 characters. */
-  name: Scalars['String']['input'];
+  readonly name: Scalars['String']['input'];
   /** The value; finite (NaN and infinities are refused). */
-  value: Scalars['Float']['input'];
+  readonly value: Scalars['Float']['input'];
 };
 
 /** One field's value in a reading. */
 export type FieldValue = {
   /** Field name. */
-  name: Scalars['String']['output'];
+  readonly name: Scalars['String']['output'];
   /** The value. */
-  value: Scalars['Float']['output'];
+  readonly value: Scalars['Float']['output'];
 };
 
 /** How a bucket list treats buckets without readings. */
@@ -273,19 +273,19 @@ export type Granularity =
 /** The latest reading of a field among the series of one group. */
 export type GroupLatestValue = {
   /** The latest reading; null when a series of the group has only data written before latest values were kept. */
-  latest: Maybe<TimedValue>;
+  readonly latest: Maybe<TimedValue>;
   /** The `groupBy` tag values of the group, in `groupBy` order; empty when not grouped. */
-  tags: Array<Tag>;
+  readonly tags: ReadonlyArray<Tag>;
 };
 
 /** One reading of a series as it was recorded: its time and the values of its fields. */
 export type LatestReading = {
   /** When the reading was taken (UTC). */
-  time: Scalars['DateTime']['output'];
+  readonly time: Scalars['DateTime']['output'];
   /** The value of one field; null when the reading does not carry it. */
-  value: Maybe<Scalars['Float']['output']>;
+  readonly value: Maybe<Scalars['Float']['output']>;
   /** Every field of the reading, in the order it was sent. */
-  values: Array<FieldValue>;
+  readonly values: ReadonlyArray<FieldValue>;
 };
 
 
@@ -297,71 +297,71 @@ export type LatestReadingValueArgs = {
 /** A metric (InfluxDB's measurement): a name under which series record numeric fields. */
 export type Metric = {
   /** Fields ever recorded, sorted. */
-  fields: Array<Scalars['String']['output']>;
+  readonly fields: ReadonlyArray<Scalars['String']['output']>;
   /** Exact time of the earliest reading (UTC). */
-  firstReadingAt: Maybe<Scalars['DateTime']['output']>;
+  readonly firstReadingAt: Maybe<Scalars['DateTime']['output']>;
   /** Exact time of the latest reading (UTC). */
-  lastReadingAt: Maybe<Scalars['DateTime']['output']>;
+  readonly lastReadingAt: Maybe<Scalars['DateTime']['output']>;
   /** Series-day document layout. */
-  layout: DocumentLayout;
+  readonly layout: DocumentLayout;
   /** Metric name, e.g. `flights`. */
-  name: Scalars['String']['output'];
+  readonly name: Scalars['String']['output'];
   /** The rollups of the metric, sorted by name. */
-  rollups: Array<Rollup>;
+  readonly rollups: ReadonlyArray<Rollup>;
   /** The series whose tags match `where`, sorted by series key. Errors as `Query.series`. */
-  series: Array<Series>;
+  readonly series: ReadonlyArray<Series>;
   /** Number of series. */
-  seriesCount: Scalars['SafeInt']['output'];
+  readonly seriesCount: Scalars['SafeInt']['output'];
   /** The optional statistics the metric keeps: quantile sketches and latest readings. */
-  statistics: MetricStatistics;
+  readonly statistics: MetricStatistics;
   /** Tag keys ever used, sorted. */
-  tagKeys: Array<Scalars['String']['output']>;
+  readonly tagKeys: ReadonlyArray<Scalars['String']['output']>;
   /** The values of tag `key` among the series matching `where`, sorted. */
-  tagValues: Array<Scalars['String']['output']>;
+  readonly tagValues: ReadonlyArray<Scalars['String']['output']>;
 };
 
 
 /** A metric (InfluxDB's measurement): a name under which series record numeric fields. */
 export type MetricSeriesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 
 /** A metric (InfluxDB's measurement): a name under which series record numeric fields. */
 export type MetricTagValuesArgs = {
   key: Scalars['String']['input'];
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 /** Which optional statistics a metric keeps; see README "Statistics" for what each costs. */
 export type MetricStatistics = {
   /** Latest readings kept per series and day (`Series.latest`). */
-  latestReadings: Scalars['Int']['output'];
+  readonly latestReadings: Scalars['Int']['output'];
   /** Fields with sketches; null: every field. */
-  sketchFields: Maybe<Array<Scalars['String']['output']>>;
+  readonly sketchFields: Maybe<ReadonlyArray<Scalars['String']['output']>>;
   /** Levels whose slots keep a quantile sketch (for percentiles): a query reads percentiles only where every slot it reads has one. */
-  sketchLevels: Array<SlotLevel>;
+  readonly sketchLevels: ReadonlyArray<SlotLevel>;
 };
 
 /** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
 export type Mutation = {
   /** Defines a rollup of a metric over some of its tag keys (at most 8 per metric): from then on every batch of the metric also updates the rollup's documents, and the server builds it for the data already stored (`npm run rollups -- backfill` does it at once, with a progress bar). It is BUILDING until then. Each rollup costs one more update per rollup group and day of every batch. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, NOT_FOUND (no such metric), INVALID_ARGUMENT (unknown tag key, a rollup with that name or those keys exists, too many rollups), FORBIDDEN. */
-  defineRollup: Rollup;
+  readonly defineRollup: Rollup;
   /** Deletes a metric and all its data: its series-day documents, series and registry entry (its name, layout and fields are free again). Cannot be undone. Stop writers of the metric first: readings recorded while it runs may survive. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, NOT_FOUND, FORBIDDEN. */
-  deleteMetric: DeleteResult;
+  readonly deleteMetric: DeleteResult;
   /** Deletes one series and all its readings (its series-day documents and registry entry); the metric keeps its fields and tag keys. Cannot be undone. Needs scope `admin` and a token that may touch the metric the key starts with. Errors: NOT_FOUND, FORBIDDEN. */
-  deleteSeries: DeleteResult;
+  readonly deleteSeries: DeleteResult;
   /** Removes a rollup and its documents; queries read the series again. Returns false when the metric has no such rollup. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, FORBIDDEN. */
-  dropRollup: Scalars['Boolean']['output'];
+  readonly dropRollup: Scalars['Boolean']['output'];
   /** Records one reading. Needs scope `write` and a token that may touch its metric (FORBIDDEN otherwise). Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId. */
-  recordReading: RecordResult;
+  readonly recordReading: RecordResult;
   /** Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope `write` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings). */
-  recordReadings: RecordResult;
+  readonly recordReadings: RecordResult;
   /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
-  setMetricLayout: Metric;
+  readonly setMetricLayout: Metric;
   /** Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN. */
-  setMetricStatistics: Metric;
+  readonly setMetricStatistics: Metric;
 };
 
 
@@ -369,7 +369,7 @@ export type Mutation = {
 export type MutationDefineRollupArgs = {
   metric: Scalars['String']['input'];
   name: Scalars['String']['input'];
-  tagKeys: Array<Scalars['String']['input']>;
+  tagKeys: ReadonlyArray<Scalars['String']['input']>;
 };
 
 
@@ -402,7 +402,7 @@ export type MutationRecordReadingArgs = {
 /** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
 export type MutationRecordReadingsArgs = {
   batchId?: InputMaybe<Scalars['String']['input']>;
-  readings: Array<ReadingInput>;
+  readings: ReadonlyArray<ReadingInput>;
 };
 
 
@@ -417,16 +417,16 @@ export type MutationSetMetricLayoutArgs = {
 export type MutationSetMetricStatisticsArgs = {
   latestReadings: Scalars['Int']['input'];
   metric: Scalars['String']['input'];
-  sketchFields?: InputMaybe<Array<Scalars['String']['input']>>;
-  sketchLevels: Array<SlotLevel>;
+  sketchFields?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
+  sketchLevels: ReadonlyArray<SlotLevel>;
 };
 
 /** An offset back in time, e.g. `{amount: 1, unit: WEEK}` compares each bucket with the same bucket one week before. */
 export type OffsetInput = {
   /** How many units, 1 to 1,000. */
-  amount: Scalars['Int']['input'];
+  readonly amount: Scalars['Int']['input'];
   /** The unit. */
-  unit: OffsetUnit;
+  readonly unit: OffsetUnit;
 };
 
 /** A unit of time for an offset; months, quarters and years are calendar units (March 31 minus a month is the last day of February). */
@@ -449,29 +449,29 @@ export type OffsetUnit =
 /** Ranks groups by a statistic of the field over the whole range, in the pipeline; ties by tag values (ascending); groups without readings are left out. */
 export type OrderByInput = {
   /** Largest first by default. */
-  direction?: InputMaybe<SortDirection>;
+  readonly direction?: InputMaybe<SortDirection>;
   /** The statistic, e.g. `AVG`. */
-  statistic: RankStatistic;
+  readonly statistic: RankStatistic;
 };
 
 /** Discovery of metrics and series, and time-bucketed statistics (scope `read`). */
 export type Query = {
   /** count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (each group counts as one bucket of the request's MAX_BUCKETS), TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
-  aggregate: Array<Aggregate>;
+  readonly aggregate: ReadonlyArray<Aggregate>;
   /** Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, a bucket with percentiles counting 10, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
-  buckets: Array<BucketGroup>;
+  readonly buckets: ReadonlyArray<BucketGroup>;
   /** The current value of `field` per group: the latest reading among the series of `metric` matching `where`, grouped by `groupBy` (one group without it), sorted by tag values; groups without a reading of the field are left out. Each series is read from its newest document holding the field (one indexed look-up per series), so the series count against MAX_SERIES. Errors: INVALID_NAME, TOO_MANY_SERIES, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
-  latestValues: Array<GroupLatestValue>;
+  readonly latestValues: ReadonlyArray<GroupLatestValue>;
   /** One metric by name; null when it was never recorded. Needs scope `read` and a token that may touch the metric. Errors: INVALID_NAME, FORBIDDEN. */
-  metric: Maybe<Metric>;
+  readonly metric: Maybe<Metric>;
   /** Every metric the API token may touch (all of them, or those starting with its metric prefixes), sorted by name. Needs scope `read`. */
-  metrics: Array<Metric>;
+  readonly metrics: ReadonlyArray<Metric>;
   /** The series of a metric whose tags match `where`, sorted by series key. An unknown metric or tag value gives an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT (limit below 1), TOO_MANY_SERIES (limit above MAX_SERIES, or more than MAX_SERIES series listed by the request), TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT, FORBIDDEN. */
-  series: Array<Series>;
+  readonly series: ReadonlyArray<Series>;
   /** One series by its id (the series key, e.g. `flights,destination=PHL,origin=LAS`); null when unknown. Counts as one series of the request's MAX_SERIES. Needs scope `read` and a token that may touch the metric the key starts with. Errors: FORBIDDEN. */
-  seriesById: Maybe<Series>;
+  readonly seriesById: Maybe<Series>;
   /** The values of tag `key` among the series of `metric` matching `where`, sorted. Unknown metrics and keys give an empty list. Needs scope `read` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT, FORBIDDEN. */
-  tagValues: Array<Scalars['String']['output']>;
+  readonly tagValues: ReadonlyArray<Scalars['String']['output']>;
 };
 
 
@@ -479,13 +479,13 @@ export type Query = {
 export type QueryAggregateArgs = {
   field: Scalars['String']['input'];
   from: Scalars['Time']['input'];
-  groupBy?: InputMaybe<Array<Scalars['String']['input']>>;
+  groupBy?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   metric: Scalars['String']['input'];
   orderBy?: InputMaybe<OrderByInput>;
   timeZone?: InputMaybe<Scalars['String']['input']>;
   to: Scalars['Time']['input'];
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 
@@ -496,7 +496,7 @@ export type QueryBucketsArgs = {
   fill?: InputMaybe<Fill>;
   from: Scalars['Time']['input'];
   granularity?: InputMaybe<Granularity>;
-  groupBy?: InputMaybe<Array<Scalars['String']['input']>>;
+  groupBy?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   maxDataPoints?: InputMaybe<Scalars['Int']['input']>;
   metric: Scalars['String']['input'];
@@ -506,7 +506,7 @@ export type QueryBucketsArgs = {
   to: Scalars['Time']['input'];
   transform?: InputMaybe<Transform>;
   weekStart?: InputMaybe<Weekday>;
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
   window?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -514,9 +514,9 @@ export type QueryBucketsArgs = {
 /** Discovery of metrics and series, and time-bucketed statistics (scope `read`). */
 export type QueryLatestValuesArgs = {
   field: Scalars['String']['input'];
-  groupBy?: InputMaybe<Array<Scalars['String']['input']>>;
+  groupBy?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
   metric: Scalars['String']['input'];
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 
@@ -530,7 +530,7 @@ export type QueryMetricArgs = {
 export type QuerySeriesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   metric: Scalars['String']['input'];
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 
@@ -544,7 +544,7 @@ export type QuerySeriesByIdArgs = {
 export type QueryTagValuesArgs = {
   key: Scalars['String']['input'];
   metric: Scalars['String']['input'];
-  where?: InputMaybe<Array<TagFilter>>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
 /** A statistic of one field over the whole range, to rank groups by. */
@@ -565,48 +565,48 @@ export type RankStatistic =
 /** One reading: a metric, the tags of its series, a time and one or more numeric fields. */
 export type ReadingInput = {
   /** One to 32 fields; names unique. */
-  fields: Array<FieldInput>;
+  readonly fields: ReadonlyArray<FieldInput>;
   /** Metric name, e.g. `flights` (naming rule as field names). */
-  metric: Scalars['String']['input'];
+  readonly metric: Scalars['String']['input'];
   /** Tags of the series, at most 32; keys unique. Omitted: no tags. */
-  tags?: InputMaybe<Array<TagInput>>;
+  readonly tags?: InputMaybe<ReadonlyArray<TagInput>>;
   /** When the reading was taken; stored at minute resolution. Omitted: the time the server received the request. */
-  time?: InputMaybe<Scalars['DateTime']['input']>;
+  readonly time?: InputMaybe<Scalars['DateTime']['input']>;
 };
 
 /** What a record mutation stored. An answer without errors means every reading of the batch is stored, with the configured write concern (default: majority, journaled). */
 export type RecordResult = {
   /** Readings an earlier call with the same `batchId` had already applied, and this call did not apply again. */
-  alreadyApplied: Scalars['SafeInt']['output'];
+  readonly alreadyApplied: Scalars['SafeInt']['output'];
   /** Readings this call applied (equal to `recorded` on the first complete attempt). */
-  applied: Scalars['SafeInt']['output'];
+  readonly applied: Scalars['SafeInt']['output'];
   /** The batch id sent with the readings; null when none was sent. */
-  batchId: Maybe<Scalars['String']['output']>;
+  readonly batchId: Maybe<Scalars['String']['output']>;
   /**
    * The same as `documents` (its former name).
    * @deprecated Use `documents`: "bucket" names the time buckets of query answers.
    */
-  buckets: Scalars['Int']['output'];
+  readonly buckets: Scalars['Int']['output'];
   /** Number of series-day documents of the batch (one atomic update each). */
-  documents: Scalars['Int']['output'];
+  readonly documents: Scalars['Int']['output'];
   /** Number of readings of the batch, all of them stored now. */
-  recorded: Scalars['SafeInt']['output'];
+  readonly recorded: Scalars['SafeInt']['output'];
   /** Number of distinct series of the batch. */
-  series: Scalars['Int']['output'];
+  readonly series: Scalars['Int']['output'];
 };
 
 /** A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see README "Rollups"). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. */
 export type Rollup = {
   /** When it was defined (UTC). */
-  createdAt: Scalars['DateTime']['output'];
+  readonly createdAt: Scalars['DateTime']['output'];
   /** UTC midnights of the days whose rollup documents are being rebuilt from the series (after a retried batch, or written while building): queries over them read the series instead. */
-  dirtyDays: Array<Scalars['DateTime']['output']>;
+  readonly dirtyDays: ReadonlyArray<Scalars['DateTime']['output']>;
   /** Name, unique per metric. */
-  name: Scalars['String']['output'];
+  readonly name: Scalars['String']['output'];
   /** BUILDING until backfilled, then READY. */
-  state: RollupState;
+  readonly state: RollupState;
   /** The tag keys it keeps, sorted; empty: the whole metric in one document a day. */
-  tagKeys: Array<Scalars['String']['output']>;
+  readonly tagKeys: ReadonlyArray<Scalars['String']['output']>;
 };
 
 /** Whether queries can use a rollup yet. */
@@ -619,25 +619,25 @@ export type RollupState =
 /** A series: a metric and one set of tag values (InfluxDB's series), carrying one or more numeric fields. Its `buckets` and `aggregate`, asked for many series in one request, are computed by one pipeline per set of arguments. */
 export type Series = {
   /** Statistics of one field of this series over `[from, to)` (count 0 and nulls without readings); batched like `buckets`. Errors as `Query.aggregate`. */
-  aggregate: Aggregate;
+  readonly aggregate: Aggregate;
   /** Time buckets of one field of this series over `[from, to)`. Asked for on many series (or several fields) in one request, they are computed by one pipeline. Errors as `Query.buckets`; TOO_MANY_BUCKETS counts the buckets of every series, field and alias of the request. */
-  buckets: Array<Bucket>;
+  readonly buckets: ReadonlyArray<Bucket>;
   /** Fields ever recorded, sorted. */
-  fields: Array<Scalars['String']['output']>;
+  readonly fields: ReadonlyArray<Scalars['String']['output']>;
   /** Exact time of the earliest reading (UTC); null without readings. */
-  firstReadingAt: Maybe<Scalars['DateTime']['output']>;
+  readonly firstReadingAt: Maybe<Scalars['DateTime']['output']>;
   /** The series key in InfluxDB line-protocol form, e.g. `flights,destination=PHL,origin=LAS`. */
-  id: Scalars['ID']['output'];
+  readonly id: Scalars['ID']['output'];
   /** Exact time of the latest reading (UTC); null without readings. */
-  lastReadingAt: Maybe<Scalars['DateTime']['output']>;
+  readonly lastReadingAt: Maybe<Scalars['DateTime']['output']>;
   /** The latest `n` readings of the series, newest first, as recorded (every field of each reading): kept in each series-day document by the same update that records them (the newest 50 of each day at most, fewer if the metric is set to keep fewer, see `setMetricStatistics`). Fewer than `n` when the series has fewer, or when an older day's readings were written before latest readings were kept. Errors: INVALID_ARGUMENT. */
-  latest: Array<LatestReading>;
+  readonly latest: ReadonlyArray<LatestReading>;
   /** The latest reading of `field`: a dashboard's current value, read from the series' newest series-day document holding the field (one indexed look-up; asked for on many series, they are looked up together). Null without readings, or when that document was written before latest values were kept. Errors: INVALID_NAME. */
-  latestValue: Maybe<TimedValue>;
+  readonly latestValue: Maybe<TimedValue>;
   /** Metric name. */
-  metric: Scalars['String']['output'];
+  readonly metric: Scalars['String']['output'];
   /** Tags, sorted by key. */
-  tags: Array<Tag>;
+  readonly tags: ReadonlyArray<Tag>;
 };
 
 
@@ -728,35 +728,35 @@ export type Statistic =
 /** Statistics of one field over a span of time. When `count` is 0 there were no readings and every other value is null (never 0). */
 export type Statistics = {
   /** Arithmetic mean, `sum / count`. */
-  avg: Maybe<Scalars['Float']['output']>;
+  readonly avg: Maybe<Scalars['Float']['output']>;
   /** Number of readings. */
-  count: Scalars['SafeInt']['output'];
+  readonly count: Scalars['SafeInt']['output'];
   /** The earliest reading (of several in the same millisecond, the smallest value). Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  first: Maybe<TimedValue>;
+  readonly first: Maybe<TimedValue>;
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
-  last: Maybe<TimedValue>;
+  readonly last: Maybe<TimedValue>;
   /** Largest value. */
-  max: Maybe<Scalars['Float']['output']>;
+  readonly max: Maybe<Scalars['Float']['output']>;
   /** Smallest value. */
-  min: Maybe<Scalars['Float']['output']>;
+  readonly min: Maybe<Scalars['Float']['output']>;
   /** The median: `percentile(p: 50)`. */
-  p50: Maybe<Scalars['Float']['output']>;
+  readonly p50: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 90)`. */
-  p90: Maybe<Scalars['Float']['output']>;
+  readonly p90: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 95)`. */
-  p95: Maybe<Scalars['Float']['output']>;
+  readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
-  p99: Maybe<Scalars['Float']['output']>;
+  readonly p99: Maybe<Scalars['Float']['output']>;
   /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
-  percentile: Maybe<Scalars['Float']['output']>;
+  readonly percentile: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
-  sampleStddev: Maybe<Scalars['Float']['output']>;
+  readonly sampleStddev: Maybe<Scalars['Float']['output']>;
   /** Population standard deviation (as MongoDB `$stdDevPop`). */
-  stddev: Maybe<Scalars['Float']['output']>;
+  readonly stddev: Maybe<Scalars['Float']['output']>;
   /** Sum of the values. */
-  sum: Maybe<Scalars['Float']['output']>;
+  readonly sum: Maybe<Scalars['Float']['output']>;
   /** Population variance, `sumOfSquares / count - avg^2`. */
-  variance: Maybe<Scalars['Float']['output']>;
+  readonly variance: Maybe<Scalars['Float']['output']>;
 };
 
 
@@ -768,33 +768,33 @@ export type StatisticsPercentileArgs = {
 /** A tag of a series: a key and its string value, e.g. `{key: "origin", value: "LAS"}`. */
 export type Tag = {
   /** Tag key, e.g. `origin`. */
-  key: Scalars['String']['output'];
+  readonly key: Scalars['String']['output'];
   /** Tag value, e.g. `LAS`. */
-  value: Scalars['String']['output'];
+  readonly value: Scalars['String']['output'];
 };
 
 /** Keeps the series whose tag `key` equals one of the values in `in`. Several filters must all hold. A single value may be written without brackets: `{key: "origin", in: "LAS"}`. Unknown keys or values match nothing (an empty result, not an error). */
 export type TagFilter = {
   /** Accepted values, e.g. `["LAS", "PHX"]`. */
-  in: Array<Scalars['String']['input']>;
+  readonly in: ReadonlyArray<Scalars['String']['input']>;
   /** Tag key, e.g. `origin`. */
-  key: Scalars['String']['input'];
+  readonly key: Scalars['String']['input'];
 };
 
 /** A tag of a reading. Keys follow the naming rule (a letter or `_`, then letters, digits, `_` or `-`; at most 64 characters; no `$` or `.`); values are non-empty strings of at most 256 characters. */
 export type TagInput = {
   /** Tag key, e.g. `origin`. */
-  key: Scalars['String']['input'];
+  readonly key: Scalars['String']['input'];
   /** Tag value, e.g. `LAS`. */
-  value: Scalars['String']['input'];
+  readonly value: Scalars['String']['input'];
 };
 
 /** One reading's value and its exact time. */
 export type TimedValue = {
   /** When the reading was taken (UTC). */
-  time: Scalars['DateTime']['output'];
+  readonly time: Scalars['DateTime']['output'];
   /** The value. */
-  value: Scalars['Float']['output'];
+  readonly value: Scalars['Float']['output'];
 };
 
 /** What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see README "Transforms"). */
@@ -830,80 +830,80 @@ export type Weekday =
 export type DelayPerOriginQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type DelayPerOriginQuery = { aggregate: Array<{ count: number, avg: number | null, min: number | null, max: number | null, stddev: number | null, tags: Array<{ value: string }> }> };
+export type DelayPerOriginQuery = { readonly aggregate: ReadonlyArray<{ readonly count: number, readonly avg: number | null, readonly min: number | null, readonly max: number | null, readonly stddev: number | null, readonly tags: ReadonlyArray<{ readonly value: string }> }> };
 
 export type CurrentValueQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type CurrentValueQuery = { series: Array<{ id: string, latestValue: { time: string, value: number } | null, buckets: Array<{ start: string, count: number, last: { time: string, value: number } | null }> }> };
+export type CurrentValueQuery = { readonly series: ReadonlyArray<{ readonly id: string, readonly latestValue: { readonly time: string, readonly value: number } | null, readonly buckets: ReadonlyArray<{ readonly start: string, readonly count: number, readonly last: { readonly time: string, readonly value: number } | null }> }> };
 
 export type LasVegasEveningQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type LasVegasEveningQuery = { buckets: Array<{ buckets: Array<{ start: string, count: number, sum: number | null, min: number | null, max: number | null, avg: number | null }> }> };
+export type LasVegasEveningQuery = { readonly buckets: ReadonlyArray<{ readonly buckets: ReadonlyArray<{ readonly start: string, readonly count: number, readonly sum: number | null, readonly min: number | null, readonly max: number | null, readonly avg: number | null }> }> };
 
 export type LatestFlightsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type LatestFlightsQuery = { series: Array<{ id: string, latest: Array<{ time: string, values: Array<{ name: string, value: number }> }> }> };
+export type LatestFlightsQuery = { readonly series: ReadonlyArray<{ readonly id: string, readonly latest: ReadonlyArray<{ readonly time: string, readonly values: ReadonlyArray<{ readonly name: string, readonly value: number }> }> }> };
 
 export type MetricsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type MetricsQuery = { metrics: Array<{ name: string, fields: Array<string>, tagKeys: Array<string>, seriesCount: number, firstReadingAt: string | null, lastReadingAt: string | null }> };
+export type MetricsQuery = { readonly metrics: ReadonlyArray<{ readonly name: string, readonly fields: ReadonlyArray<string>, readonly tagKeys: ReadonlyArray<string>, readonly seriesCount: number, readonly firstReadingAt: string | null, readonly lastReadingAt: string | null }> };
 
 export type MonthlyDelayByOriginQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type MonthlyDelayByOriginQuery = { buckets: Array<{ tags: Array<{ key: string, value: string }>, buckets: Array<{ start: string, count: number, avg: number | null, max: number | null, stddev: number | null }> }> };
+export type MonthlyDelayByOriginQuery = { readonly buckets: ReadonlyArray<{ readonly tags: ReadonlyArray<{ readonly key: string, readonly value: string }>, readonly buckets: ReadonlyArray<{ readonly start: string, readonly count: number, readonly avg: number | null, readonly max: number | null, readonly stddev: number | null }> }> };
 
 export type NewYorkDailyQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type NewYorkDailyQuery = { buckets: Array<{ granularity: Granularity, buckets: Array<{ localStart: string, end: string, partial: boolean, count: number, avg: number | null }> }> };
+export type NewYorkDailyQuery = { readonly buckets: ReadonlyArray<{ readonly granularity: Granularity, readonly buckets: ReadonlyArray<{ readonly localStart: string, readonly end: string, readonly partial: boolean, readonly count: number, readonly avg: number | null }> }> };
 
 export type OrdP95DelayQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type OrdP95DelayQuery = { buckets: Array<{ buckets: Array<{ start: string, count: number, p50: number | null, p95: number | null, p99: number | null, value: number | null }> }> };
+export type OrdP95DelayQuery = { readonly buckets: ReadonlyArray<{ readonly buckets: ReadonlyArray<{ readonly start: string, readonly count: number, readonly p50: number | null, readonly p95: number | null, readonly p99: number | null, readonly value: number | null }> }> };
 
 export type RecordReadingsMutationVariables = Exact<{ [key: string]: never; }>;
 
 
-export type RecordReadingsMutation = { recordReadings: { recorded: number, series: number, documents: number } };
+export type RecordReadingsMutation = { readonly recordReadings: { readonly recorded: number, readonly series: number, readonly documents: number } };
 
 export type RoutesFromSanJoseQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type RoutesFromSanJoseQuery = { series: Array<{ id: string, february: Array<{ start: string, count: number }>, quarter: { count: number, avg: number | null } }> };
+export type RoutesFromSanJoseQuery = { readonly series: ReadonlyArray<{ readonly id: string, readonly february: ReadonlyArray<{ readonly start: string, readonly count: number }>, readonly quarter: { readonly count: number, readonly avg: number | null } }> };
 
 export type WeekOverWeekQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type WeekOverWeekQuery = { buckets: Array<{ buckets: Array<{ start: string, value: number | null, previous: number | null, change: number | null, relativeChange: number | null }> }> };
+export type WeekOverWeekQuery = { readonly buckets: ReadonlyArray<{ readonly buckets: ReadonlyArray<{ readonly start: string, readonly value: number | null, readonly previous: number | null, readonly change: number | null, readonly relativeChange: number | null }> }> };
 
 export type WorstOriginsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type WorstOriginsQuery = { aggregate: Array<{ count: number, avg: number | null, tags: Array<{ value: string }> }> };
+export type WorstOriginsQuery = { readonly aggregate: ReadonlyArray<{ readonly count: number, readonly avg: number | null, readonly tags: ReadonlyArray<{ readonly value: string }> }> };
 
 export type LoadWriteMutationVariables = Exact<{
-  readings: Array<ReadingInput> | ReadingInput;
+  readings: ReadonlyArray<ReadingInput> | ReadingInput;
   batchId?: InputMaybe<Scalars['String']['input']>;
 }>;
 
 
-export type LoadWriteMutation = { recordReadings: { recorded: number } };
+export type LoadWriteMutation = { readonly recordReadings: { readonly recorded: number } };
 
 export type LoadHourBucketsQueryVariables = Exact<{
   metric: Scalars['String']['input'];
   from: Scalars['Time']['input'];
   to: Scalars['Time']['input'];
-  hosts: Array<Scalars['String']['input']> | Scalars['String']['input'];
+  hosts: ReadonlyArray<Scalars['String']['input']> | Scalars['String']['input'];
 }>;
 
 
-export type LoadHourBucketsQuery = { buckets: Array<{ buckets: Array<{ start: string, count: number, avg: number | null }> }> };
+export type LoadHourBucketsQuery = { readonly buckets: ReadonlyArray<{ readonly buckets: ReadonlyArray<{ readonly start: string, readonly count: number, readonly avg: number | null }> }> };
 
 export type LoadPerHostQueryVariables = Exact<{
   metric: Scalars['String']['input'];
@@ -912,7 +912,7 @@ export type LoadPerHostQueryVariables = Exact<{
 }>;
 
 
-export type LoadPerHostQuery = { aggregate: Array<{ count: number, avg: number | null, max: number | null, tags: Array<{ value: string }> }> };
+export type LoadPerHostQuery = { readonly aggregate: ReadonlyArray<{ readonly count: number, readonly avg: number | null, readonly max: number | null, readonly tags: ReadonlyArray<{ readonly value: string }> }> };
 
 export type LoadTotalsQueryVariables = Exact<{
   metric: Scalars['String']['input'];
@@ -921,20 +921,20 @@ export type LoadTotalsQueryVariables = Exact<{
 }>;
 
 
-export type LoadTotalsQuery = { aggregate: Array<{ count: number, sum: number | null }> };
+export type LoadTotalsQuery = { readonly aggregate: ReadonlyArray<{ readonly count: number, readonly sum: number | null }> };
 
 export type ImportBatchMutationVariables = Exact<{
-  readings: Array<ReadingInput> | ReadingInput;
+  readings: ReadonlyArray<ReadingInput> | ReadingInput;
   batchId?: InputMaybe<Scalars['String']['input']>;
 }>;
 
 
-export type ImportBatchMutation = { recordReadings: { recorded: number, applied: number, alreadyApplied: number } };
+export type ImportBatchMutation = { readonly recordReadings: { readonly recorded: number, readonly applied: number, readonly alreadyApplied: number } };
 
 export type CountFlightsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type CountFlightsQuery = { aggregate: Array<{ count: number }> };
+export type CountFlightsQuery = { readonly aggregate: ReadonlyArray<{ readonly count: number }> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
