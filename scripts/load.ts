@@ -9,12 +9,15 @@
  *   npm run load -- --writers 8 --readers 2 --duration 30 --batch 200
  *   npm run load -- --url http://127.0.0.1:4000/graphql --token tsg_...
  *
- * Only loopback addresses are accepted for --url.
+ * Only loopback addresses are accepted for --url. The operations are those of
+ * `scripts/load.graphql`, typed by `npm run codegen`.
  */
 import { createServer, type Server } from 'node:http';
 import autocannon, { type Result } from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
+import { LoadHourBucketsDocument, LoadPerHostDocument, LoadTotalsDocument, LoadWriteDocument } from '../src/client/generated/graphql.ts';
+import { request, requestBody } from '../src/client/request.ts';
 import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
 import { sendBatch } from '../src/importer/send.ts';
@@ -57,7 +60,6 @@ const readingAt = (k: number) => ({
 });
 const batchReadings = (seq: number) => Array.from({ length: options.batch }, (_, i) => readingAt(seq * options.batch + i));
 
-const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { recorded } }`;
 const headers = {
   'content-type': 'application/json',
   accept: 'application/graphql-response+json',
@@ -91,13 +93,6 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
   };
 }
 
-async function graphql<T>(url: string, query: string, variables?: Record<string, unknown>): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-  const body = (await response.json()) as { data?: T; errors?: { message: string }[] };
-  if (body.errors?.length) throw new Error(body.errors[0]!.message);
-  return body.data as T;
-}
-
 const { url, local } = options.url ? { url: options.url, local: undefined } : await startLocal();
 console.log(
   `Load test against ${url}: ${options.writers} writers (batches of ${options.batch}), ${options.readers} readers, ${options.duration} s; metric ${METRIC}`,
@@ -122,7 +117,7 @@ const writers = autocannon({
         (context as { seq?: number }).seq = seq;
         return {
           ...request,
-          body: JSON.stringify({ query: RECORD, variables: { readings: batchReadings(seq), batchId: `${METRIC}:${seq}` } }),
+          body: requestBody(LoadWriteDocument, { readings: batchReadings(seq), batchId: `${METRIC}:${seq}` }),
         };
       },
       onResponse: (status, body, context) => {
@@ -136,15 +131,20 @@ const writers = autocannon({
 });
 
 const span = { from: new Date(START).toISOString(), to: new Date(START + 30 * 86_400_000).toISOString() };
-const READ_HOURS = `{ buckets(metric: "${METRIC}", field: "v", granularity: HOUR, from: "${span.from}", to: "${new Date(START + 2 * 86_400_000).toISOString()}", where: [{key: "host", in: ["h1", "h2"]}]) { buckets { start count avg } } }`;
-const READ_GROUPS = `{ aggregate(metric: "${METRIC}", field: "v", from: "${span.from}", to: "${span.to}", groupBy: ["host"]) { tags { value } count avg max } }`;
+const READ_HOURS = requestBody(LoadHourBucketsDocument, {
+  metric: METRIC,
+  from: span.from,
+  to: new Date(START + 2 * 86_400_000).toISOString(),
+  hosts: ['h1', 'h2'],
+});
+const READ_GROUPS = requestBody(LoadPerHostDocument, { metric: METRIC, ...span });
 const readers = autocannon({
   url,
   connections: options.readers,
   duration: options.duration,
   requests: [
-    { method: 'POST', headers, body: JSON.stringify({ query: READ_HOURS }) },
-    { method: 'POST', headers, body: JSON.stringify({ query: READ_GROUPS }) },
+    { method: 'POST', headers, body: READ_HOURS },
+    { method: 'POST', headers, body: READ_GROUPS },
   ],
 });
 
@@ -163,11 +163,12 @@ for (const seq of sent) {
     sum += reading.fields[0]!.value;
   }
 }
-const stored = await graphql<{ aggregate: { count: number; sum: number }[] }>(
-  url,
-  `{ aggregate(metric: "${METRIC}", field: "v", from: "${span.from}", to: "9999-01-01T00:00:00Z") { count sum } }`,
+const stored = await request(
+  LoadTotalsDocument,
+  { metric: METRIC, from: span.from, to: '9999-01-01T00:00:00Z' },
+  { url, token: options.token },
 );
-const actual = stored.aggregate[0] ?? { count: 0, sum: 0 };
+const actual = { count: stored.aggregate[0]?.count ?? 0, sum: stored.aggregate[0]?.sum ?? 0 };
 
 const row = (name: string, result: Result, unit: number) =>
   `| ${name} | ${result.requests.total} | ${(result.requests.total / options.duration).toFixed(1)} | ${((result.requests.total * unit) / options.duration).toFixed(0)} | ${result.latency.p50} | ${result.latency.p99} | ${result.non2xx + result.errors + result.timeouts} |`;

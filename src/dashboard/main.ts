@@ -7,32 +7,20 @@
  * (kept in this browser's local storage) as `Authorization: Bearer`.
  */
 import uPlot from 'uplot';
-import { DASHBOARD_BUCKETS, DASHBOARD_METRICS } from './operations.ts';
+import {
+  DashboardBucketsDocument,
+  DashboardMetricsDocument,
+  type DashboardBucketsQuery,
+  type DashboardBucketsQueryVariables,
+  type DashboardMetricsQuery,
+} from '../client/generated/graphql.ts';
+import { request, type TypedDocument } from '../client/request.ts';
 
-/** A metric as `DashboardMetrics` lists it. */
-interface MetricInfo {
-  name: string;
-  fields: string[];
-  tagKeys: string[];
-  firstReadingAt: string | null;
-  lastReadingAt: string | null;
-}
+/** A metric as `DashboardMetrics` (src/dashboard/operations.graphql) lists it. */
+type MetricInfo = DashboardMetricsQuery['metrics'][number];
 
 /** A bucket as `DashboardBuckets` returns it. */
-export interface ChartBucket {
-  start: string;
-  localStart: string;
-  count: number;
-  avg: number | null;
-  p5: number | null;
-  p95: number | null;
-}
-
-/** A GraphQL error as the server sends it. */
-interface GraphQLErrorBody {
-  message: string;
-  extensions?: { code?: string };
-}
+type ChartBucket = DashboardBucketsQuery['buckets'][number]['buckets'][number];
 
 const TOKEN_KEY = 'tsgraph.dashboard.token';
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -54,29 +42,13 @@ const status = byId<HTMLElement>('status');
 const chartBox = byId<HTMLElement>('chart');
 const table = byId<HTMLTableSectionElement>('values-body');
 
-let metrics: MetricInfo[] = [];
+let metrics: readonly MetricInfo[] = [];
 let plot: uPlot | null = null;
 const following: AbortController | null = null;
 
-/** Sends one GraphQL operation; resolves with `data`, rejects with the first error's code and message. */
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
-  const token = controls.token.value.trim();
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json, application/json',
-      ...(token === '' ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify({ query, variables }),
-    signal,
-  });
-  const body = (await response.json()) as { data?: T | null; errors?: GraphQLErrorBody[] };
-  if (body.errors && body.errors.length > 0) {
-    const [first] = body.errors;
-    throw new Error(`${first!.extensions?.code ?? 'ERROR'}: ${first!.message}`);
-  }
-  return body.data as T;
+/** Sends one typed operation to this server's `/graphql` with the page's token. @throws GraphQLRequestError (its message starts with the error code). */
+function graphql<TResult, TVariables>(document: TypedDocument<TResult, TVariables>, variables: TVariables): Promise<TResult> {
+  return request(document, variables, { url: '/graphql', token: controls.token.value.trim() || undefined });
 }
 
 function say(text: string, isError = false): void {
@@ -129,7 +101,7 @@ function rangeOfMetric(): void {
 }
 
 /** The chart's variables from the controls. */
-function chartVariables(): Record<string, unknown> {
+function chartVariables(): DashboardBucketsQueryVariables {
   const values = controls.tagValues.value
     .split(',')
     .map((value) => value.trim())
@@ -221,7 +193,7 @@ async function refresh(): Promise<void> {
   if (controls.metric.value === '' || controls.field.value === '') return;
   say('Loading…');
   try {
-    const answer = await graphql<{ buckets: { granularity: string; buckets: ChartBucket[] }[] }>(DASHBOARD_BUCKETS, chartVariables());
+    const answer = await graphql(DashboardBucketsDocument, chartVariables());
     const group = answer.buckets[0];
     const buckets = group?.buckets ?? [];
     draw(buckets, group?.granularity ?? 'none');
@@ -245,7 +217,7 @@ async function start(): Promise<void> {
   controls.points.value = params.get('points') ?? '300';
   controls.follow.checked = params.get('follow') === '1';
   try {
-    metrics = (await graphql<{ metrics: MetricInfo[] }>(DASHBOARD_METRICS)).metrics;
+    metrics = (await graphql(DashboardMetricsDocument, {})).metrics;
   } catch (error) {
     say(`${(error as Error).message}. Paste a token with scope "read" above.`, true);
     document.body.dataset.state = 'error';

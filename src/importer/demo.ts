@@ -2,6 +2,8 @@
  * The demo data of `npm run demo`: flights-20k, loaded through the server's own GraphQL
  * endpoint as any client would, on first start (and completed after an interrupted one).
  */
+import { CountFlightsDocument } from '../client/generated/graphql.ts';
+import { request } from '../client/request.ts';
 import type { Logger } from '../logger.ts';
 import { importFlights } from './import.ts';
 
@@ -9,22 +11,17 @@ import { importFlights } from './import.ts';
 export const DEMO_FLIGHTS = 20_000;
 
 /**
- * Counts the flights already recorded (metric `flights`, all time) with an `aggregate`
- * query to `url`.
+ * Counts the flights already recorded (metric `flights`, all time) with the `CountFlights`
+ * query of `operations.graphql` to `url`.
  * @throws Error when the server answers with errors.
  */
 async function recordedFlights(url: string): Promise<number> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({
-      query: '{ aggregate(metric: "flights", field: "delay", from: "1970-01-01T00:00:00Z", to: "9999-01-01T00:00:00Z") { count } }',
-    }),
-  });
-  const body = (await response.json()) as { data?: { aggregate: { count: number }[] }; errors?: { message: string }[] };
-  if (body.errors?.length || !body.data)
-    throw new Error(`Could not count the demo flights: ${body.errors?.[0]?.message ?? response.status}`);
-  return body.data.aggregate[0]?.count ?? 0;
+  try {
+    const { aggregate } = await request(CountFlightsDocument, {}, { url });
+    return aggregate[0]?.count ?? 0;
+  } catch (error) {
+    throw new Error(`Could not count the demo flights: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**

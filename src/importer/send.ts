@@ -2,12 +2,17 @@
  * Client side of ingestion: sends readings to a running server as `recordReadings`
  * mutations over HTTP, as an external service would, each batch with a batch id so a
  * batch that failed on the way (time-out, UNAVAILABLE, lost connection) is retried
- * safely: the server applies it exactly once.
+ * safely: the server applies it exactly once. The mutation is `ImportBatch` of
+ * `operations.graphql`, sent through the typed client of `src/client/`.
  */
+import { ImportBatchDocument, type ReadingInput } from '../client/generated/graphql.ts';
+import { GraphQLRequestError, request } from '../client/request.ts';
 
-const RECORD_MUTATION = `mutation Record($readings: [ReadingInput!]!, $batchId: String) {
-  recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
-}`;
+/**
+ * A reading as sent: a GraphQL `ReadingInput`, whose `time` may also be a `Date`
+ * (`JSON.stringify` turns it into the RFC 3339 string the API takes).
+ */
+export type SentReading = Omit<ReadingInput, 'time'> & { readonly time?: ReadingInput['time'] | Date };
 
 /** Thrown when the server refuses a batch (an input error), or keeps failing after every retry. */
 export class SendError extends Error {
@@ -39,45 +44,34 @@ export interface SendOptions {
   backoffMs?: number;
 }
 
-async function attempt(url: string, readings: readonly unknown[], options: SendOptions): Promise<SendResult> {
-  let response: Response;
+/** Statuses a proxy or a server that is starting or stopping answers with: worth retrying. */
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+async function attempt(url: string, readings: readonly SentReading[], options: SendOptions): Promise<SendResult> {
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/graphql-response+json, application/json',
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      },
-      body: JSON.stringify({ query: RECORD_MUTATION, variables: { readings, batchId: options.batchId } }),
-    });
+    // A Date `time` travels as its JSON form, the string `ReadingInput` declares.
+    const variables = { readings: readings as readonly ReadingInput[], batchId: options.batchId };
+    return (await request(ImportBatchDocument, variables, { url, token: options.token })).recordReadings;
   } catch (error) {
-    throw new RetryableError(`no answer from ${url}: ${(error as Error).message}`);
+    if (!(error instanceof GraphQLRequestError)) throw error;
+    const { status, code } = error;
+    if (status === undefined) throw new RetryableError(error.message);
+    if (code === 'UNAVAILABLE' || RETRYABLE_STATUS.has(status)) {
+      throw new RetryableError(`${code ?? `HTTP ${status}`}: ${error.errors[0]?.message ?? 'service unavailable'}`);
+    }
+    throw new SendError(code || error.errors.length > 0 ? `${code ?? 'ERROR'}: ${error.errors[0]!.message}` : error.message);
   }
-  const body = (await response.json().catch(() => null)) as {
-    data?: { recordReadings?: SendResult | null } | null;
-    errors?: { message: string; extensions?: { code?: string } }[];
-  } | null;
-  const error = body?.errors?.[0];
-  const code = error?.extensions?.code;
-  if (code === 'UNAVAILABLE' || response.status === 502 || response.status === 503 || response.status === 504) {
-    throw new RetryableError(`${code ?? `HTTP ${response.status}`}: ${error?.message ?? 'service unavailable'}`);
-  }
-  if (error) throw new SendError(`${code ?? 'ERROR'}: ${error.message}`);
-  const result = body?.data?.recordReadings;
-  if (!response.ok || !result) throw new SendError(`HTTP ${response.status} from ${url}`);
-  return result;
 }
 
 /**
- * Posts one batch of readings (GraphQL `ReadingInput` JSON) to `url` (e.g.
+ * Posts one batch of readings (GraphQL `ReadingInput`s, checked by the server) to `url` (e.g.
  * `http://127.0.0.1:4000/graphql`) with its batch id, retrying with the same id when
  * the server cannot be reached, answers UNAVAILABLE or a 502/503/504.
  * @returns the server's counts for the batch.
  * @throws SendError with the server's first error message and code (an input error is
  * not retried), or the last failure once the retries are spent.
  */
-export async function sendBatch(url: string, readings: readonly unknown[], options: SendOptions): Promise<SendResult> {
+export async function sendBatch(url: string, readings: readonly SentReading[], options: SendOptions): Promise<SendResult> {
   const retries = options.retries ?? 8;
   let wait = options.backoffMs ?? 250;
   for (let tries = 0; ; tries++) {
@@ -102,7 +96,7 @@ export async function sendBatch(url: string, readings: readonly unknown[], optio
  */
 export async function sendAll(
   url: string,
-  readings: readonly unknown[],
+  readings: readonly SentReading[],
   options: {
     batchSize: number;
     concurrency: number;
