@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
-import { createApp } from '../../src/server/yoga.ts';
+import { createApp, type AppOptions } from '../../src/server/yoga.ts';
 import { testMongoUri } from './db.ts';
 
 /** A store on a fresh database of the test server, the GraphQL app on it, and a log of database commands. */
@@ -54,6 +54,8 @@ export async function openTestApp(
      * fault tests check, with the server's defaults.
      */
     journal?: boolean;
+    /** Live subscriptions: the feed of new readings and the shortest time between pushes (default: the app's own, 1,000 ms). */
+    live?: AppOptions['live'];
   } = {},
 ): Promise<TestApp> {
   const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -76,6 +78,7 @@ export async function openTestApp(
       corsOrigins: options.corsOrigins ?? [],
       ...(options.tokenCacheMs === undefined ? {} : { cacheMs: options.tokenCacheMs }),
     },
+    live: options.live,
   });
   return {
     store,
