@@ -144,10 +144,11 @@ export class LiveEvents {
 }
 
 /**
- * The readings a change of a series-day document reports: for an update, the hours and
- * minutes its updated paths name (`hours.7.minutes.30.delay` is 07:30 of the document's
- * day, `hours.7` the hour, a sketch path `q.hours.…` the same); for an insert, a
- * replacement or an update that names no slot, the whole day. Undefined for a change
+ * The readings a change of a series-day document reports: for an update, the minutes
+ * its updated paths name (`hours.7.minutes.30.delay` is 07:30 of the document's day; a
+ * sketch path `q.hours.…` the same), and the whole hour for an hour named without any of
+ * its minutes (`hours.7` set whole); for an insert, a replacement or an update that
+ * names no slot, the whole day. Undefined for a change
  * without a metric and a date.
  */
 export function writeOfChange(change: DayDocumentChange): MetricWrite | undefined {
@@ -157,14 +158,21 @@ export function writeOfChange(change: DayDocumentChange): MetricWrite | undefine
   const day = date.getTime();
   const whole = { metric, from: day, to: day + DAY_MS };
   if (change.operationType !== 'update') return whole;
-  let from = Number.POSITIVE_INFINITY;
-  let to = Number.NEGATIVE_INFINITY;
+  // Minutes named per hour; an hour named only by its own statistics or as a whole counts whole.
+  const hours = new Map<number, number[]>();
   for (const path of Object.keys(change.updateDescription.updatedFields ?? {})) {
     const slot = /^(?:q\.)?hours\.(\d{1,2})(?:\.minutes\.(\d{1,2}))?(?:\.|$)/.exec(path);
     if (slot === null) continue;
-    const start = day + Number(slot[1]) * HOUR_MS + (slot[2] === undefined ? 0 : Number(slot[2]) * MINUTE_MS);
-    from = Math.min(from, start);
-    to = Math.max(to, start + (slot[2] === undefined ? HOUR_MS : MINUTE_MS));
+    const minutes = hours.get(Number(slot[1])) ?? [];
+    if (slot[2] !== undefined) minutes.push(Number(slot[2]));
+    hours.set(Number(slot[1]), minutes);
+  }
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  for (const [hour, minutes] of hours) {
+    const start = day + hour * HOUR_MS;
+    from = Math.min(from, minutes.length === 0 ? start : start + Math.min(...minutes) * MINUTE_MS);
+    to = Math.max(to, minutes.length === 0 ? start + HOUR_MS : start + (Math.max(...minutes) + 1) * MINUTE_MS);
   }
   return from === Number.POSITIVE_INFINITY ? whole : { metric, from, to };
 }

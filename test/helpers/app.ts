@@ -56,10 +56,14 @@ export async function openTestApp(
     journal?: boolean;
     /** Live subscriptions: the feed of new readings and the shortest time between pushes (default: the app's own, 1,000 ms). */
     live?: AppOptions['live'];
+    /** The database server (default: this worker's test server, `testMongoUri`). */
+    uri?: string;
+    /** The database name (default: a fresh one from `label`), for two apps on one database. */
+    database?: string;
   } = {},
 ): Promise<TestApp> {
-  const dbName = `test_${label}_${randomBytes(4).toString('hex')}`;
-  const store = await openStore(testMongoUri(), dbName, {
+  const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
+  const store = await openStore(options.uri ?? testMongoUri(), dbName, {
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,
