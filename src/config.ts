@@ -159,6 +159,19 @@ const ConfigSchema = z
      * values (see README "Metrics"); 0 logs every request.
      */
     SLOW_QUERY_MS: integer(0, 3_600_000).default(1_000),
+    /**
+     * Shortest time between two pushes of one live subscription (`subscription { buckets }`),
+     * in milliseconds: readings arriving faster are coalesced into the next push (see
+     * README "Live updates"); 0 pushes after every acknowledged write.
+     */
+    LIVE_MIN_INTERVAL_MS: integer(0, 3_600_000).default(1_000),
+    /**
+     * Where live subscriptions learn of new readings: `auto` watches the series-day
+     * collection with a change stream when the database supports one (a replica set),
+     * so writes through any instance are pushed, and otherwise falls back to this
+     * process's own writes; `off` always uses this process's own writes.
+     */
+    LIVE_CHANGE_STREAMS: z.enum(['auto', 'off']).default('auto'),
     /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
     SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
     /**

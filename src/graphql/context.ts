@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.ts';
 import type { Access } from '../auth/access.ts';
 import type { QueryEngine } from '../engine/engine.ts';
+import type { LiveEvents } from '../server/live-events.ts';
 import type { Store } from '../storage/store.ts';
 
 /** Request context handed to every resolver. */
@@ -26,4 +27,17 @@ export interface Context {
   engine: QueryEngine;
   /** What the request's API token allows (every scope when `AUTH=off`); checked by the fields' `authScopes`. */
   access: Access;
+  /** Live subscriptions and the record paths that feed them (see `server/live-events.ts`). */
+  live: {
+    /** The server's feed of new readings, keyed by metric; record resolvers report acknowledged writes to it. */
+    events: LiveEvents;
+    /** Shortest time between two pushes of one subscription, in ms (config `LIVE_MIN_INTERVAL_MS`). */
+    minIntervalMs: number;
+    /**
+     * A new query engine with the request's limits, time limit and abort signal, and a
+     * budget of its own: each push after a subscription's first runs its query on one
+     * (the first uses `engine`).
+     */
+    newEngine(): QueryEngine;
+  };
 }

@@ -1,6 +1,7 @@
 import { recordBatch, type RecordOutcome } from '../engine/record.ts';
-import { validateBatchId, validateReading, validateReadings } from '../record/validate.ts';
+import { validateBatchId, validateReading, validateReadings, type Reading } from '../record/validate.ts';
 import { builder } from './builder.ts';
+import type { Context } from './context.ts';
 import { TagInputRef } from './tag.ts';
 
 const FieldInputRef = builder.inputType('FieldInput', {
@@ -26,6 +27,20 @@ const ReadingInputRef = builder.inputType('ReadingInput', {
     fields: t.field({ type: [FieldInputRef], required: true, description: 'One to 32 fields; names unique.' }),
   }),
 });
+
+/**
+ * Records a validated batch (`recordBatch`, tracked for a graceful shutdown) and, once it
+ * is acknowledged and applied anything, tells live subscriptions of its readings.
+ */
+async function record(
+  ctx: Context,
+  readings: readonly Reading[],
+  options: { batchId?: string; receivedAt: number },
+): Promise<RecordOutcome> {
+  const outcome = await ctx.trackWrite(recordBatch(ctx.store, readings, { ...options, logger: ctx.logger }));
+  if (outcome.applied > 0) ctx.live.events.recorded(readings);
+  return outcome;
+}
 
 const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').implement({
   description:
@@ -72,7 +87,7 @@ builder.mutationFields((t) => ({
       const receivedAt = Date.now();
       const batchId = validateBatchId(args.batchId);
       const readings = validateReading(args.reading, { receivedAt });
-      return ctx.trackWrite(recordBatch(ctx.store, readings, { batchId, receivedAt, logger: ctx.logger }));
+      return record(ctx, readings, { batchId, receivedAt });
     },
   }),
   recordReadings: t.field({
@@ -91,7 +106,7 @@ builder.mutationFields((t) => ({
       const receivedAt = Date.now();
       const batchId = validateBatchId(args.batchId);
       const readings = validateReadings(args.readings, { maxBatchSize: ctx.limits.maxBatchSize, receivedAt });
-      return ctx.trackWrite(recordBatch(ctx.store, readings, { batchId, receivedAt, logger: ctx.logger }));
+      return record(ctx, readings, { batchId, receivedAt });
     },
   }),
 }));

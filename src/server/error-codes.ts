@@ -23,6 +23,19 @@ function withCode(error: GraphQLError, fallback: ErrorCode): GraphQLError {
 }
 
 /**
+ * Gives back its own code to the error a subscription's variable coercion wrapped:
+ * graphql-js shares the original error's `extensions` object with the GraphQL error
+ * wrapping it, and the executor's `subscribe` writes BAD_USER_INPUT into it, so the
+ * {@link CodedError} (a `Time` that does not parse: INVALID_TIME) would lose its code.
+ */
+function restoreOwnCode(error: GraphQLError): GraphQLError {
+  let cause: unknown = error.originalError;
+  while (cause instanceof GraphQLError) cause = cause.originalError;
+  if (cause instanceof CodedError && cause.extensions.code !== cause.code) cause.extensions.code = cause.code;
+  return error;
+}
+
+/**
  * Gives every error a client can cause a stable `extensions.code`: a document that does
  * not parse gets GRAPHQL_PARSE_FAILED, one that does not validate
  * GRAPHQL_VALIDATION_FAILED, and a variable of the wrong type BAD_USER_INPUT, unless the
@@ -47,6 +60,14 @@ export function useErrorCodes(): Plugin {
         if (!('errors' in result) || !result.errors?.length || 'data' in result) return;
         // No data at all: the request failed before any resolver ran (variable coercion).
         setResult({ ...result, errors: result.errors.map((error) => withCode(error, ErrorCode.BAD_USER_INPUT)) });
+      },
+    }),
+    // A subscription's variables are coerced before its source stream starts: the same
+    // codes as a query's (see restoreOwnCode).
+    onSubscribe: () => ({
+      onSubscribeResult: ({ result, setResult }) => {
+        if (!('errors' in result) || !result.errors?.length || 'data' in result) return;
+        setResult({ ...result, errors: result.errors.map(restoreOwnCode) });
       },
     }),
   };

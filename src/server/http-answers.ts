@@ -94,6 +94,11 @@ export interface RouteContext {
   logger: Logger;
   /** Runs a write so a graceful shutdown can wait for it. */
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
+  /**
+   * Told the readings of every acknowledged write that applied any (for live
+   * subscriptions, see `live-events.ts`); called after `recordBatch` returned.
+   */
+  recorded?: (readings: readonly { metric: string; time: number }[]) => void;
   /** Largest number of readings per request (`MAX_BATCH_SIZE`). */
   maxBatchSize: number;
   /** Largest body, as sent and once decompressed, in bytes (`MAX_BODY_BYTES`). */

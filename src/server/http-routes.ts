@@ -26,6 +26,8 @@ export interface HttpRouteOptions {
   auth: AuthSettings;
   trackWrite: RouteContext['trackWrite'];
   health?: RouteContext['health'];
+  /** Told the readings of every acknowledged write (live subscriptions). */
+  recorded?: RouteContext['recorded'];
   /** `MAX_BATCH_SIZE`, `MAX_BODY_BYTES`, `MAX_TOKENS`. */
   maxBatchSize: number;
   maxBodyBytes: number;
@@ -43,6 +45,7 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     logger: options.logger,
     trackWrite: options.trackWrite,
     health: options.health,
+    recorded: options.recorded,
     maxBatchSize: options.maxBatchSize,
     maxBodyBytes: options.maxBodyBytes,
     authenticate: routeAuthenticator(options.store, options.auth, options.logger),

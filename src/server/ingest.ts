@@ -226,7 +226,8 @@ export async function writeLineProtocol(request: Request, url: URL, context: Rou
     }
     return new LocatedError(error.code, at(offset), ownMessage(error));
   });
-  await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  if (outcome.applied > 0) context.recorded?.(valid);
   return new Response(null, { status: 204 });
 }
 
@@ -315,6 +316,7 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
     return new LocatedError(error.code, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
   });
   const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  if (outcome.applied > 0) context.recorded?.(valid);
   const { buckets, ...rest } = outcome;
   return new Response(JSON.stringify({ ...rest, documents: buckets }), {
     status: 200,

@@ -25,6 +25,7 @@ import { authSettings } from './access-control.ts';
 import { DatabaseHealth } from './database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
+import { LiveEvents } from './live-events.ts';
 
 async function main(): Promise<void> {
   const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();
@@ -83,6 +84,12 @@ async function main(): Promise<void> {
     work.then(done, done);
     return work;
   };
+  const live = new LiveEvents(logger);
+  if (config.LIVE_CHANGE_STREAMS === 'auto') {
+    const watched = await live.watchChangeStreams(store);
+    if (watched.used) logger.info('Live subscriptions: a change stream reports the writes of every instance');
+    else logger.info(`Live subscriptions: this instance's own writes only (no change streams: ${watched.reason})`);
+  }
   const yoga = createApp({
     store,
     logger,
@@ -92,6 +99,7 @@ async function main(): Promise<void> {
     health,
     requestLimits: requestLimitsFromConfig(config),
     slowQueryMs: config.SLOW_QUERY_MS,
+    live: { events: live, minIntervalMs: config.LIVE_MIN_INTERVAL_MS },
   });
   const stopRollups = scheduleRollupRebuilds(store, logger, {
     everySeconds: config.ROLLUP_REBUILD_SECONDS,
@@ -126,6 +134,8 @@ async function main(): Promise<void> {
       // Closes idle keep-alive connections at once, answers the requests in flight with
       // "Connection: close", and destroys what is still open after the time-out.
       const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
+      // Live subscriptions never end on their own: end them, so their streams close now.
+      await live.close();
       await terminator.terminate();
       // Writes whose request was cut off at the time-out may still be running: they get
       // what is left of SHUTDOWN_TIMEOUT_MS (their clients were not answered, so they retry).

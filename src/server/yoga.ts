@@ -14,6 +14,8 @@ import { useHttpRoutes } from './http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
 import { instrumentApp, type ServerMetrics } from './metrics.ts';
+import { LiveEvents } from './live-events.ts';
+import { useCacheHeaders } from './cache-headers.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -38,6 +40,12 @@ export interface AppOptions {
   slowQueryMs?: number;
   /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
   metrics?: ServerMetrics;
+  /**
+   * Live subscriptions (see `live-events.ts`): the feed of new readings (default: one of
+   * this app's own writes, closed with the app) and the shortest time between two pushes
+   * of a subscription in ms (default: LIVE_MIN_INTERVAL_MS's default, 1,000).
+   */
+  live?: { events?: LiveEvents; minIntervalMs?: number };
 }
 
 /**
@@ -55,7 +63,9 @@ export interface AppOptions {
  * document depth, aliases, tokens and directives before execution; buckets, series and
  * tag-filter values by a budget of its own before any pipeline runs; a time limit on
  * every database read, which the request's abort signal also cancels when the client
- * goes away.
+ * goes away. Subscriptions (`subscription { buckets }`) are served over Server-Sent
+ * Events and fed by `live.events` (see `live-events.ts`); GET query answers carry an
+ * ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
@@ -78,6 +88,16 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     maxSeries: requestLimits.maxSeries,
     maxFilterValues: requestLimits.maxFilterValues,
   };
+  const ownLive = options.live?.events ? undefined : new LiveEvents(options.logger);
+  const liveEvents = options.live?.events ?? ownLive!;
+  const live = { events: liveEvents, minIntervalMs: options.live?.minIntervalMs ?? loadConfig({}).LIVE_MIN_INTERVAL_MS };
+  const newEngine = (request: Request) =>
+    new QueryEngine(
+      options.store,
+      queryLimits,
+      { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal },
+      instruments.observePipeline,
+    );
   return createYoga<Record<string, unknown>, Context>({
     schema: instruments.schema,
     context: ({ request }): Context => ({
@@ -86,12 +106,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       limits: options.limits,
       trackWrite,
       access: access.accessOf(request),
-      engine: new QueryEngine(
-        options.store,
-        queryLimits,
-        { maxTimeMS: requestLimits.queryTimeoutMs, signal: request.signal },
-        instruments.observePipeline,
-      ),
+      engine: newEngine(request),
+      live: { ...live, newEngine: () => newEngine(request) },
     }),
     // Replaced by useBodyLimit, which answers REQUEST_TOO_LARGE.
     maxRequestBodySize: false,
@@ -118,7 +134,16 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     plugins: [
       ...instruments.plugins,
       // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), GET /export (CSV, NDJSON).
-      useHttpRoutes({ store: options.store, logger: options.logger, auth, trackWrite, health, ...options.limits, ...requestLimits }),
+      useHttpRoutes({
+        store: options.store,
+        logger: options.logger,
+        auth,
+        trackWrite,
+        health,
+        recorded: (readings) => liveEvents.recorded(readings),
+        ...options.limits,
+        ...requestLimits,
+      }),
       ...access.plugins,
       useBodyLimit(requestLimits.maxBodyBytes),
       ...useDocumentLimits(requestLimits),
@@ -127,7 +152,9 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       useReadsExtension(),
       useDatabaseGate(health),
       useReadinessCheck({ endpoint: '/ready', check: () => health.ready() }),
+      useCacheHeaders(),
       { onDispose: () => ownHealth?.close() },
+      { onDispose: () => ownLive?.close() },
     ],
   });
 }

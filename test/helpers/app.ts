@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
-import { createApp } from '../../src/server/yoga.ts';
+import { createApp, type AppOptions } from '../../src/server/yoga.ts';
 import { testMongoUri } from './db.ts';
 
 /** A store on a fresh database of the test server, the GraphQL app on it, and a log of database commands. */
@@ -48,18 +48,22 @@ export async function openTestApp(
     tokenCacheMs?: number;
     corsOrigins?: string[];
     registryCacheTtlMs?: number;
-    /** Opens the database of another test app (a second server instance on one database) instead of a fresh one. */
-    database?: string;
     /**
      * Whether writes wait for the journal (default true, as the server). Tests of query
      * answers over large data sets turn it off to load faster: durability is what the
      * fault tests check, with the server's defaults.
      */
     journal?: boolean;
+    /** Live subscriptions: the feed of new readings and the shortest time between pushes (default: the app's own, 1,000 ms). */
+    live?: AppOptions['live'];
+    /** The database server (default: this worker's test server, `testMongoUri`). */
+    uri?: string;
+    /** The database name (default: a fresh one from `label`), for two apps on one database. */
+    database?: string;
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
-  const store = await openStore(testMongoUri(), dbName, {
+  const store = await openStore(options.uri ?? testMongoUri(), dbName, {
     defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,
@@ -78,6 +82,7 @@ export async function openTestApp(
       corsOrigins: options.corsOrigins ?? [],
       ...(options.tokenCacheMs === undefined ? {} : { cacheMs: options.tokenCacheMs }),
     },
+    live: options.live,
   });
   return {
     store,

@@ -765,6 +765,34 @@ export type StatisticsPercentileArgs = {
   p: Scalars['Float']['input'];
 };
 
+/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see README "Live updates"). */
+export type Subscription = {
+  /** Live `buckets`: the same arguments, answers, limits and errors as `Query.buckets`, pushed over Server-Sent Events (`Accept: text/event-stream`). The first push is the whole answer, at once. Then, whenever readings of `metric` inside the range (or inside the earlier period of `compareWith`) are acknowledged, a push with each group's buckets from the one holding the earliest new reading to the end of the range (they may have changed: fill, transforms and comparisons carry forward); with `fill: LINEAR`, `orderBy` or `limit` every push is the whole answer. Merge pushes into the first by bucket `start`. Writes are coalesced: at most one push every LIVE_MIN_INTERVAL_MS (default 1,000 ms) per subscription. Every push runs the query again, held to MAX_BUCKETS and QUERY_TIMEOUT_MS; a push that fails carries its error (e.g. UNAVAILABLE, QUERY_TIMEOUT) and the subscription goes on. Readings are matched by metric only, so a push may repeat unchanged buckets when the new readings were of series outside `where`. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
+  readonly buckets: ReadonlyArray<BucketGroup>;
+};
+
+
+/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see README "Live updates"). */
+export type SubscriptionBucketsArgs = {
+  compareWith?: InputMaybe<OffsetInput>;
+  field: Scalars['String']['input'];
+  fill?: InputMaybe<Fill>;
+  from: Scalars['Time']['input'];
+  granularity?: InputMaybe<Granularity>;
+  groupBy?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  maxDataPoints?: InputMaybe<Scalars['Int']['input']>;
+  metric: Scalars['String']['input'];
+  orderBy?: InputMaybe<OrderByInput>;
+  statistic?: InputMaybe<Statistic>;
+  timeZone?: InputMaybe<Scalars['String']['input']>;
+  to: Scalars['Time']['input'];
+  transform?: InputMaybe<Transform>;
+  weekStart?: InputMaybe<Weekday>;
+  where?: InputMaybe<ReadonlyArray<TagFilter>>;
+  window?: InputMaybe<Scalars['Int']['input']>;
+};
+
 /** A tag of a series: a key and its string value, e.g. `{key: "origin", value: "LAS"}`. */
 export type Tag = {
   /** Tag key, e.g. `origin`. */
