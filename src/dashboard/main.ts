@@ -9,12 +9,14 @@
 import uPlot from 'uplot';
 import {
   DashboardBucketsDocument,
+  DashboardLiveDocument,
+  type DashboardLiveSubscription,
   DashboardMetricsDocument,
   type DashboardBucketsQuery,
   type DashboardBucketsQueryVariables,
   type DashboardMetricsQuery,
 } from '../client/generated/graphql.ts';
-import { request, type TypedDocument } from '../client/request.ts';
+import { request, requestBody, type TypedDocument } from '../client/request.ts';
 
 /** A metric as `DashboardMetrics` (src/dashboard/operations.graphql) lists it. */
 type MetricInfo = DashboardMetricsQuery['metrics'][number];
@@ -44,7 +46,9 @@ const table = byId<HTMLTableSectionElement>('values-body');
 
 let metrics: readonly MetricInfo[] = [];
 let plot: uPlot | null = null;
-const following: AbortController | null = null;
+let following: AbortController | null = null;
+/** The buckets on the chart, for merging live pushes by start. */
+let shown: ChartBucket[] = [];
 
 /** Sends one typed operation to this server's `/graphql` with the page's token. @throws GraphQLRequestError (its message starts with the error code). */
 function graphql<TResult, TVariables>(document: TypedDocument<TResult, TVariables>, variables: TVariables): Promise<TResult> {
@@ -187,24 +191,102 @@ function draw(buckets: readonly ChartBucket[], granularity: string): void {
   chartBox.dataset.granularity = granularity;
 }
 
-/** Reads and draws the chart of the current controls. */
+/** Draws `buckets` and lists them, and says how many readings they hold. */
+function show(buckets: readonly ChartBucket[], granularity: string, live = false): void {
+  shown = [...buckets];
+  draw(buckets, granularity);
+  fillTable(buckets);
+  const readings = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
+  const time = live ? ` · live, updated ${new Date().toLocaleTimeString()}` : '';
+  say(`${buckets.length} ${granularity.toLowerCase()} buckets, ${readings.toLocaleString('en-US')} readings${time}`);
+  document.body.dataset.state = 'drawn';
+}
+
+/** Reads and draws the chart of the current controls, then follows it live when asked. */
 async function refresh(): Promise<void> {
   saveToAddress();
+  following?.abort();
+  following = null;
   if (controls.metric.value === '' || controls.field.value === '') return;
   say('Loading…');
   try {
     const answer = await graphql(DashboardBucketsDocument, chartVariables());
     const group = answer.buckets[0];
-    const buckets = group?.buckets ?? [];
-    draw(buckets, group?.granularity ?? 'none');
-    fillTable(buckets);
-    const readings = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
-    say(`${buckets.length} ${(group?.granularity ?? '').toLowerCase()} buckets, ${readings.toLocaleString('en-US')} readings`);
-    document.body.dataset.state = 'drawn';
+    show(group?.buckets ?? [], group?.granularity ?? 'none');
   } catch (error) {
     say((error as Error).message, true);
     document.body.dataset.state = 'error';
+    return;
   }
+  if (controls.follow.checked) void follow();
+}
+
+/**
+ * Follows the chart live: the `DashboardLive` subscription over Server-Sent Events (a
+ * POST with `Accept: text/event-stream`, so the token goes in a header, which
+ * `EventSource` cannot send). Each pushed bucket replaces the shown bucket with the same
+ * start. Stops when the controls change or the stream ends.
+ */
+async function follow(): Promise<void> {
+  const controller = new AbortController();
+  following = controller;
+  const token = controls.token.value.trim();
+  try {
+    const response = await fetch('/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(token === '' ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body: requestBody(DashboardLiveDocument, chartVariables()),
+      signal: controller.signal,
+    });
+    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    document.body.dataset.live = 'on';
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let pending = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += value;
+      let end = pending.indexOf('\n\n');
+      while (end >= 0) {
+        receive(pending.slice(0, end));
+        pending = pending.slice(end + 2);
+        end = pending.indexOf('\n\n');
+      }
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) say(`Live updates stopped: ${(error as Error).message}`, true);
+  } finally {
+    if (following === controller) document.body.dataset.live = 'off';
+  }
+}
+
+/** Applies one Server-Sent Event of the live stream: `next` events carry a push, in `data:` lines. */
+function receive(event: string): void {
+  const lines = event.split('\n');
+  if (!lines.includes('event: next')) return;
+  const data = lines
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trimStart())
+    .join('\n');
+  const push = JSON.parse(data) as {
+    data?: DashboardLiveSubscription | null;
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
+  if (push.errors?.length) {
+    say(`${push.errors[0]!.extensions?.code ?? 'ERROR'}: ${push.errors[0]!.message}`, true);
+    return;
+  }
+  const group = push.data?.buckets[0];
+  if (!group) return;
+  const byStart = new Map(shown.map((bucket) => [bucket.start, bucket]));
+  for (const bucket of group.buckets) byStart.set(bucket.start, bucket);
+  const merged = [...byStart.values()].sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
+  show(merged, group.granularity, true);
+  document.body.dataset.pushes = String(Number(document.body.dataset.pushes ?? 0) + 1);
 }
 
 /** Loads the metric list and the controls' first values (from the address, else the first metric and its span). */
@@ -255,9 +337,8 @@ controls.form.addEventListener('submit', (event) => {
   event.preventDefault();
   void refresh();
 });
-for (const input of [controls.field, controls.tagKey, controls.timeZone, controls.from, controls.to, controls.points]) {
+for (const input of [controls.field, controls.tagKey, controls.timeZone, controls.from, controls.to, controls.points, controls.follow]) {
   input.addEventListener('change', () => void refresh());
 }
 window.addEventListener('resize', () => plot?.setSize({ width: Math.max(320, chartBox.clientWidth), height: 360 }));
-void following;
 void start();

@@ -3,7 +3,8 @@
  * every request to another host refused: GraphiQL renders and runs an example, and the
  * dashboard draws the flights-20k flights of two Chicago airports (sent by the importer's
  * sender through the HTTP API; all 20,000 would take minutes to load on the test
- * database) with values that equal the API's answer and a plain loop over the data file. A screenshot of the
+ * database) with values that equal the API's answer and a plain loop over the data file,
+ * and follows a reading recorded while it is open (the live subscription). A screenshot of the
  * dashboard is written to `test-results/dashboard.png`.
  */
 import { mkdirSync } from 'node:fs';
@@ -132,6 +133,49 @@ describe('in a browser, offline', { timeout: 300_000 }, () => {
 
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(outside).toEqual([]);
+    await page.context().close();
+  });
+
+  it('follows live updates: a reading recorded while the page is open reaches the chart', async () => {
+    const { page, outside } = await pageOffline(browser, origin);
+    const query = new URLSearchParams({
+      metric: 'flights',
+      field: 'delay',
+      tz: ZONE,
+      from: '2001-03-01T00:00',
+      to: '2001-04-01T00:00',
+      points: '100',
+      tag: 'origin:ORD',
+      follow: '1',
+    });
+    await page.goto(`${origin}/dashboard?${query.toString()}`);
+    await page.waitForSelector('body[data-state="drawn"][data-live="on"]', { timeout: 60_000 });
+    const lastDay = page.locator('#values-body tr').last();
+    await expect.poll(async () => page.locator('#values-body tr').count()).toBeGreaterThan(0);
+    const before = Number(await lastDay.locator('td.count').getAttribute('data-value'));
+
+    // 2001-03-31 12:00 in Chicago (CST, UTC-6): the chart's last day.
+    const recorded = await t.graphql<{ recordReadings: { applied: number } }>(
+      `mutation { recordReadings(readings: [{ metric: "flights", tags: [{ key: "origin", value: "ORD" }, { key: "destination", value: "SFO" }],
+        time: "2001-03-31T18:00:00Z", fields: [{ name: "delay", value: 1000 }] }]) { applied } }`,
+    );
+    expect(recorded.data?.recordReadings.applied).toBe(1);
+    await expect
+      .poll(async () => Number(await lastDay.locator('td.count').getAttribute('data-value')), { timeout: 30_000 })
+      .toBe(before + 1);
+    expect(Number(await page.locator('body').getAttribute('data-pushes'))).toBeGreaterThanOrEqual(1);
+
+    // The API's last bucket of the same chart (the finest granularity with at most 100 buckets over March).
+    const api = await t.graphql<{ buckets: { granularity: string; buckets: { start: string; count: number; avg: number }[] }[] }>(
+      `{ buckets(metric: "flights", field: "delay", from: "2001-03-01T00:00", to: "2001-04-01T00:00", timeZone: "${ZONE}",
+        where: [{ key: "origin", in: ["ORD"] }], maxDataPoints: 100, fill: NULL) { granularity buckets { start count avg } } }`,
+    );
+    expect(api.errors).toBeUndefined();
+    const last = api.data!.buckets[0]!.buckets.at(-1)!;
+    expect(await lastDay.getAttribute('data-start')).toBe(last.start);
+    expect(last.count).toBe(before + 1);
+    expect(Number(await lastDay.locator('td.avg').getAttribute('data-value'))).toBe(last.avg);
     expect(outside).toEqual([]);
     await page.context().close();
   });

@@ -969,6 +969,19 @@ export type DashboardBucketsQueryVariables = Exact<{
 
 export type DashboardBucketsQuery = { readonly buckets: ReadonlyArray<{ readonly granularity: Granularity, readonly buckets: ReadonlyArray<{ readonly start: string, readonly localStart: string, readonly count: number, readonly avg: number | null, readonly p5: number | null, readonly p95: number | null }> }> };
 
+export type DashboardLiveSubscriptionVariables = Exact<{
+  metric: Scalars['String']['input'];
+  field: Scalars['String']['input'];
+  from: Scalars['Time']['input'];
+  to: Scalars['Time']['input'];
+  timeZone: Scalars['String']['input'];
+  where?: InputMaybe<ReadonlyArray<TagFilter> | TagFilter>;
+  maxDataPoints: Scalars['Int']['input'];
+}>;
+
+
+export type DashboardLiveSubscription = { readonly buckets: ReadonlyArray<{ readonly granularity: Granularity, readonly buckets: ReadonlyArray<{ readonly start: string, readonly localStart: string, readonly count: number, readonly avg: number | null, readonly p5: number | null, readonly p95: number | null }> }> };
+
 export type ImportBatchMutationVariables = Exact<{
   readings: ReadonlyArray<ReadingInput> | ReadingInput;
   batchId?: InputMaybe<Scalars['String']['input']>;
@@ -1320,6 +1333,30 @@ export const DashboardBucketsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashboardBucketsQuery, DashboardBucketsQueryVariables>;
+export const DashboardLiveDocument = new TypedDocumentString(`
+    subscription DashboardLive($metric: String!, $field: String!, $from: Time!, $to: Time!, $timeZone: String!, $where: [TagFilter!], $maxDataPoints: Int!) {
+  buckets(
+    metric: $metric
+    field: $field
+    from: $from
+    to: $to
+    timeZone: $timeZone
+    where: $where
+    maxDataPoints: $maxDataPoints
+    fill: NULL
+  ) {
+    granularity
+    buckets {
+      start
+      localStart
+      count
+      avg
+      p5: percentile(p: 5)
+      p95: percentile(p: 95)
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashboardLiveSubscription, DashboardLiveSubscriptionVariables>;
 export const ImportBatchDocument = new TypedDocumentString(`
     mutation ImportBatch($readings: [ReadingInput!]!, $batchId: String) {
   recordReadings(readings: $readings, batchId: $batchId) {
