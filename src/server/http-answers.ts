@@ -5,6 +5,7 @@
  * errors as HTTP answers in the shape InfluxDB's v2 API gives them, carrying our stable
  * code as GraphQL errors do.
  */
+import type { RecordOutcome } from '../engine/record.ts';
 import { GraphQLError } from 'graphql';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
 import type { Scope } from '../auth/tokens.ts';
@@ -99,6 +100,8 @@ export interface RouteContext {
    * subscriptions, see `live-events.ts`); called after `recordBatch` returned.
    */
   recorded?: (readings: readonly { metric: string; time: number }[]) => void;
+  /** Told the outcome of every acknowledged write (for `/metrics`: readings recorded and already applied). */
+  written?: (outcome: RecordOutcome) => void;
   /** Largest number of readings per request (`MAX_BATCH_SIZE`). */
   maxBatchSize: number;
   /** Largest body, as sent and once decompressed, in bytes (`MAX_BODY_BYTES`). */

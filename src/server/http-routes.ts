@@ -16,8 +16,9 @@ import type { Store } from '../storage/store.ts';
 import type { AuthSettings } from './access-control.ts';
 import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
-import { answerToError, errorAnswer, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
+import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
+import { codeOfError, type ServerMetrics } from './metrics.ts';
 
 /** What the routes need from the app (see `createApp`). */
 export interface HttpRouteOptions {
@@ -28,6 +29,8 @@ export interface HttpRouteOptions {
   health?: RouteContext['health'];
   /** Told the readings of every acknowledged write (live subscriptions). */
   recorded?: RouteContext['recorded'];
+  /** Counts the routes' requests and the readings they store (`/metrics`); optional. */
+  metrics?: ServerMetrics;
   /** `MAX_BATCH_SIZE`, `MAX_BODY_BYTES`, `MAX_TOKENS`. */
   maxBatchSize: number;
   maxBodyBytes: number;
@@ -46,6 +49,7 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     trackWrite: options.trackWrite,
     health: options.health,
     recorded: options.recorded,
+    written: options.metrics === undefined ? undefined : (outcome) => options.metrics!.recorded(outcome),
     maxBatchSize: options.maxBatchSize,
     maxBodyBytes: options.maxBodyBytes,
     authenticate: routeAuthenticator(options.store, options.auth, options.logger),
@@ -55,7 +59,7 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
 
   const write = async (request: Request, handle: () => Promise<Response>): Promise<Response> => {
     refuseForeignPages(request, options.auth.corsOrigins);
-    if (options.health?.isDown()) return errorAnswer(unavailable('The readings were not stored'));
+    if (options.health?.isDown()) throw unavailable('The readings were not stored');
     return handle();
   };
   type Handler = (request: Request, url: URL, serverContext: Parameters<Yoga['handle']>[1]) => Promise<Response>;
@@ -82,9 +86,12 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     async onRequest({ request, url, endResponse, serverContext }) {
       const route = routes[url.pathname];
       if (!route || request.method !== route.method) return;
+      const routeLabel = url.pathname.startsWith(DASHBOARD_PATHS.page) ? DASHBOARD_PATHS.page : url.pathname;
       try {
         endResponse(await route.handle(request, url, serverContext));
+        options.metrics?.httpRequests.inc({ route: routeLabel, code: 'OK' });
       } catch (error) {
+        options.metrics?.httpRequests.inc({ route: routeLabel, code: codeOfError(error) });
         endResponse(answerToError(error, context, `${request.method} ${url.pathname}`));
       }
     },

@@ -227,6 +227,7 @@ export async function writeLineProtocol(request: Request, url: URL, context: Rou
     return new LocatedError(error.code, at(offset), ownMessage(error));
   });
   const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  context.written?.(outcome);
   if (outcome.applied > 0) context.recorded?.(valid);
   return new Response(null, { status: 204 });
 }
@@ -316,6 +317,7 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
     return new LocatedError(error.code, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
   });
   const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
+  context.written?.(outcome);
   if (outcome.applied > 0) context.recorded?.(valid);
   const { buckets, ...rest } = outcome;
   return new Response(JSON.stringify({ ...rest, documents: buckets }), {

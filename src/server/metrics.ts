@@ -83,10 +83,18 @@ export class ServerMetrics {
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
+  /** Requests of the plain HTTP routes (line protocol, NDJSON, export, dashboard), by route and outcome code. */
+  readonly httpRequests = new Counter({
+    name: 'tsgraph_http_requests_total',
+    help: 'Requests of the HTTP routes beside /graphql (/api/v2/write, /api/readings, /export, /dashboard), by route and outcome code (OK or the error code)',
+    labelNames: ['route', 'code'] as const,
+    registers: [this.registry],
+  });
+
   /** Readings the record mutations applied (stored by this call). */
   readonly readingsRecorded = new Counter({
     name: 'tsgraph_readings_recorded_total',
-    help: 'Readings stored by recordReading and recordReadings (applied by the call that answered)',
+    help: 'Readings stored by recordReading, recordReadings, /api/v2/write and /api/readings (applied by the call that answered)',
     registers: [this.registry],
   });
   /** Readings of retried batches that an earlier call had already stored. */
@@ -98,7 +106,7 @@ export class ServerMetrics {
   /** Readings of batches a record mutation refused, by error code. */
   readonly readingsRefused = new Counter({
     name: 'tsgraph_readings_refused_total',
-    help: 'Readings of batches that recordReading or recordReadings refused or could not store, by error code',
+    help: 'Readings of batches that recordReading or recordReadings refused or could not store, by error code (refused ingest requests: tsgraph_http_requests_total)',
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
@@ -206,8 +214,8 @@ export class ServerMetrics {
   }
 }
 
-/** The code of an error a resolver threw: its own code, UNAVAILABLE for an unreachable database, else INTERNAL_SERVER_ERROR. */
-function codeOfError(error: unknown): string {
+/** The code of an error a resolver or route threw: its own code, UNAVAILABLE for an unreachable database, else INTERNAL_SERVER_ERROR. */
+export function codeOfError(error: unknown): string {
   if (error instanceof CodedError) return error.code;
   if (error instanceof GraphQLError) {
     const code = error.extensions?.code;

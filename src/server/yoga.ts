@@ -141,6 +141,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
         trackWrite,
         health,
         recorded: (readings) => liveEvents.recorded(readings),
+        metrics: instruments.metrics,
         ...options.limits,
         ...requestLimits,
       }),

@@ -170,6 +170,38 @@ describe('/metrics', () => {
     expect(sample(after, 'tsgraph_database_up')).toBe(1);
   });
 
+  it('counts the readings of the ingest routes and their requests by route and code', async () => {
+    const before = await t.scrape();
+    const send = (body: string, batchId?: string) =>
+      t.app.fetch('http://yoga/api/v2/write?precision=s', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', ...(batchId ? { 'idempotency-key': batchId } : {}) },
+        body,
+      });
+    // 3 points, sent twice with the same key (the retry stores nothing), then a line that does not parse.
+    const points = ['disk,host=a used=1 1714521600', 'disk,host=b used=2 1714521660', 'disk,host=a used=3 1714521720'].join('\n');
+    expect((await send(points, 'lp-1')).status).toBe(204);
+    expect((await send(points, 'lp-1')).status).toBe(204);
+    expect((await send('disk,host=a used= 1714521600')).status).toBe(400);
+    const ndjson = await t.app.fetch('http://yoga/api/readings', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body: '{"metric": "disk", "tags": {"host": "c"}, "time": 1714521600000, "fields": {"used": 4}}\n',
+    });
+    expect(ndjson.status).toBe(200);
+
+    const after = await t.scrape();
+    const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+    expect(delta('tsgraph_readings_recorded_total')).toBe(4);
+    expect(delta('tsgraph_readings_already_applied_total')).toBe(3);
+    expect(delta('tsgraph_http_requests_total', { route: '/api/v2/write', code: 'OK' })).toBe(2);
+    expect(delta('tsgraph_http_requests_total', { route: '/api/readings', code: 'OK' })).toBe(1);
+    const refusedCodes = [...after.keys()].filter(
+      (key) => key.startsWith('tsgraph_http_requests_total{') && key.includes('route="/api/v2/write"') && !key.includes('code="OK"'),
+    );
+    expect(refusedCodes.reduce((sum, key) => sum + (after.get(key) ?? 0) - (before.get(key) ?? 0), 0)).toBe(1);
+  });
+
   it('times each pipeline by granularity, finest level read, kind and source', async () => {
     const before = await t.scrape();
     // Whole UTC days: day totals only.
