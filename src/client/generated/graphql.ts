@@ -956,6 +956,8 @@ export type DashboardMetricsQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type DashboardMetricsQuery = { readonly metrics: ReadonlyArray<{ readonly name: string, readonly fields: ReadonlyArray<string>, readonly tagKeys: ReadonlyArray<string>, readonly firstReadingAt: string | null, readonly lastReadingAt: string | null }> };
 
+export type DashboardChartFragment = { readonly granularity: Granularity, readonly buckets: ReadonlyArray<{ readonly start: string, readonly localStart: string, readonly count: number, readonly avg: number | null, readonly p5: number | null, readonly p95: number | null }> };
+
 export type DashboardBucketsQueryVariables = Exact<{
   metric: Scalars['String']['input'];
   field: Scalars['String']['input'];
@@ -1013,7 +1015,19 @@ export class TypedDocumentString<TResult, TVariables>
     return this.value;
   }
 }
-
+export const DashboardChartFragmentDoc = new TypedDocumentString(`
+    fragment DashboardChart on BucketGroup {
+  granularity
+  buckets {
+    start
+    localStart
+    count
+    avg
+    p5: percentile(p: 5)
+    p95: percentile(p: 95)
+  }
+}
+    `, {"fragmentName":"DashboardChart"}) as unknown as TypedDocumentString<DashboardChartFragment, unknown>;
 export const DelayPerOriginDocument = new TypedDocumentString(`
     query DelayPerOrigin {
   aggregate(
@@ -1321,18 +1335,20 @@ export const DashboardBucketsDocument = new TypedDocumentString(`
     maxDataPoints: $maxDataPoints
     fill: NULL
   ) {
-    granularity
-    buckets {
-      start
-      localStart
-      count
-      avg
-      p5: percentile(p: 5)
-      p95: percentile(p: 95)
-    }
+    ...DashboardChart
   }
 }
-    `) as unknown as TypedDocumentString<DashboardBucketsQuery, DashboardBucketsQueryVariables>;
+    fragment DashboardChart on BucketGroup {
+  granularity
+  buckets {
+    start
+    localStart
+    count
+    avg
+    p5: percentile(p: 5)
+    p95: percentile(p: 95)
+  }
+}`) as unknown as TypedDocumentString<DashboardBucketsQuery, DashboardBucketsQueryVariables>;
 export const DashboardLiveDocument = new TypedDocumentString(`
     subscription DashboardLive($metric: String!, $field: String!, $from: Time!, $to: Time!, $timeZone: String!, $where: [TagFilter!], $maxDataPoints: Int!) {
   buckets(
@@ -1345,18 +1361,20 @@ export const DashboardLiveDocument = new TypedDocumentString(`
     maxDataPoints: $maxDataPoints
     fill: NULL
   ) {
-    granularity
-    buckets {
-      start
-      localStart
-      count
-      avg
-      p5: percentile(p: 5)
-      p95: percentile(p: 95)
-    }
+    ...DashboardChart
   }
 }
-    `) as unknown as TypedDocumentString<DashboardLiveSubscription, DashboardLiveSubscriptionVariables>;
+    fragment DashboardChart on BucketGroup {
+  granularity
+  buckets {
+    start
+    localStart
+    count
+    avg
+    p5: percentile(p: 5)
+    p95: percentile(p: 95)
+  }
+}`) as unknown as TypedDocumentString<DashboardLiveSubscription, DashboardLiveSubscriptionVariables>;
 export const ImportBatchDocument = new TypedDocumentString(`
     mutation ImportBatch($readings: [ReadingInput!]!, $batchId: String) {
   recordReadings(readings: $readings, batchId: $batchId) {
