@@ -622,10 +622,11 @@ const EXPLICIT_MINUTE_ENTRIES = 16;
  * days cut in two by a bucket boundary (the larger part is derived from them, see
  * {@link planReads}), the hour slots of the hours of hour pieces, always by explicit
  * paths (`hours.7.fields.delay`): the whole `hours` object holds every minute too, and
- * keeping it was slower in every case measured on the test server, most where hours hold
- * many minutes (an HOUR chart of 10 fields over 6 h of 20 TSBS hosts: 1,216 ms with 61
- * explicit paths, 6,160 ms with `hours`; of one airport over a day of flights: 522 ms
- * with 25 paths, 727 ms with `hours`), and the minutes of minute pieces (explicit minutes up to
+ * keeping it was slower in three of four cases measured on the test server, most where
+ * hours hold many minutes (an HOUR chart of 10 fields over 6 h of 20 TSBS hosts: 1,216 ms
+ * with 61 explicit paths, 6,160 ms with `hours`; of one airport over a day of flights:
+ * 522 ms with 25 paths, 727 ms with `hours`); 8% faster only for a day of every route's
+ * hours, two fields (49 paths, where flights' sparse hours hold few minutes), and the minutes of minute pieces (explicit minutes up to
  * {@link EXPLICIT_MINUTE_ENTRIES} per hour, else the hour's `minutes`). The statistics
  * also read the hour entry of every hour holding minutes read (pipelines test its count
  * before looking into the hour's minutes).
