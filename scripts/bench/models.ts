@@ -96,9 +96,12 @@ export class OursModel implements Model {
     return this.store.db;
   }
 
-  /** Opens an empty database `dbName` on `uri` with metrics created in `layout`. */
+  /**
+   * Opens an empty database `dbName` on `uri` with metrics created in `layout`, the
+   * driver's command monitoring on (`bench/bytes-read.ts` catches the pipelines sent).
+   */
   static async open(uri: string, dbName: string, layout: DocumentLayout): Promise<OursModel> {
-    const store = await openStore(uri, dbName, { defaultLayout: layout });
+    const store = await openStore(uri, dbName, { defaultLayout: layout, client: { monitorCommands: true } });
     await store.db.dropDatabase();
     await ensureIndexes(store.db);
     const app = createApp({

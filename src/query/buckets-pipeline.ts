@@ -408,6 +408,17 @@ const DIRECT_HOURS = 12;
 const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
 
 /**
+ * The two parts of a plan that reads a whole day cut in two buckets, smaller first (see
+ * {@link planReads}: the smaller is read from its slots, the larger derived from the
+ * day totals); null for any other plan.
+ */
+function splitDay(plan: DayPlan): [DayPart, DayPart] | null {
+  if (plan.parts === null || plan.parts.length !== 2 || lengthOf(plan.pieces) !== DAY_MS) return null;
+  const [a, b] = plan.parts as [DayPart, DayPart];
+  return lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
+}
+
+/**
  * The statistics of the larger part of a day cut in two, from the day totals and the
  * smaller part's statistics (bound as `$$s`): counts, sums and sums of squares are the
  * day's minus the smaller part's (exact for integer values; for fractional values the
@@ -473,9 +484,9 @@ export function planReads(
 ): unknown {
   if (plan.parts === null || context === null) return slotsOf(fields, plan.pieces);
   const parts = plan.parts;
-  if (parts.length === 2 && lengthOf(plan.pieces) === DAY_MS) {
-    const [a, b] = parts as [DayPart, DayPart];
-    const [small, large] = lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
+  const halves = splitDay(plan);
+  if (halves !== null) {
+    const [small, large] = halves;
     const split = {
       $let: {
         vars: { s: mergedStats(fields, small.pieces, statistics) },
@@ -539,6 +550,116 @@ const accumulators = (fields: readonly string[], statistics: readonly Statistic[
 const lowestVersion = (path: string) => ({ ver: { $min: { $ifNull: [path, 1] } } });
 
 /**
+ * Collects the dotted paths a pipeline reads of each series-day (or rollup) document,
+ * and makes the read projection: the `$project` that keeps only them, right after
+ * `$match` and before any expression walks the document: the day, the group key's
+ * paths, the layout version when first and last readings are merged, and the slots the
+ * plans read (explicit paths such as `hours.7.fields.delay`, see {@link addSlotsRead}).
+ * Expressions that walk nested objects (`$objectToArray`, `$filter`, `$map`) cost in
+ * proportion to what they walk, and a day document holds far more than one query
+ * reads: the other levels, the other fields, the sketches, the latest readings. The
+ * benchmark measures each pipeline without this stage too (`scripts/bench/bytes-read.ts`,
+ * README "Bytes read per query").
+ */
+class ReadPaths {
+  private readonly paths = new Set<string>(['date']);
+
+  /** Adds paths as they are. */
+  add(...paths: string[]): this {
+    for (const path of paths) this.paths.add(path);
+    return this;
+  }
+
+  /**
+   * Adds the whole entry of each of `fields` in the slot at `slot` (`fields`,
+   * `hours.7.fields`, `hours.7.minutes.30`): one path per field rather than one per
+   * statistic, since on the test server a projection costs per path and per document
+   * (measured with a copy of the pipeline projecting each statistic: an HOUR chart of
+   * 10 fields over 6 h of 20 TSBS hosts took 1,374 ms with 301 paths, 1,216 ms with 61).
+   */
+  slot(slot: string, fields: readonly string[]): this {
+    for (const field of fields) this.paths.add(`${slot}.${field}`);
+    return this;
+  }
+
+  /** The group key's paths: the tag values grouped by, or the series id. */
+  group(grouping: Grouping): this {
+    if (grouping.by === 'series') this.paths.add('series');
+    else if (grouping.by === 'tags') for (const key of grouping.keys) this.paths.add(`tags.${key}`);
+    return this;
+  }
+
+  /**
+   * The `$project` stage keeping exactly the collected paths, `_id` left out. A path
+   * inside another collected path is dropped (MongoDB refuses a projection naming both
+   * `a.b` and `a.b.c`: "Path collision"). Paths come sorted, so equal queries build
+   * equal stages.
+   */
+  stage(): Document {
+    const kept: Document = { _id: 0 };
+    for (const path of [...this.paths].sort()) {
+      const steps = path.split('.');
+      const inside = steps.some((_, i) => i > 0 && this.paths.has(steps.slice(0, i).join('.')));
+      if (!inside) kept[path] = 1;
+    }
+    return { $project: kept };
+  }
+}
+
+/**
+ * Minute entries (minutes x fields) of one hour a projection names one by one
+ * (`hours.7.minutes.30.delay`); beyond, it keeps the hour's whole `minutes` object.
+ * Measured on the test server (copies of the pipeline with other projections, 20 TSBS
+ * hosts x 6 h): the max per minute of 1 field over 5 minutes of every host took 1,578 ms
+ * with explicit minutes, 3,332 ms with the hour's whole `minutes` and 2,589 ms without
+ * any projection; past a few dozen entries an hour, the paths cost more than they save.
+ */
+const EXPLICIT_MINUTE_ENTRIES = 16;
+
+/**
+ * The slots the plans of a query read, added to `paths` under `root` (`''` for the
+ * statistics, `'q.'` for the sketches): the day totals of plans with a day piece and of
+ * days cut in two by a bucket boundary (the larger part is derived from them, see
+ * {@link planReads}), the hour slots of the hours of hour pieces, always by explicit
+ * paths (`hours.7.fields.delay`): the whole `hours` object holds every minute too, and
+ * keeping it was slower in three of four cases measured on the test server, most where
+ * hours hold many minutes (an HOUR chart of 10 fields over 6 h of 20 TSBS hosts: 1,216 ms
+ * with 61 explicit paths, 6,160 ms with `hours`; of one airport over a day of flights:
+ * 522 ms with 25 paths, 727 ms with `hours`); 8% faster only for a day of every route's
+ * hours, two fields (49 paths, where flights' sparse hours hold few minutes), and the minutes of minute pieces (explicit minutes up to
+ * {@link EXPLICIT_MINUTE_ENTRIES} per hour, else the hour's `minutes`). The statistics
+ * also read the hour entry of every hour holding minutes read (pipelines test its count
+ * before looking into the hour's minutes).
+ */
+function addSlotsRead(paths: ReadPaths, root: '' | 'q.', fields: readonly string[], plans: readonly DayPlan[], zoned: boolean): void {
+  let dayTotals = false;
+  const hours = new Set<number>();
+  const minutesByHour = new Map<number, Set<number>>();
+  for (const plan of plans) {
+    if (plan.pieces.some((piece) => piece.level === 'day') || (zoned && splitDay(plan) !== null)) dayTotals = true;
+    for (const [from, to] of hourRangesOf(plan.pieces)) for (let hour = from; hour < to; hour++) hours.add(hour);
+    for (const [from, to] of minuteRangesOf(plan.pieces)) {
+      for (let minute = from; minute < to; minute++) {
+        const hour = Math.floor(minute / 60);
+        const minutes = minutesByHour.get(hour) ?? new Set<number>();
+        minutes.add(minute % 60);
+        minutesByHour.set(hour, minutes);
+      }
+    }
+  }
+  if (dayTotals) paths.slot(`${root}fields`, fields);
+  for (const hour of hours) paths.slot(`${root}hours.${hour}.fields`, fields);
+  for (const [hour, minutes] of minutesByHour) {
+    if (minutes.size * fields.length <= EXPLICIT_MINUTE_ENTRIES) {
+      for (const minute of minutes) paths.slot(`${root}hours.${hour}.minutes.${minute}`, fields);
+    } else {
+      paths.add(`${root}hours.${hour}.minutes`);
+    }
+    if (root === '') paths.slot(`hours.${hour}.fields`, fields);
+  }
+}
+
+/**
  * Builds the aggregation pipeline of a bucket query (pure, no I/O).
  *
  * The range is split into segments (see {@link planBucketSegments}) read at the coarsest
@@ -549,14 +670,16 @@ const lowestVersion = (path: string) => ({ ver: { $min: { $ifNull: [path, 1] } }
  * (hour slots there), a Kathmandu `DAY` query hour slots and the minutes of the hour
  * holding its 18:15 UTC boundary. `$match` selects the documents of the range's days
  * (index `series_date`, `metric_date` or `metric_tagPairs_date`) that hold the field.
- * When day totals answer everything, one `$group` sums them:
+ * Right after `$match`, `$project {paths}` keeps only the paths the pipeline reads (the
+ * day, the group key, the statistics of the slots its plans read; see
+ * {@link ReadPaths}). When day totals answer everything, one `$group` sums them:
  *
- *   `$match` -> `$match` -> `$group`
+ *   `$match` -> `$match` -> `$project {paths}` -> `$group`
  *
  * Otherwise each document reads the plan of its day (see `query/read-plan.ts`, chosen
  * by a few comparisons on its date, {@link documentReads}), all in one pass:
  *
- *   `$match` -> `$match` -> `$project {slot}` -> `$unwind` -> `$group` (-> `$set`)
+ *   `$match` -> `$match` -> `$project {paths}` -> `$project {slot}` -> `$unwind` -> `$group` (-> `$set`)
  *
  * - Finer granularities and UTC: the document's slots (`$objectToArray` over the hour
  *   and minute subdocuments, `$filter` by index), each grouped by its bucket start,
@@ -609,6 +732,11 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
     plans = planDays(segments);
   }
 
+  const paths = new ReadPaths().group(query.grouping);
+  if (query.firstLast) paths.add('v');
+  addSlotsRead(paths, '', fields, plans, context !== null);
+  const project = [paths.stage()];
+
   const wholeDays = plans.every((plan) => plan.pieces.length === 1 && plan.pieces[0]!.level === 'day');
   if (wholeDays) {
     // Day totals answer everything: one $group over the documents, no $unwind.
@@ -624,12 +752,13 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
         ...(query.firstLast ? lowestVersion('$v') : {}),
       },
     };
-    return context === null ? [...match, grouped] : [...match, grouped, startsAsDates];
+    return context === null ? [...match, ...project, grouped] : [...match, ...project, grouped, startsAsDates];
   }
   const t =
     granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
   return [
     ...match,
+    ...project,
     {
       $project: {
         _id: 0,
@@ -706,8 +835,10 @@ export interface SketchRow {
  * adding their bin counts ("DDSketch: A Fast and Fully-Mergeable Quantile Sketch with
  * Relative-Error Guarantees"), so the rows are the exact merged sketch of each bucket:
  *
- *   `$match` -> `$match` -> `$project {s}` -> `$unwind` -> `$unwind` -> `$group`
+ *   `$match` -> `$match` -> `$project {paths}` -> `$project {s}` -> `$unwind` -> `$unwind` -> `$group`
  *
+ * The first `$project` keeps only the day, the group key and the sketches of the slots
+ * read (`q.fields.delay`, `q.hours.7.fields.delay`, …; see {@link ReadPaths}).
  * Every slot lies inside one bucket (the segments see to that in any zone), so its
  * bucket is found from its start ({@link bucketStartExpression}). A slot read without a
  * sketch (a level the metric does not sketch, a document written before sketches)
@@ -720,8 +851,11 @@ export function sketchPipeline(query: BucketQuery): Document[] {
   const plans = planDays(querySegments(query));
   const group = groupExpression(query.grouping);
   const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
+  const paths = new ReadPaths().group(query.grouping);
+  addSlotsRead(paths, 'q.', query.fields, plans, false);
   return [
     ...matchStages(query),
+    paths.stage(),
     {
       $project: {
         _id: 0,

@@ -2,7 +2,8 @@
  * Ranking of grouped results ("the 10 worst origins by average delay"): stages to
  * append after the `$group` of a bucket pipeline (`bucketsPipeline`) so the database
  * sorts the groups by a statistic and returns only the first `limit` of them, instead
- * of shipping every group to the engine.
+ * of shipping every group to the engine. They read only the rows of that `$group`, never
+ * a stored document, so the bucket pipeline's read projection is all the documents need.
  */
 import type { Document } from 'mongodb';
 import { ErrorCode, InputError } from '../errors.ts';

@@ -3,8 +3,11 @@
  * Run against the embedded SecantusDB by default and against MONGODB_URI when set, so
  * a server that lacks one of them fails here first, with a minimal case.
  */
-import { Double, Long, MongoBulkWriteError, type Collection, type Document, type UpdateFilter } from 'mongodb';
+import { Double, Long, MongoBulkWriteError, type CommandStartedEvent, type Collection, type Document, type UpdateFilter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRANULARITY_NAMES } from '../../src/query/granularity.ts';
+import { backfillRollup } from '../../src/storage/rollups.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;
@@ -136,7 +139,7 @@ describe('aggregation', () => {
     ]);
   });
 
-  it('$objectToArray + $unwind + $toInt + date arithmetic flatten nested hour/minute objects', async () => {
+  it('$objectToArray + $unwind + $toInt + millisecond arithmetic flatten nested hour/minute objects', async () => {
     const rows = await agg
       .coll()
       .aggregate([
@@ -148,7 +151,12 @@ describe('aggregation', () => {
         {
           $project: {
             origin: 1,
-            time: { $add: ['$date', { $multiply: ['$hourIndex', 3_600_000] }, { $multiply: [{ $toInt: '$minute.k' }, 60_000] }] },
+            // In ms, then a date: date + number is missing on some servers (the Rust SecantusDB).
+            time: {
+              $toDate: {
+                $add: [{ $toLong: '$date' }, { $multiply: ['$hourIndex', 3_600_000] }, { $multiply: [{ $toInt: '$minute.k' }, 60_000] }],
+              },
+            },
             x: '$minute.v.d',
           },
         },
@@ -172,12 +180,24 @@ describe('aggregation', () => {
     ]);
   });
 
-  it('$toLong/$mod/$subtract floor a date to a fixed width and $unionWith appends a second pipeline', async () => {
+  it('$toLong/$mod/$subtract/$toDate floor a date to a fixed width and $unionWith appends a second pipeline', async () => {
     const rows = await agg
       .coll()
       .aggregate([
         { $match: { series: 'x' } },
-        { $project: { _id: 0, t: { $subtract: ['$date', { $mod: [{ $add: [{ $toLong: '$date' }, 3 * 86_400_000] }, 7 * 86_400_000] }] } } },
+        {
+          $project: {
+            _id: 0,
+            t: {
+              $toDate: {
+                $let: {
+                  vars: { t: { $toLong: '$date' } },
+                  in: { $subtract: ['$$t', { $mod: [{ $add: ['$$t', 3 * 86_400_000] }, 7 * 86_400_000] }] },
+                },
+              },
+            },
+          },
+        },
         { $unionWith: { coll: 'agg', pipeline: [{ $match: { series: 'y' } }, { $project: { _id: 0, t: '$date' } }] } },
         { $group: { _id: '$t', c: { $sum: 1 } } },
         { $sort: { _id: 1 } },
@@ -284,7 +304,8 @@ describe('aggregation', () => {
         },
         {
           $group: {
-            _id: { t: Long.fromNumber(980_899_200_000), g: '$series' },
+            // A constant as `$literal`: MongoDB (and the Rust SecantusDB) refuse a bare number in an object `_id` (code 17390).
+            _id: { t: { $literal: Long.fromNumber(980_899_200_000) }, g: '$series' },
             n: { $sum: '$byPath' },
             min: { $min: '$minByPath' },
             late: { $sum: '$late' },
@@ -387,5 +408,193 @@ describe('first/last pairs, sketches and latest readings', () => {
     );
     const doc = await c.findOne({ _id: 'r' });
     expect(doc?.recent.map((entry: { f: { x: number } }) => entry.f.x)).toEqual([1, 4, 2]);
+  });
+});
+
+/**
+ * Every operator (stage, expression, accumulator, query operator) a pipeline of the
+ * engine may use, with the MongoDB version that introduced it (MongoDB Manual, each
+ * operator's page: "New in version …"; the aggregation framework came in 2.2). The
+ * pipelines must run on MongoDB 5.0 and later and on wire-compatible servers, so an
+ * operator newer than 5.0, or one not listed here, fails the test below until it is
+ * looked up and listed.
+ */
+const OPERATORS: Record<string, string> = {
+  // Stages.
+  $match: '2.2',
+  $project: '2.2',
+  $group: '2.2',
+  $unwind: '2.2',
+  $sort: '2.2',
+  $limit: '2.2',
+  $addFields: '3.4',
+  $replaceRoot: '3.4',
+  $count: '3.4',
+  $set: '4.2',
+  // Query operators (in $match), and the comparison and logical expressions of the same name.
+  $and: '2.2',
+  $or: '2.2',
+  $in: '2.2',
+  $gt: '2.2',
+  $gte: '2.2',
+  $lt: '2.2',
+  // Accumulators, and the expressions of the same name (over an array: 3.2).
+  $sum: '3.2',
+  $min: '3.2',
+  $max: '3.2',
+  $push: '2.2',
+  // Expressions.
+  $add: '2.2',
+  $subtract: '2.2',
+  $multiply: '2.2',
+  $divide: '2.2',
+  $mod: '2.2',
+  $cond: '2.2',
+  $ifNull: '2.2',
+  $let: '2.6',
+  $map: '2.6',
+  $filter: '3.2',
+  $concatArrays: '3.2',
+  $sqrt: '3.2',
+  $reduce: '3.4',
+  $objectToArray: '3.4.4',
+  $mergeObjects: '3.6',
+  $toInt: '4.0',
+  $toLong: '4.0',
+  $toDate: '4.0',
+  $dateTrunc: '5.0',
+};
+
+/** Whether MongoDB version `a` (`major.minor[.patch]`) is at most `b`. */
+const atMost = (a: string, b: string) => {
+  const [x, y] = [a, b].map((version) => version.split('.').map(Number));
+  for (let i = 0; i < 3; i++) if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) < (y![i] ?? 0);
+  return true;
+};
+
+/** The operators (keys starting with `$`) anywhere in a pipeline, with how often each occurs. */
+function operatorsOf(node: unknown, found: Map<string, number>): Map<string, number> {
+  if (Array.isArray(node)) for (const item of node) operatorsOf(item, found);
+  else if (node !== null && typeof node === 'object' && !(node instanceof Date) && !('_bsontype' in node)) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key.startsWith('$')) found.set(key, (found.get(key) ?? 0) + 1);
+      operatorsOf(value, found);
+    }
+  }
+  return found;
+}
+
+/**
+ * The number-valued fields of `$group` `_id` objects anywhere in a pipeline (`t` of
+ * `{_id: {t: 5, g: '$series'}}`): MongoDB refuses them ("$group does not support
+ * inclusion-style expressions", code 17390); a constant key must be `{$literal: 5}`.
+ */
+function bareGroupConstants(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) for (const item of node) bareGroupConstants(item, found);
+  else if (node !== null && typeof node === 'object' && !(node instanceof Date) && !('_bsontype' in node)) {
+    for (const [key, value] of Object.entries(node)) {
+      const id = key === '$group' ? (value as Document)._id : undefined;
+      if (id !== null && typeof id === 'object' && !(id instanceof Date)) {
+        for (const [field, part] of Object.entries(id)) {
+          if (typeof part === 'number' || typeof part === 'boolean' || (part !== null && typeof part === 'object' && '_bsontype' in part)) {
+            found.push(`_id.${field}`);
+          }
+        }
+      }
+      bareGroupConstants(value, found);
+    }
+  }
+  return found;
+}
+
+describe('operators of the pipelines the engine sends', () => {
+  let app: TestApp;
+  /** Every aggregate the app sent: the collection and the pipeline. */
+  const sent: { collection: string; pipeline: Document[] }[] = [];
+
+  beforeAll(async () => {
+    app = await openTestApp('conformance_operators', { journal: false });
+    app.store.client.on('commandStarted', (event: CommandStartedEvent) => {
+      if (event.commandName === 'aggregate' && event.databaseName === app.store.db.databaseName) {
+        sent.push({ collection: String(event.command.aggregate), pipeline: event.command.pipeline });
+      }
+    });
+    const set = await app.graphql(
+      `mutation { setMetricStatistics(metric: "flights", sketchLevels: [DAY, HOUR, MINUTE], latestReadings: 5) { name } }`,
+    );
+    expect(set.errors).toBeUndefined();
+    // A few flights over three days, on three routes.
+    const readings = Array.from({ length: 24 }, (_, i) => ({
+      metric: 'flights',
+      tags: [
+        { key: 'origin', value: ['LAS', 'ORD', 'JFK'][i % 3]! },
+        { key: 'destination', value: i % 2 === 0 ? 'PHX' : 'SFO' },
+      ],
+      time: new Date(Date.UTC(2001, 0, 1, 3) + i * 2.75 * 3_600_000).toISOString(),
+      fields: [
+        { name: 'delay', value: (i * 7) % 31 },
+        { name: 'distance', value: 300 + i },
+      ],
+    }));
+    const recorded = await app.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { applied } }`, { r: readings });
+    expect(recorded.errors).toBeUndefined();
+    // A rollup by destination, built at once, so queries grouped by destination read it.
+    const defined = await app.graphql(
+      `mutation { defineRollup(metric: "flights", name: "by_destination", tagKeys: ["destination"]) { name } }`,
+    );
+    expect(defined.errors).toBeUndefined();
+    await backfillRollup(app.store, 'flights', 'by_destination', { graceMs: 0 });
+  });
+  afterAll(async () => app.close());
+
+  it('are all MongoDB 5.0 or older, and listed: every granularity, zones, filters, groups, first/last, percentiles, ranking, fill, rollups', async () => {
+    const range = 'from: "2001-01-01T05:17:00Z", to: "2001-01-03T20:43:00Z"';
+    const bucket = 'start count sum min max avg stddev first { time value } last { time value } p50 percentile(p: 90) value filled';
+    const requests: string[] = [];
+    for (const [i, name] of GRANULARITY_NAMES.entries()) {
+      const fill = ['NULL', 'NONE', 'ZERO', 'PREVIOUS', 'LINEAR'][i % 5];
+      requests.push(
+        `{ buckets(metric: "flights", field: "delay", granularity: ${name}, ${range}, fill: ${fill}) { buckets { ${bucket} } } }`,
+      );
+    }
+    for (const zone of ['America/New_York', 'Asia/Kathmandu']) {
+      for (const name of ['HOUR', 'DAY', 'MONTH']) {
+        requests.push(
+          `{ buckets(metric: "flights", field: "delay", granularity: ${name}, from: "2001-01-01", to: "2001-01-04", timeZone: "${zone}", groupBy: ["origin"]) { buckets { ${bucket} } } }`,
+        );
+      }
+    }
+    // Read from the rollup: grouped by its tag key, no minutes.
+    for (const name of ['HOUR', 'DAY', 'WEEK']) {
+      requests.push(
+        `{ buckets(metric: "flights", field: "delay", granularity: ${name}, from: "2001-01-01", to: "2001-01-04", groupBy: ["destination"]) { buckets { ${bucket} } } }`,
+      );
+    }
+    requests.push(
+      `{ a: aggregate(metric: "flights", field: "delay", ${range}, where: [{key: "origin", in: ["LAS", "ORD"]}, {key: "destination", in: "PHX"}], groupBy: ["origin", "destination"]) { count avg first { value } p50 }
+         b: aggregate(metric: "flights", field: "distance", from: "2001-01-01", to: "2001-01-04", groupBy: ["origin"], orderBy: {statistic: STDDEV}, limit: 2) { avg }
+         c: buckets(metric: "flights", field: "delay", granularity: HOUR, ${range}, groupBy: ["destination"], orderBy: {statistic: AVG, direction: ASC}, limit: 1, transform: MOVING_AVERAGE, window: 3) { buckets { value } }
+         d: buckets(metric: "flights", field: "delay", ${range}, maxDataPoints: 10, compareWith: {amount: 1, unit: DAY}) { buckets { previous change } }
+         e: series(metric: "flights") { buckets(field: "delay", granularity: DAY, ${range}) { count p99 last { value } } aggregate(field: "distance", ${range}) { sum } }
+         f: aggregate(metric: "flights", field: "delay", from: "2001-01-01", to: "2001-01-04", groupBy: ["destination"]) { count p50 } }`,
+    );
+    sent.length = 0;
+    for (const request of requests) {
+      const answer = await app.graphql(request);
+      expect(answer.errors, request).toBeUndefined();
+    }
+    // The bucket pipelines, sketch pipelines, ranking stages and registry counts of all of the above.
+    expect(sent.length).toBeGreaterThan(requests.length);
+    const rollupCollection = sent.find(({ collection }) => collection.startsWith('rollup'))?.collection;
+    expect(rollupCollection, `a pipeline on the rollup's collection among ${[...new Set(sent.map((s) => s.collection))]}`).toBeDefined();
+    const found = new Map<string, number>();
+    for (const { pipeline } of sent) operatorsOf(pipeline, found);
+    const unlisted = [...found.keys()].filter((operator) => OPERATORS[operator] === undefined);
+    expect(unlisted, 'operators to look up and list in OPERATORS').toEqual([]);
+    const newer = [...found.keys()].filter((operator) => !atMost(OPERATORS[operator]!, '5.0'));
+    expect(newer).toEqual([]);
+    // Listed and never sent: an entry to remove (the list names what the engine uses).
+    expect(Object.keys(OPERATORS).filter((operator) => !found.has(operator))).toEqual([]);
+    expect(sent.flatMap(({ pipeline }) => bareGroupConstants(pipeline))).toEqual([]);
   });
 });

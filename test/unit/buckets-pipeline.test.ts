@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { bucketsPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { bucketsPipeline, sketchPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import {
   bucketBoundaries,
   bucketStart,
@@ -28,11 +28,13 @@ const query = (over: Partial<BucketQuery>): BucketQuery => ({
 });
 
 describe('bucketsPipeline', () => {
-  it('a DAY query over whole days sums day totals: $match then $group, nothing unwound', () => {
+  it('a DAY query over whole days sums day totals: $match, $project of what it reads, $group, nothing unwound', () => {
     const stages = bucketsPipeline(query({}));
     expect(stages).toEqual([
       { $match: { metric: 'flights', date: { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') } } },
       { $match: { 'fields.delay.n': { $gt: 0 } } },
+      // Only what the $group reads: the day and the field's day totals (no hours, no other fields, no sketches).
+      { $project: { _id: 0, date: 1, 'fields.delay': 1 } },
       {
         $group: {
           _id: { t: '$date' },
@@ -49,30 +51,30 @@ describe('bucketsPipeline', () => {
   it('MONTH, WEEK, QUARTER and YEAR over whole days read day totals only', () => {
     for (const name of ['MONTH', 'WEEK', 'QUARTER', 'YEAR'] as const) {
       const stages = bucketsPipeline(query({ granularity: granularity(name) }));
-      expect(stageNames(stages)).toEqual(['$match', '$match', '$group']);
+      expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$group']);
       expect(text(stages)).not.toContain('hours');
     }
   });
 
   it('an HOUR query reads hour slots and never minutes', () => {
     const stages = bucketsPipeline(query({ granularity: granularity('HOUR') }));
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
     expect(text(stages)).toContain('$hours');
     expect(text(stages)).not.toContain('minutes');
   });
 
   it('a MINUTE query reads minute slots of the hours in range', () => {
     const stages = bucketsPipeline(query({ granularity: granularity('MINUTE'), to: at('2001-01-01T03:00:00Z') }));
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
     expect(text(stages)).toContain('$$this.v.minutes');
-    expect(stages[4]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 60_000] }] } });
+    expect(stages[5]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 60_000] }] } });
   });
 
   it('a DAY query over a ragged range reads the edges from hour and minute slots: one plan per kind of day, chosen by date', () => {
     const from = at('2001-01-05T12:07:00Z');
     const to = at('2001-01-08T03:30:00Z');
     const stages = bucketsPipeline(query({ from, to }));
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
     expect(stages[0]?.$match.date).toEqual({ $gte: new Date('2001-01-05T00:00:00Z'), $lt: new Date('2001-01-08T03:30:00Z') });
     const D = 86_400_000;
     const H = 3_600_000;
@@ -98,7 +100,7 @@ describe('bucketsPipeline', () => {
       },
     ]);
     // The document's date picks its day's plan: the middle days take the day totals as they are.
-    const tree = stages[2]?.$project.slot.$let.in;
+    const tree = stages[3]?.$project.slot.$let.in;
     expect(tree.$cond[0]).toEqual({ $lt: ['$date', new Date('2001-01-06T00:00:00Z')] });
     expect(tree.$cond[2].$cond[1]).toEqual([{ time: '$$day', x: { v0: '$fields.delay' } }]);
     expect(JSON.stringify(tree.$cond[1])).toContain('minutes');
@@ -153,7 +155,8 @@ describe('bucketsPipeline', () => {
       query({ scope: { series: ['a', 'b'] }, grouping: { by: 'series' }, granularity: granularity('HOUR') }),
     );
     expect(bySeries[0]?.$match.series).toEqual({ $in: ['a', 'b'] });
-    expect(bySeries[2]?.$project.g).toBe('$series');
+    expect(bySeries[2]?.$project.series).toBe(1);
+    expect(bySeries[3]?.$project.g).toBe('$series');
     expect(bySeries.at(-1)?.$group._id.g).toBe('$g');
   });
 
@@ -174,12 +177,12 @@ describe('bucketsPipeline', () => {
   it('reads several fields in one pass: documents and slots holding any of them, statistics per field', () => {
     const day = bucketsPipeline(query({ fields: ['delay', 'distance'] }));
     expect(day[1]?.$match).toEqual({ $or: [{ 'fields.delay.n': { $gt: 0 } }, { 'fields.distance.n': { $gt: 0 } }] });
-    expect(Object.keys(day[2]?.$group).sort()).toEqual(
+    expect(Object.keys(day[3]?.$group).sort()).toEqual(
       ['_id', 'max0', 'max1', 'min0', 'min1', 'n0', 'n1', 'sq0', 'sq1', 'sum0', 'sum1'].sort(),
     );
-    expect(day[2]?.$group.sum1).toEqual({ $sum: '$fields.distance.sum' });
+    expect(day[3]?.$group.sum1).toEqual({ $sum: '$fields.distance.sum' });
     const hour = bucketsPipeline(query({ fields: ['delay', 'distance'], granularity: granularity('HOUR') }));
-    const slots = hour[2]?.$project.slot.$let.in.$map;
+    const slots = hour[3]?.$project.slot.$let.in.$map;
     expect(slots.in.x).toEqual({ v0: '$$h.v.fields.delay', v1: '$$h.v.fields.distance' });
     expect(slots.input.$filter.cond).toEqual({
       $or: [{ $gt: ['$$h.v.fields.delay.n', 0] }, { $gt: ['$$h.v.fields.distance.n', 0] }],
@@ -232,6 +235,119 @@ describe('bucketsPipeline', () => {
       walk(bucketsPipeline(query({ granularity: null, timeZone: zone, from: at('2001-01-05T12:07:00Z') })));
     }
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('read projection: each document is cut down to the paths the pipeline reads, right after $match', () => {
+  /** The paths the read projection keeps (the stage after the two $match stages). */
+  const projected = (stages: Document[]) => {
+    expect(stageNames(stages).slice(0, 3)).toEqual(['$match', '$match', '$project']);
+    const { _id, ...paths } = stages[2]!.$project as Record<string, number>;
+    expect(_id).toBe(0);
+    expect(Object.values(paths).every((value) => value === 1)).toBe(true);
+    return Object.keys(paths).sort();
+  };
+  it('an HOUR query keeps the entries of its hours only: no day totals, no minutes, no other fields', () => {
+    const paths = projected(
+      bucketsPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T07:00:00Z'), to: at('2001-01-01T10:00:00Z') })),
+    );
+    expect(paths).toEqual(['date', 'hours.7.fields.delay', 'hours.8.fields.delay', 'hours.9.fields.delay']);
+  });
+
+  it('a MINUTE query keeps the minutes of its range (a few by name, else the whole hour) and the entries of their hours', () => {
+    const edge = projected(
+      bucketsPipeline(query({ granularity: granularity('MINUTE'), from: at('2001-01-01T10:58:00Z'), to: at('2001-01-01T11:01:00Z') })),
+    );
+    // The hours' counts are tested before their minutes are walked.
+    expect(edge).toEqual([
+      'date',
+      'hours.10.fields.delay',
+      'hours.10.minutes.58.delay',
+      'hours.10.minutes.59.delay',
+      'hours.11.fields.delay',
+      'hours.11.minutes.0.delay',
+    ]);
+    const hours = projected(
+      bucketsPipeline(query({ granularity: granularity('MINUTE'), from: at('2001-01-01T10:40:00Z'), to: at('2001-01-01T12:00:00Z') })),
+    );
+    expect(hours).toEqual(['date', 'hours.10.fields.delay', 'hours.10.minutes', 'hours.11.fields.delay', 'hours.11.minutes']);
+  });
+
+  it('first and last readings keep whole field entries and the layout version; groups keep their tags or the series id', () => {
+    const withFirstLast = projected(bucketsPipeline(query({ firstLast: true, fields: ['delay', 'distance'] })));
+    expect(withFirstLast).toEqual(['date', 'fields.delay', 'fields.distance', 'v']);
+    const byTags = projected(bucketsPipeline(query({ grouping: { by: 'tags', keys: ['origin', 'destination'] } })));
+    expect(byTags).toEqual(['date', 'fields.delay', 'tags.destination', 'tags.origin']);
+    const bySeries = projected(bucketsPipeline(query({ scope: { series: ['a'] }, grouping: { by: 'series' } })));
+    expect(bySeries).toContain('series');
+  });
+
+  it('a day cut in two by local midnight keeps the day totals (the larger part is derived from them) and the hours of both parts', () => {
+    const from = parseLocalTime('2001-03-26', 'America/New_York');
+    const to = parseLocalTime('2001-03-28', 'America/New_York');
+    const paths = projected(bucketsPipeline(query({ from, to, timeZone: 'America/New_York' })));
+    expect(paths).toEqual(expect.arrayContaining(['fields.delay', 'hours.0.fields.delay', 'hours.23.fields.delay']));
+    expect(paths.filter((path) => path.includes('minutes'))).toEqual([]);
+  });
+
+  it('the sketch pipeline keeps the sketches of the slots it reads, under q, and nothing of the statistics', () => {
+    const day = projected(sketchPipeline(query({ grouping: { by: 'tags', keys: ['origin'] } })));
+    expect(day).toEqual(['date', 'q.fields.delay', 'tags.origin']);
+    const hour = projected(
+      sketchPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T22:00:00Z'), to: at('2001-01-02T00:00:00Z') })),
+    );
+    expect(hour).toEqual(['date', 'q.hours.22.fields.delay', 'q.hours.23.fields.delay']);
+  });
+
+  it('every document path a later stage reads is projected, and no projected path lies inside another (MongoDB: "Path collision")', () => {
+    /** Root paths (`$fields.delay.n`, not variables) in a stage tree. */
+    const rootPaths = (node: unknown, out: Set<string>): Set<string> => {
+      if (typeof node === 'string' && node.startsWith('$') && !node.startsWith('$$')) out.add(node.slice(1));
+      else if (Array.isArray(node)) for (const item of node) rootPaths(item, out);
+      else if (node !== null && typeof node === 'object' && !(node instanceof Date))
+        for (const value of Object.values(node)) rootPaths(value, out);
+      return out;
+    };
+    const ranges = [
+      ['2001-03-25T04:10:00Z', '2001-04-08T07:00:00Z'],
+      ['2001-01-01T00:00:00Z', '2001-03-01T00:00:00Z'],
+      ['2001-10-27T12:07:00Z', '2001-10-29T00:00:00Z'],
+      ['2001-01-05T10:10:00Z', '2001-01-05T10:11:00Z'],
+    ] as const;
+    const MADE = new Set(['slot', 'g', 's', 'n', 'sum', 'min', 'max', 'sq', '_id']);
+    const problems: string[] = [];
+    let checked = 0;
+    for (const zone of ['UTC', 'America/New_York', 'Asia/Kathmandu']) {
+      for (const name of ['MINUTE', 'FIFTEEN_MINUTES', 'HOUR', 'SIX_HOURS', 'DAY', 'WEEK', 'MONTH', 'YEAR', null] as const) {
+        for (const [from, to] of ranges) {
+          const g = name === null ? null : granularity(name);
+          if (g !== null && countBuckets(at(from), at(to), g.cut, zone) > 2000) continue;
+          const q = query({
+            granularity: g,
+            from: at(from),
+            to: at(to),
+            timeZone: zone,
+            firstLast: checked % 2 === 0,
+            fields: ['delay', 'distance'],
+          });
+          for (const stages of [bucketsPipeline(q), sketchPipeline(q)]) {
+            const paths = new Set(projected(stages));
+            // Every path leading to a projected one (`hours`, `hours.7`, …): reading it reads projected paths only.
+            const leading = new Set([...paths].flatMap((path) => path.split('.').map((_, i, steps) => steps.slice(0, i).join('.'))));
+            const inside = (path: string) => path.split('.').some((_, i, steps) => i > 0 && paths.has(steps.slice(0, i).join('.')));
+            for (const path of paths) if (inside(path)) problems.push(`${name} ${zone} ${from}: ${path} inside another path`);
+            for (const read of rootPaths(stages.slice(3), new Set())) {
+              // Made by the stages after the projection, not read from the document.
+              if (MADE.has(read.split('.')[0]!) || /^(n|sum|min|max|sq|first|last)\d+$/.test(read)) continue;
+              if (!paths.has(read) && !inside(read) && !leading.has(read)) problems.push(`${name} ${zone} ${from}: ${read} not projected`);
+            }
+            checked++;
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(150);
   });
 });
 
@@ -351,36 +467,36 @@ describe('bucketsPipeline in a time zone', () => {
 
   it('a whole day cut in two reads the smaller part and takes the larger from the day totals', () => {
     const { stages } = zoned('DAY', 'America/New_York', '2001-03-26', '2001-03-28');
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group', '$set']);
-    const text = JSON.stringify(stages[2]);
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group', '$set']);
+    const text = JSON.stringify(stages[3]);
     // The smaller part (hours 0-4 UTC) by path; the larger (5-23) as day minus smaller, its slots read only for min or max.
     expect(text).toContain('"$hours.4.fields.delay.n"');
     expect(text).toContain('{"$subtract":["$fields.delay.n","$$s.v0.n"]}');
     expect(text).toContain('"$hours.23.fields.delay.min"');
     expect(text).not.toContain('"$hours.23.fields.delay.n"');
-    expect(stages[4]?.$group._id).toEqual({ t: '$slot.k' });
-    expect(stages[5]).toEqual({ $set: { '_id.t': { $toDate: '$_id.t' } } });
+    expect(stages[5]?.$group._id).toEqual({ t: '$slot.k' });
+    expect(stages[6]).toEqual({ $set: { '_id.t': { $toDate: '$_id.t' } } });
   });
 
   it('a zoned query over whole days of whole local periods groups day totals directly (London in winter)', () => {
     const { stages } = zoned('MONTH', 'Europe/London', '2001-01-01', '2001-03-01');
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$group', '$set']);
-    expect(JSON.stringify(stages[2])).not.toContain('hours');
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$group', '$set']);
+    expect(JSON.stringify(stages.slice(2))).not.toContain('hours');
   });
 
   it('finer granularities key each slot by its span of constant offset: Kolkata hours from minute slots', () => {
     const { stages } = zoned('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-02');
-    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$unwind', '$group']);
+    expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
     // +05:30: t - ((t + 1,800,000) mod 3,600,000).
-    expect(stages[4]?.$group._id.t).toEqual({
+    expect(stages[5]?.$group._id.t).toEqual({
       $toDate: { $subtract: ['$slot.time', { $mod: [{ $add: ['$slot.time', 1_800_000] }, 3_600_000] }] },
     });
-    expect(JSON.stringify(stages[2])).toContain('minutes');
+    expect(JSON.stringify(stages[3])).toContain('minutes');
   });
 
   it('beyond 128 plans (a boundary day per month for 20 years) every day reads as if it held a local midnight, its parts keyed per document', () => {
     const { stages } = zoned('MONTH', 'America/New_York', '1990-01-01', '2010-01-01');
-    const project = JSON.stringify(stages[2]);
+    const project = JSON.stringify(stages[3]);
     // One plan per stretch of constant offset (two a year) and the range's edges, not two per month.
     const plans = project.split('{"$lt":["$date"').length - 1 + 1;
     expect(plans).toBeLessThanOrEqual(2 * 20 + 4);
