@@ -10,6 +10,7 @@ import './metric.ts';
 import './record.ts';
 import './delete.ts';
 import './rollup.ts';
+import './retention.ts';
 
 /** The executable GraphQL schema, built code-first from the modules above. */
 export const schema = builder.toSchema();
