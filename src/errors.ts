@@ -77,7 +77,7 @@ export const ErrorCode = {
    * earliest time it exists (UTC). Ask from then on, or at a coarser granularity.
    */
   DETAIL_EXPIRED: 'DETAIL_EXPIRED',
-  /** A reading older than its metric's retention keeps whole days (`setRetention`): it would be deleted at once. */
+  /** A reading dated before the days its metric's retention policy deleted (`Metric.retention.dataFrom`, see `setRetention`). */
   READING_EXPIRED: 'READING_EXPIRED',
 } as const;
 

@@ -1,7 +1,7 @@
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint, batchMark } from '../model/batch.ts';
-import { acceptedFrom, horizonsOf, KEEP_FOREVER } from '../model/retention.ts';
+import { horizonsOf } from '../model/retention.ts';
 import { dayOperations, planMetrics, planWrites } from '../record/plan.ts';
 import { planRollups, type RollupPlan } from '../record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
@@ -50,8 +50,8 @@ export interface RecordOutcome {
  *    rebuild grace period after it read the rollup definitions (`rollupWriteWindow`);
  * 5. marks the batch applied, and unsets the minute (or hour) slots it wrote into days
  *    whose minutes (or hours) retention had already removed (`trimLateDetail`).
- * Before anything is written, a reading older than its metric's retention keeps whole
- * days (`model/retention.ts`, `acceptedFrom`) is refused.
+ * Before anything is written, a reading dated before the days its metric's retention
+ * deleted (`Metric.retention.dataFrom`) is refused.
  * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
  * readings sent without one, as already set by validation.
  * @param options.inputPath where a reading's time is in the input, for errors (default `readings[i].time`).
@@ -80,7 +80,7 @@ export async function recordBatch(
         metrics.map((metric) => metric.name),
       ),
     ]);
-    refuseExpired(readings, registered, options.receivedAt, options.inputPath);
+    refuseExpired(readings, registered, options.inputPath);
     const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
     let plan = planWrites(readings, settingsOf);
     outcome.series = plan.series.length;
@@ -134,30 +134,30 @@ export async function recordBatch(
 }
 
 /**
- * Refuses a batch holding a reading older than its metric's retention keeps whole days
- * at `receivedAt` (see `acceptedFrom`): the day's document is gone, or would be deleted
- * by the next retention pass.
+ * Refuses a batch holding a reading dated before its metric's day horizon (see
+ * `model/retention.ts`): retention has deleted that day's documents, and would not
+ * delete the day again. The horizon is the one the last retention pass applied, as
+ * queries see it (`Metric.retention.dataFrom`); a reading older than the policy but
+ * after that horizon is stored, and deleted by the next pass.
  * @throws InputError READING_EXPIRED naming the first such reading.
  */
 function refuseExpired(
   readings: readonly Reading[],
   registered: ReadonlyMap<string, MetricDocument>,
-  receivedAt: number,
   inputPath: (index: number) => string = (index) => `readings[${index}].time`,
 ): void {
-  const earliest = new Map<string, number | null>();
+  const dataFrom = new Map<string, number>();
   for (const [metric, doc] of registered) {
-    if (doc.retention !== undefined)
-      earliest.set(metric, acceptedFrom(doc.retention.policy ?? KEEP_FOREVER, horizonsOf(doc.retention.horizons), receivedAt));
+    const day = horizonsOf(doc.retention?.horizons).day;
+    if (day !== null) dataFrom.set(metric, day);
   }
-  if (earliest.size === 0) return;
-  const index = readings.findIndex((reading) => reading.time < (earliest.get(reading.metric) ?? -Infinity));
+  if (dataFrom.size === 0) return;
+  const index = readings.findIndex((reading) => reading.time < (dataFrom.get(reading.metric) ?? -Infinity));
   if (index < 0) return;
   const reading = readings[index]!;
-  const from = new Date(earliest.get(reading.metric)!).toISOString();
   throw new InputError(
     ErrorCode.READING_EXPIRED,
-    `Reading at ${new Date(reading.time).toISOString()} is older than metric "${reading.metric}" keeps data (its retention policy keeps days from ${from} on); nothing of the batch was written`,
+    `Reading at ${new Date(reading.time).toISOString()} is older than metric "${reading.metric}" keeps data (its retention policy deleted the days before ${new Date(dataFrom.get(reading.metric)!).toISOString()}); nothing of the batch was written`,
     inputPath(index),
   );
 }

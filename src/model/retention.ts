@@ -153,16 +153,6 @@ export function firstExpiredRead(
   return null;
 }
 
-/**
- * The earliest time readings are accepted at `now` under `policy` and the applied
- * horizons: the later of the applied day horizon and the policy's at `now` (a reading
- * older than that would be deleted by the next retention pass, or land in a day whose
- * document is already gone). Null: any time.
- */
-export function acceptedFrom(policy: RetentionPolicy, applied: Horizons, now: number): number | null {
-  return later(applied.day, horizonAt(policy.days, now));
-}
-
 /** Horizons as stored in the metric registry: UTC midnights as dates, null (or absent) for none. */
 export type StoredHorizons = Partial<Record<RetentionLevel, Date | null>>;
 

@@ -154,12 +154,14 @@ async function forgetDirtyDays(store: Store, rollup: RollupDefinition, horizon: 
 
 /**
  * After whole days were deleted: moves the metric's first reading time (`first`) up to
- * that of its earliest remaining series-day document (`$max`, so it never moves back).
+ * the earliest `first` of its earliest remaining day (`$max`, so it never moves back).
  */
 async function moveFirstReading(store: Store, metric: string): Promise<void> {
+  const earliestDay = await store.buckets.findOne({ metric }, { sort: { metric: 1, date: 1 }, projection: { _id: 0, date: 1 } });
+  if (earliestDay === null) return;
   const earliest = await store.buckets.findOne(
-    { metric, first: { $exists: true } },
-    { sort: { metric: 1, date: 1 }, projection: { _id: 0, first: 1 } },
+    { metric, date: earliestDay.date, first: { $exists: true } },
+    { sort: { first: 1 }, projection: { _id: 0, first: 1 } },
   );
   if (earliest?.first !== undefined) await store.metrics.updateOne({ _id: metric }, { $max: { first: earliest.first } });
 }

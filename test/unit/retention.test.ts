@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.ts';
 import {
-  acceptedFrom,
   detailFrom,
   firstExpiredRead,
   horizonAt,
@@ -82,15 +81,6 @@ describe('horizons', () => {
       hour: day,
       day,
     });
-  });
-
-  it('accepts readings from the later of the applied and the policy day horizon', () => {
-    const now = at('2024-03-31T10:00:00Z');
-    expect(acceptedFrom({ minutes: null, hours: null, days: null }, NO_HORIZONS, now)).toBeNull();
-    expect(acceptedFrom({ minutes: null, hours: null, days: 10 }, NO_HORIZONS, now)).toBe(at('2024-03-21T00:00:00Z'));
-    // Lengthened after a pass deleted days: the deleted days stay refused.
-    const applied = { minute: null, hour: null, day: at('2024-03-25T00:00:00Z') };
-    expect(acceptedFrom({ minutes: null, hours: null, days: 10 }, applied, now)).toBe(at('2024-03-25T00:00:00Z'));
   });
 });
 
