@@ -177,3 +177,26 @@ export function horizonsOf(stored: StoredHorizons | undefined): Horizons {
   for (const level of RETENTION_LEVELS) horizons[level] = stored?.[level]?.getTime() ?? null;
   return horizons;
 }
+
+/** How a query avoids a level's removed slots, for the refusal's message. */
+const COARSER: Record<'minute' | 'hour', string> = {
+  minute: 'HOUR or coarser, with range edges on whole hours',
+  hour: 'DAY or coarser in UTC, with range edges on whole UTC days',
+};
+
+/**
+ * The refusal of a query of `metric` that needs removed slots (see {@link firstExpiredRead}):
+ * DETAIL_EXPIRED with inputPath `from`, and in its extensions the `level` (`MINUTE` or
+ * `HOUR`) and `availableFrom`, the earliest time that level exists (ISO 8601, UTC).
+ */
+export function detailExpired(metric: string, expired: { level: 'minute' | 'hour'; from: number; availableFrom: number }): InputError {
+  const from = new Date(expired.availableFrom).toISOString();
+  const error = new InputError(
+    ErrorCode.DETAIL_EXPIRED,
+    `Metric "${metric}" keeps ${expired.level} detail from ${from} on (its retention policy removed the older ${expired.level} slots), and this query needs ${expired.level} slots from ${new Date(expired.from).toISOString()}: ask from ${from} on, or at ${COARSER[expired.level]}.`,
+    'from',
+  );
+  error.extensions.level = expired.level.toUpperCase();
+  error.extensions.availableFrom = from;
+  return error;
+}
