@@ -154,6 +154,13 @@ const ConfigSchema = z
      */
     ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000).default(60_000),
     /**
+     * How often the server applies the metrics' retention policies (`setRetention`), in
+     * seconds (0: never; then `npm run retention -- apply` does it): it removes minute
+     * slots, hour slots and whole day documents older than each policy keeps them. One
+     * pass also runs at start-up.
+     */
+    RETENTION_SECONDS: integer(0, 86_400).default(3_600),
+    /**
      * GraphQL requests that take at least this long, in milliseconds, are logged, one
      * warning line each, with their operation name and their document without literal
      * values (see README "Metrics"); 0 logs every request.

@@ -71,6 +71,14 @@ export const ErrorCode = {
    * a body without any reading.
    */
   MALFORMED_BODY: 'MALFORMED_BODY',
+  /**
+   * A query needs minute or hour slots the metric's retention policy has removed
+   * (`setRetention`); `extensions.level` names the level, `extensions.availableFrom` the
+   * earliest time it exists (UTC). Ask from then on, or at a coarser granularity.
+   */
+  DETAIL_EXPIRED: 'DETAIL_EXPIRED',
+  /** A reading dated before the days its metric's retention policy deleted (`Metric.retention.dataFrom`, see `setRetention`). */
+  READING_EXPIRED: 'READING_EXPIRED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -146,7 +146,7 @@ export class QueryEngine {
    * The bucket lists of a `buckets` query, one per group with readings, sorted by tag
    * values; an empty list when nothing matched.
    * @throws InputError TOO_MANY_BUCKETS or TOO_MANY_FILTER_VALUES (nothing runs then);
-   * ServiceError QUERY_TIMEOUT.
+   * DETAIL_EXPIRED (see `loader.ts`); ServiceError QUERY_TIMEOUT.
    */
   async buckets(query: RangeQuery): Promise<ChartGroup[]> {
     if ((await this.reserve(query)) === 0) return [];
@@ -187,7 +187,7 @@ export class QueryEngine {
 
   /**
    * The results of an `aggregate` query, one per group with readings, sorted by tag values.
-   * @throws InputError TOO_MANY_BUCKETS (a group counts 1) or TOO_MANY_FILTER_VALUES; ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (a group counts 1), TOO_MANY_FILTER_VALUES or DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async aggregate(query: RangeQuery): Promise<AggregateResult[]> {
     if ((await this.reserve(query)) === 0) return [];
@@ -199,7 +199,7 @@ export class QueryEngine {
   /**
    * The buckets of one series (`Series.buckets`); asked for many series with the same
    * query value, they share one pipeline.
-   * @throws InputError TOO_MANY_BUCKETS (counted per series); ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (counted per series), DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<ChartBucket[]> {
     const perSeries = bucketsPerGroup(query);
@@ -213,7 +213,7 @@ export class QueryEngine {
     if (query.compareWith !== null) {
       const earlier: RangeQuery = { ...query, ...shiftedRange(query, query.compareWith, query.timeZone), compareWith: null };
       const spans = bucketSpans(earlier);
-      const answer = await this.loader.load({ query: earlier, series: series._id });
+      const answer = await this.loader.load({ query: earlier, series: series._id, seriesMetric: series.metric });
       previous = {
         spans,
         buckets: chart(
@@ -223,7 +223,7 @@ export class QueryEngine {
         ),
       };
     }
-    const { rows, index } = await this.loader.load({ query, series: series._id });
+    const { rows, index } = await this.loader.load({ query, series: series._id, seriesMetric: series.metric });
     const buckets = bucketList(statsByStart(rows, index), { ...query, fill: 'NONE', cut: query.granularity!.cut });
     return chart(buckets, bucketSpans(query), query, previous);
   }
@@ -231,13 +231,13 @@ export class QueryEngine {
   /**
    * The statistics of one series over the range (`Series.aggregate`): count 0 and nulls
    * without readings; batched like {@link seriesBuckets}.
-   * @throws InputError TOO_MANY_BUCKETS (1 per series, 10 with percentiles); ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (1 per series, 10 with percentiles), DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async seriesAggregate(series: SeriesDocument, query: RangeQuery): Promise<AggregateResult> {
     const span = { tags: tagList(series.tags), from: new Date(query.from), to: new Date(query.to) };
     if (query.from >= query.to) return { ...span, ...summarize(null) };
     this.budget.reserve('buckets', bucketsPerGroup(query), 'this field: an aggregate per series');
-    const { rows, index } = await this.loader.load({ query, series: series._id });
+    const { rows, index } = await this.loader.load({ query, series: series._id, seriesMetric: series.metric });
     return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null) };
   }
 

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { Document } from 'mongodb';
 import { aggregateRankingStages, bucketRankingStages } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
+import { detailExpired, firstExpiredRead, type Horizons, type LevelRead } from '../model/retention.ts';
 import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
 import {
   bucketsPipeline,
@@ -13,9 +14,11 @@ import {
 } from '../query/buckets-pipeline.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets } from '../storage/read.ts';
+import { findHorizons } from '../storage/retention.ts';
 import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 import type { GranularityName, Level } from '../query/granularity.ts';
+import { planBucketSegments, planSegments } from '../query/segments.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
 
@@ -29,6 +32,22 @@ export interface LoadRequest {
   query: RangeQuery;
   /** The series id for a query on given series (`query.metric` is null then). */
   series?: string;
+  /** The metric of that series, whose retention the query must respect. */
+  seriesMetric?: string;
+}
+
+/** The metric whose data a request reads: the query's, or that of its series. */
+const metricOf = (request: LoadRequest): string | undefined => request.query.metric ?? request.seriesMetric;
+
+/**
+ * The stored levels a pipeline query reads, piece by piece: the segments of its range as
+ * the pipeline builder plans them (cut at its buckets in its zone, or at whole days for
+ * an aggregate; `query/segments.ts`).
+ */
+function levelReads(query: BucketQuery): LevelRead[] {
+  return query.granularity === null
+    ? planSegments(query.from, query.to, 'day')
+    : planBucketSegments(query.from, query.to, query.granularity, query.timeZone);
 }
 
 /** The rows answering a request (only its series' rows for a series request) and the position of its field in them. */
@@ -249,6 +268,12 @@ function attachSketches(rows: BucketRow[], sketchRows: readonly SketchRow[]): vo
  * registry look-up pending (see `planning.ts`), so every field has reserved its share of
  * the budget by then; when the budget has refused the request, every request of the
  * batch fails with that refusal and no pipeline runs.
+ *
+ * A request whose pipeline would read minute or hour slots that its metric's retention
+ * removed fails with DETAIL_EXPIRED (`model/retention.ts`) instead of answering zeros
+ * there; the metrics' applied horizons are read once per dispatch (beside the rollups),
+ * and only for batches that read minute or hour slots. A batch whose every request is
+ * refused runs no pipeline.
  */
 export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAnswer, string> {
   return new DataLoader<LoadRequest, LoadAnswer, string>(
@@ -276,9 +301,25 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           planned.flatMap(({ batch, levels }) => (batch[0]!.query.metric === null || levels.has('minute') ? [] : [batch[0]!.query.metric])),
         ),
       ];
-      const rollups = metrics.length === 0 ? [] : await scope.rollups(metrics);
+      const detailed = planned.filter(({ levels }) => levels.has('minute') || levels.has('hour'));
+      const checked = [...new Set(detailed.flatMap(({ batch }) => batch.flatMap((request) => metricOf(request) ?? [])))];
+      const [rollups, horizons] = await Promise.all([
+        metrics.length === 0 ? [] : scope.rollups(metrics),
+        checked.length === 0 ? new Map<string, Horizons>() : findHorizons(scope.store, checked, scope.options),
+      ]);
+      const refused = new Map<LoadRequest, Error>();
+      for (const { batch, bucketQuery } of detailed) {
+        const reads = levelReads(bucketQuery);
+        for (const request of batch) {
+          const metric = metricOf(request);
+          const kept = metric === undefined ? undefined : horizons.get(metric);
+          const expired = kept === undefined ? null : firstExpiredRead(reads, kept);
+          if (expired !== null) refused.set(request, detailExpired(metric!, expired));
+        }
+      }
       await Promise.all(
         planned.map(async ({ batch, fields, series, bucketQuery, levels }) => {
+          if (batch.every((request) => refused.has(request))) return;
           const query = batch[0]!.query;
           const firstLast = batch.some((request) => request.query.wants.firstLast);
           const sketch = batch.some((request) => request.query.wants.sketch);
@@ -322,7 +363,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           }
         }),
       );
-      return requests.map((request) => answers.get(request)!);
+      return requests.map((request) => refused.get(request) ?? answers.get(request)!);
     },
     {
       cacheKeyFn: (request) =>

@@ -1,14 +1,16 @@
-import { CodedError } from '../errors.ts';
+import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint, batchMark } from '../model/batch.ts';
+import { horizonsOf } from '../model/retention.ts';
 import { dayOperations, planMetrics, planWrites } from '../record/plan.ts';
 import { planRollups, type RollupPlan } from '../record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { claimBatch, markBatchApplied, releaseBatch, type BatchClaim } from '../storage/batches.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { applyWritePlan, checkMetricLimits, type ApplyOutcome } from '../storage/record.ts';
+import { trimLateDetail } from '../storage/retention.ts';
 import { applyRollupWrites, findRollups, markDirty, rollupWriteWindow } from '../storage/rollups.ts';
-import type { Store } from '../storage/store.ts';
+import type { MetricDocument, Store } from '../storage/store.ts';
 
 /** What one call of {@link recordBatch} did. */
 export interface RecordOutcome {
@@ -46,10 +48,14 @@ export interface RecordOutcome {
  *    (`storage/rollups.ts`). When a rollup write fails, the batch's days are marked dirty,
  *    and so are they when the batch reaches its rollup writes later than half the
  *    rebuild grace period after it read the rollup definitions (`rollupWriteWindow`);
- * 5. marks the batch applied.
+ * 5. marks the batch applied, and unsets the minute (or hour) slots it wrote into days
+ *    whose minutes (or hours) retention had already removed (`trimLateDetail`).
+ * Before anything is written, a reading dated before the days its metric's retention
+ * deleted (`Metric.retention.dataFrom`) is refused.
  * @param options.receivedAt when the request arrived (ms since epoch, UTC): the time of
  * readings sent without one, as already set by validation.
- * @throws InputError TOO_MANY_NAMES or BATCH_ID_REUSED, nothing written then.
+ * @param options.inputPath where a reading's time is in the input, for errors (default `readings[i].time`).
+ * @throws InputError TOO_MANY_NAMES, READING_EXPIRED or BATCH_ID_REUSED, nothing written then.
  * @throws ServiceError UNAVAILABLE when the database could not be reached or did not
  * confirm a write: some documents may have applied the batch; the client retries with
  * the same batch id. It is logged with the batch id.
@@ -57,7 +63,7 @@ export interface RecordOutcome {
 export async function recordBatch(
   store: Store,
   readings: readonly Reading[],
-  options: { batchId?: string; receivedAt: number; logger?: Logger },
+  options: { batchId?: string; receivedAt: number; logger?: Logger; inputPath?: (index: number) => string },
 ): Promise<RecordOutcome> {
   const batchId = options.batchId ?? null;
   const outcome: RecordOutcome = { batchId, recorded: readings.length, applied: 0, alreadyApplied: 0, series: 0, buckets: 0 };
@@ -74,6 +80,7 @@ export async function recordBatch(
         metrics.map((metric) => metric.name),
       ),
     ]);
+    refuseExpired(readings, registered, options.inputPath);
     const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
     let plan = planWrites(readings, settingsOf);
     outcome.series = plan.series.length;
@@ -113,6 +120,7 @@ export async function recordBatch(
     // Too slow to write the rollups safely: a rebuild from the series-day documents adds the batch.
     if (late.length > 0) await markDirty(store, late);
     if (batchId !== null) await markBatchApplied(store, batchId);
+    await trimLateDetail(store, registered, daysByMetric(plan.buckets), rollups);
     return { ...outcome, applied: applied.appliedReadings, alreadyApplied: applied.alreadyAppliedReadings };
   } catch (error) {
     if (error instanceof CodedError) throw error;
@@ -123,6 +131,46 @@ export async function recordBatch(
     if (isUnavailable(error)) throw unavailable('The batch was not stored completely');
     throw error;
   }
+}
+
+/**
+ * Refuses a batch holding a reading dated before its metric's day horizon (see
+ * `model/retention.ts`): retention has deleted that day's documents, and would not
+ * delete the day again. The horizon is the one the last retention pass applied, as
+ * queries see it (`Metric.retention.dataFrom`); a reading older than the policy but
+ * after that horizon is stored, and deleted by the next pass.
+ * @throws InputError READING_EXPIRED naming the first such reading.
+ */
+function refuseExpired(
+  readings: readonly Reading[],
+  registered: ReadonlyMap<string, MetricDocument>,
+  inputPath: (index: number) => string = (index) => `readings[${index}].time`,
+): void {
+  const dataFrom = new Map<string, number>();
+  for (const [metric, doc] of registered) {
+    const day = horizonsOf(doc.retention?.horizons).day;
+    if (day !== null) dataFrom.set(metric, day);
+  }
+  if (dataFrom.size === 0) return;
+  const index = readings.findIndex((reading) => reading.time < (dataFrom.get(reading.metric) ?? -Infinity));
+  if (index < 0) return;
+  const reading = readings[index]!;
+  throw new InputError(
+    ErrorCode.READING_EXPIRED,
+    `Reading at ${new Date(reading.time).toISOString()} is older than metric "${reading.metric}" keeps data (its retention policy deleted the days before ${new Date(dataFrom.get(reading.metric)!).toISOString()}); nothing of the batch was written`,
+    inputPath(index),
+  );
+}
+
+/** The UTC days (ms) of a batch's series-day documents, per metric. */
+function daysByMetric(buckets: readonly { metric: string; date: Date }[]): Map<string, Set<number>> {
+  const days = new Map<string, Set<number>>();
+  for (const bucket of buckets) {
+    const set = days.get(bucket.metric) ?? new Set<number>();
+    set.add(bucket.date.getTime());
+    days.set(bucket.metric, set);
+  }
+  return days;
 }
 
 /**

@@ -35,7 +35,7 @@ const ReadingInputRef = builder.inputType('ReadingInput', {
 async function record(
   ctx: Context,
   readings: readonly Reading[],
-  options: { batchId?: string; receivedAt: number },
+  options: { batchId?: string; receivedAt: number; inputPath?: (index: number) => string },
 ): Promise<RecordOutcome> {
   const outcome = await ctx.trackWrite(recordBatch(ctx.store, readings, { ...options, logger: ctx.logger }));
   if (outcome.applied > 0) ctx.live.events.recorded(readings);
@@ -72,7 +72,7 @@ const BATCH_ID_DESCRIPTION =
   'A client-chosen id that makes the call safe to retry: sent again with the same readings (after a time-out, an UNAVAILABLE error or a crash), the batch is applied exactly once; what an earlier attempt applied is not applied again, and what it did not is completed. 1 to 128 characters among letters, digits and `_ - . : / + =`, e.g. a UUID. Reusing an id for other readings is refused (BATCH_ID_REUSED). Ids are remembered for BATCH_RETENTION_HOURS (default 24 h). Without an id a retried call is recorded twice.';
 
 const recordErrors =
-  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId';
+  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId';
 
 builder.mutationFields((t) => ({
   recordReading: t.field({
@@ -87,7 +87,7 @@ builder.mutationFields((t) => ({
       const receivedAt = Date.now();
       const batchId = validateBatchId(args.batchId);
       const readings = validateReading(args.reading, { receivedAt });
-      return record(ctx, readings, { batchId, receivedAt });
+      return record(ctx, readings, { batchId, receivedAt, inputPath: () => 'reading.time' });
     },
   }),
   recordReadings: t.field({

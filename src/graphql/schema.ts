@@ -11,6 +11,7 @@ import './record.ts';
 import './delete.ts';
 import './rollup.ts';
 import './live.ts';
+import './retention.ts';
 
 /** The executable GraphQL schema, built code-first from the modules above. */
 export const schema = builder.toSchema();

@@ -13,6 +13,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
+import { scheduleRetention } from './retention-schedule.ts';
 import { scheduleRollupRebuilds } from './rollup-schedule.ts';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
     everySeconds: config.ROLLUP_REBUILD_SECONDS,
     graceMs: config.ROLLUP_REBUILD_GRACE_MS,
   });
+  const stopRetention = scheduleRetention(store, logger, { everySeconds: config.RETENTION_SECONDS });
   let stopping = false;
   const server = createServer((request, response) => {
     if (stopping) {
@@ -148,6 +150,7 @@ async function main(): Promise<void> {
       if (late)
         logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
       await stopRollups();
+      await stopRetention();
       await yoga.dispose();
       health.close();
       await store.client.close();

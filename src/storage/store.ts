@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
+import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 
@@ -36,6 +37,11 @@ export interface MetricDocument {
    * writes the default): the store's default applies.
    */
   statistics?: StatisticsSettings;
+  /**
+   * How long each level of the metric's documents is kept, and how far retention has
+   * removed them (see `model/retention.ts`); absent: everything is kept forever.
+   */
+  retention?: StoredRetention;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */
   first?: Date;
   /** Exact time of the latest reading recorded. */

@@ -103,7 +103,8 @@ describe('one budget of buckets per request', () => {
     expect(response.errors).toBeUndefined();
     expect(response.data!.buckets).toHaveLength(200);
     expect(response.data!.buckets[0]).toEqual({ tags: [{ value: 'h000' }], buckets: [{ count: 1 }, { count: 1 }, { count: 1 }] });
-    expect(commands).toEqual(['aggregate series', 'aggregate buckets']);
+    // Minute slots: the metric's retention horizons are read (once) before the pipeline runs.
+    expect(commands).toEqual(['aggregate series', 'find metrics', 'aggregate buckets']);
   });
 
   const weekOfMinutes = (i: number) =>
@@ -179,7 +180,7 @@ describe('series lists', () => {
       id: 'cpu,host=h199',
       buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
     });
-    expect(commands).toEqual(['find series', 'aggregate buckets']);
+    expect(commands).toEqual(['find series', 'find metrics', 'aggregate buckets']);
   });
 
   it('refuses 200 series x a day of minutes (288,000 buckets) after the look-up, with one error and no pipeline', async () => {

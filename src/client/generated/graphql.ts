@@ -306,6 +306,8 @@ export type Metric = {
   readonly layout: DocumentLayout;
   /** Metric name, e.g. `flights`. */
   readonly name: Scalars['String']['output'];
+  /** How long the metric keeps minute, hour and day data, and where each begins (see `setRetention`). */
+  readonly retention: MetricRetention;
   /** The rollups of the metric, sorted by name. */
   readonly rollups: ReadonlyArray<Rollup>;
   /** The series whose tags match `where`, sorted by series key. Errors as `Query.series`. */
@@ -334,6 +336,24 @@ export type MetricTagValuesArgs = {
   where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
+/** How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see README "Retention"). */
+export type MetricRetention = {
+  /** UTC midnight from which day documents exist: days before it were deleted, and queries find no readings there. Null: none deleted yet. */
+  readonly dataFrom: Maybe<Scalars['DateTime']['output']>;
+  /** Days the day documents (day totals, latest readings) and the rollup documents are kept (besides today); null: forever. */
+  readonly days: Maybe<Scalars['Int']['output']>;
+  /** UTC midnight from which hour slots exist: a query that needs hour slots before it fails with DETAIL_EXPIRED. Null: none removed yet. */
+  readonly hourDetailFrom: Maybe<Scalars['DateTime']['output']>;
+  /** Days the hour slots are kept (besides today); null: forever. */
+  readonly hours: Maybe<Scalars['Int']['output']>;
+  /** UTC midnight from which minute slots exist: a query that needs minute slots before it fails with DETAIL_EXPIRED. Null: none removed yet. */
+  readonly minuteDetailFrom: Maybe<Scalars['DateTime']['output']>;
+  /** Days the minute slots are kept (besides today); null: forever. */
+  readonly minutes: Maybe<Scalars['Int']['output']>;
+  /** When an admin last set the policy; null: never (everything kept forever). */
+  readonly setAt: Maybe<Scalars['DateTime']['output']>;
+};
+
 /** Which optional statistics a metric keeps; see README "Statistics" for what each costs. */
 export type MetricStatistics = {
   /** Latest readings kept per series and day (`Series.latest`). */
@@ -354,14 +374,16 @@ export type Mutation = {
   readonly deleteSeries: DeleteResult;
   /** Removes a rollup and its documents; queries read the series again. Returns false when the metric has no such rollup. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, FORBIDDEN. */
   readonly dropRollup: Scalars['Boolean']['output'];
-  /** Records one reading. Needs scope `write` and a token that may touch its metric (FORBIDDEN otherwise). Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId. */
+  /** Records one reading. Needs scope `write` and a token that may touch its metric (FORBIDDEN otherwise). Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId. */
   readonly recordReading: RecordResult;
-  /** Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope `write` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings). */
+  /** Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope `write` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings). */
   readonly recordReadings: RecordResult;
   /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
   readonly setMetricLayout: Metric;
   /** Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN. */
   readonly setMetricStatistics: Metric;
+  /** Sets how long a metric keeps its minute slots, hour slots and whole day documents, e.g. `minutes: 30, hours: 365` (days forever). The server's retention pass (every RETENTION_SECONDS) then removes, from the series-day documents older than each horizon, the minute slots, the hour slots, or the whole documents with the metric's rollup documents of those days. Queries that need removed minute or hour slots fail with DETAIL_EXPIRED; readings dated before the deleted days' horizon (`Metric.retention.dataFrom`) are refused with READING_EXPIRED. Lengthening a policy does not bring removed data back. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, INVALID_ARGUMENT (a duration outside 1 to 36525, or not minutes <= hours <= days with null as forever), FORBIDDEN. */
+  readonly setRetention: Metric;
 };
 
 
@@ -421,6 +443,15 @@ export type MutationSetMetricStatisticsArgs = {
   sketchLevels: ReadonlyArray<SlotLevel>;
 };
 
+
+/** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
+export type MutationSetRetentionArgs = {
+  days?: InputMaybe<Scalars['Int']['input']>;
+  hours?: InputMaybe<Scalars['Int']['input']>;
+  metric: Scalars['String']['input'];
+  minutes?: InputMaybe<Scalars['Int']['input']>;
+};
+
 /** An offset back in time, e.g. `{amount: 1, unit: WEEK}` compares each bucket with the same bucket one week before. */
 export type OffsetInput = {
   /** How many units, 1 to 1,000. */
@@ -456,9 +487,9 @@ export type OrderByInput = {
 
 /** Discovery of metrics and series, and time-bucketed statistics (scope `read`). */
 export type Query = {
-  /** count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (each group counts as one bucket of the request's MAX_BUCKETS), TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
+  /** count, sum, min, max, avg, variance and standard deviation of one field over `[from, to)`, filtered by tags and optionally grouped by tag keys (one result per group with readings, sorted by tag values). Whole days are read from day totals, the ragged edges of the range from hour and minute slots. Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE, DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (each group counts as one bucket of the request's MAX_BUCKETS), TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT, DETAIL_EXPIRED (a range edge inside an hour or day whose minute or hour slots the metric's retention removed). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
   readonly aggregate: ReadonlyArray<Aggregate>;
-  /** Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, a bucket with percentiles counting 10, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
+  /** Time buckets of one field of a metric over `[from, to)`, filtered by tags and optionally grouped by tag keys (one bucket list per group, sorted by tag values). `from` and `to` are rounded down to the whole minute (the stored resolution). Errors: INVALID_NAME, INVALID_TIME, INVALID_RANGE (from >= to), DUPLICATE_NAME, TOO_MANY_NAMES, TOO_MANY_BUCKETS (the request could return more than MAX_BUCKETS buckets: groups x buckets of the range, summed over every field of the request, a bucket with percentiles counting 10, checked before anything runs), TOO_MANY_FILTER_VALUES (more than MAX_FILTER_VALUES `where` values in the request), QUERY_TIMEOUT (longer than QUERY_TIMEOUT_MS), DETAIL_EXPIRED (the buckets need minute or hour slots removed by the metric retention policy: `extensions.availableFrom` tells where they begin; see `setRetention`). An unknown metric, field or tag value gives an empty list. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
   readonly buckets: ReadonlyArray<BucketGroup>;
   /** The current value of `field` per group: the latest reading among the series of `metric` matching `where`, grouped by `groupBy` (one group without it), sorted by tag values; groups without a reading of the field are left out. Each series is read from its newest document holding the field (one indexed look-up per series), so the series count against MAX_SERIES. Errors: INVALID_NAME, TOO_MANY_SERIES, TOO_MANY_FILTER_VALUES, QUERY_TIMEOUT. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
   readonly latestValues: ReadonlyArray<GroupLatestValue>;
