@@ -3,7 +3,6 @@ import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
 import { tagList } from '../model/series.ts';
 import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
 import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
-import { rollupGroupsPipeline } from '../query/rollup-groups.ts';
 import { bucketsPerGroup, filterValueCount, SKETCH_BUCKET_WEIGHT } from '../query/cost.ts';
 import { registryFilter } from '../query/registry.ts';
 import { fillBuckets, type BucketSpan } from '../query/fill.ts';
@@ -39,17 +38,7 @@ import {
   type LatestValue,
 } from '../storage/read.ts';
 import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
-import {
-  rollupAnswering,
-  rollupMayAnswer,
-  createLoader,
-  requestRollups,
-  type LoadAnswer,
-  type LoadRequest,
-  type PipelineObserver,
-  type ReadRecord,
-  type RequestRollups,
-} from './loader.ts';
+import { createLoader, type LoadAnswer, type LoadRequest, type PipelineObserver, type ReadRecord } from './loader.ts';
 import { Planning } from './planning.ts';
 import type { RangeQuery } from './query.ts';
 
@@ -116,7 +105,6 @@ export class QueryEngine {
   /** Where the request's pipelines read (series-day documents or which rollup), in the order they ran. */
   readonly reads: ReadRecord[] = [];
   private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
-  private readonly rollups: RequestRollups;
 
   /**
    * @param limits the request's limits (`MAX_BUCKETS`, `MAX_SERIES`, `MAX_FILTER_VALUES`).
@@ -130,7 +118,6 @@ export class QueryEngine {
     observePipeline?: PipelineObserver,
   ) {
     this.budget = new RequestBudget(limits);
-    this.rollups = requestRollups(store, options);
     this.loader = createLoader({
       store,
       budget: this.budget,
@@ -138,7 +125,6 @@ export class QueryEngine {
       options,
       reads: this.reads,
       observe: observePipeline,
-      rollups: this.rollups,
     });
   }
 
@@ -363,9 +349,8 @@ export class QueryEngine {
   /**
    * Reserves the most buckets a query over a metric's series can return: buckets per
    * group x groups (an aggregate counts 1 per group). A grouped query first checks that
-   * one group fits, then counts its groups (a look-up the request's pipelines wait for):
-   * in the documents of the rollup that answers it, over the range's days, or else in the
-   * series registry. The reservation is that upper bound whatever the fill.
+   * one group fits, then counts its groups in the series registry (a look-up the
+   * request's pipelines wait for); the reservation is that upper bound whatever the fill.
    * @param countFilterValues false for a second query of the same field (the earlier period of a comparison).
    * @returns the number of groups reserved for; 0 when the query cannot return anything.
    */
@@ -379,22 +364,9 @@ export class QueryEngine {
       return 1;
     }
     this.budget.check('buckets', perGroup, `this field: ${unit} per group`);
-    const groups = await this.planning.track(this.countGroups(query));
+    const pipeline = seriesGroupsPipeline(query.metric!, query.where, query.groupBy);
+    const groups = await this.planning.track(countSeriesGroups(this.store, pipeline, this.options));
     this.budget.reserve('buckets', groups * perGroup, `this field: ${formatCount(groups)} groups x ${unit}`);
     return groups;
-  }
-
-  /**
-   * The groups a grouped query can have: counted in the rollup that will answer it (its
-   * documents of the range's days: a few per group and day, with the tags of the group)
-   * or in the series registry (one document per series ever recorded).
-   */
-  private async countGroups(query: RangeQuery): Promise<number> {
-    const rollup = rollupMayAnswer(query) ? rollupAnswering(query, await this.rollups([query.metric!])) : null;
-    if (rollup !== null) {
-      const pipeline = rollupGroupsPipeline(query.metric!, query.where, query.groupBy, { from: query.from, to: query.to });
-      return countSeriesGroups(this.store, pipeline, this.options, rollup.collection);
-    }
-    return countSeriesGroups(this.store, seriesGroupsPipeline(query.metric!, query.where, query.groupBy), this.options);
   }
 }

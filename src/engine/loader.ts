@@ -69,46 +69,6 @@ export interface LoaderScope {
   reads: ReadRecord[];
   /** Told how long each pipeline took (for the server's metrics); optional. */
   observe?: PipelineObserver;
-  /** The rollups of metrics, read once per request (see {@link requestRollups}). */
-  rollups: RequestRollups;
-}
-
-/** The rollups of the given metrics, sorted by metric and name (see `findRollups`). */
-export type RequestRollups = (metrics: readonly string[]) => Promise<RollupDefinition[]>;
-
-/**
- * The rollup definitions of one request, read at most once per metric, so the engine's
- * budget check and the loader decide on the same definitions (and the request costs one
- * read of them, not two).
- * @throws ServiceError QUERY_TIMEOUT (from `findRollups`).
- */
-export function requestRollups(store: Store, options: QueryOptions): RequestRollups {
-  const memo = new Map<string, Promise<RollupDefinition[]>>();
-  return async (metrics) => {
-    const missing = [...new Set(metrics)].filter((metric) => !memo.has(metric));
-    if (missing.length > 0) {
-      const read = findRollups(store, missing, options);
-      for (const metric of missing)
-        memo.set(
-          metric,
-          read.then((rollups) => rollups.filter((rollup) => rollup.metric === metric)),
-        );
-    }
-    return (await Promise.all([...new Set(metrics)].map((metric) => memo.get(metric)!))).flat();
-  };
-}
-
-/**
- * The rollup of `rollups` whose documents the pipeline of `query` will read (see
- * {@link rollupFor}), or null for the series-day documents.
- */
-export function rollupAnswering(query: RangeQuery, rollups: readonly RollupDefinition[]): RollupDefinition | null {
-  return rollupFor(pipelineQuery(query, [query.field], []), rollups);
-}
-
-/** False when no rollup can answer `query` whatever rollups exist (it reads minute slots, or given series): no need to look them up. */
-export function rollupMayAnswer(query: RangeQuery): boolean {
-  return query.metric !== null && !levelsRead(pipelineQuery(query, [query.field], [])).has('minute');
 }
 
 /**
@@ -304,7 +264,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       const detailed = planned.filter(({ levels }) => levels.has('minute') || levels.has('hour'));
       const checked = [...new Set(detailed.flatMap(({ batch }) => batch.flatMap((request) => metricOf(request) ?? [])))];
       const [rollups, horizons] = await Promise.all([
-        metrics.length === 0 ? [] : scope.rollups(metrics),
+        metrics.length === 0 ? [] : findRollups(scope.store, metrics, scope.options),
         checked.length === 0 ? new Map<string, Horizons>() : findHorizons(scope.store, checked, scope.options),
       ]);
       const refused = new Map<LoadRequest, Error>();

@@ -78,19 +78,12 @@ export async function countSeries(store: Store, filter: Filter<SeriesDocument>, 
 }
 
 /**
- * Runs a counting pipeline on the series registry (see `seriesGroupsPipeline`), or on a
- * rollup's documents (`rollupGroupsPipeline`, with `collection` the rollup's), and
+ * Runs a counting pipeline on the series registry (see `seriesGroupsPipeline`) and
  * returns its `groups`; 0 when it returns no row.
  * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
  */
-export async function countSeriesGroups(
-  store: Store,
-  pipeline: Document[],
-  options: QueryOptions = {},
-  collection?: string,
-): Promise<number> {
-  const source = collection === undefined ? store.series : store.db.collection(collection);
-  const [result] = await limitedRead(options, (driver) => source.aggregate<{ groups: number }>(pipeline, driver).toArray());
+export async function countSeriesGroups(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<number> {
+  const [result] = await limitedRead(options, (driver) => store.series.aggregate<{ groups: number }>(pipeline, driver).toArray());
   return result?.groups ?? 0;
 }
 
