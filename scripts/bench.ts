@@ -26,7 +26,15 @@ import { aggregateBuckets } from '../src/storage/read.ts';
 import { DAY_MS } from '../src/model/time.ts';
 import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
 import { alternating, batches, format, latency, median, positiveInt } from './bench/measure.ts';
-import { NaiveModel, OursModel, TimeseriesModel, type BaselineModel, type Model, type StorageFigures } from './bench/models.ts';
+import {
+  NaiveModel,
+  OursModel,
+  supportsDateTrunc,
+  TimeseriesModel,
+  type BaselineModel,
+  type Model,
+  type StorageFigures,
+} from './bench/models.ts';
 import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
 import { measureReads, readsTable, type QueryReads } from './bench/bytes-read.ts';
 
@@ -163,19 +171,6 @@ async function answer(model: Model, query: BenchQuery, dateTrunc: boolean): Prom
   if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
   const baseline = model as BaselineModel;
   return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
-}
-
-async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
-  const scratch = client.db('bench_probe').collection('probe');
-  try {
-    await scratch.insertOne({ time: new Date() });
-    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.db('bench_probe').dropDatabase();
-  }
 }
 
 interface DataSetResult {

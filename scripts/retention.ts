@@ -11,8 +11,8 @@
  * `npm run migrate`.
  */
 import { Command } from 'commander';
-import { openToolStore, type ToolStore } from '../src/cli/database.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { withToolStore, type ToolStore } from '../src/cli/database.ts';
+import { loadConfig } from '../src/config.ts';
 import { parseMetricName } from '../src/engine/query.ts';
 import { detailFrom, horizonsOf, parseRetentionPolicy } from '../src/model/retention.ts';
 import { applyRetention, setRetention } from '../src/storage/retention.ts';
@@ -20,19 +20,8 @@ import { applyRetention, setRetention } from '../src/storage/retention.ts';
 const config = loadConfig();
 const say = (message: string) => console.error(message);
 
-/** Opens the store, runs `work`, reports errors with an exit code, closes the store. */
-async function run(work: (tool: ToolStore) => Promise<void>): Promise<void> {
-  let tool: ToolStore | undefined;
-  try {
-    tool = await openToolStore(config, say);
-    await work(tool);
-  } catch (error) {
-    console.error(`retention: ${(error as Error).message}`);
-    process.exitCode = error instanceof ConfigError ? 2 : 1;
-  } finally {
-    await tool?.close();
-  }
-}
+/** Runs one command on the store (see `withToolStore`). */
+const run = (work: (tool: ToolStore) => Promise<void>) => withToolStore('retention', config, say, work);
 
 const days = (value: number | null) => (value === null ? 'forever' : `${value} d`);
 const since = (ms: number | null) => (ms === null ? 'all kept' : `from ${new Date(ms).toISOString().slice(0, 10)}`);

@@ -14,28 +14,17 @@
  * Reaches the database like `npm run migrate`.
  */
 import { Command } from 'commander';
-import { openToolStore, type ToolStore } from '../src/cli/database.ts';
+import { withToolStore, type ToolStore } from '../src/cli/database.ts';
 import { progress } from '../src/cli/progress.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { parseRollupDefinition } from '../src/engine/query.ts';
 import { backfillRollup, createRollup, dropRollup, findRollups, rebuildDirtyDays } from '../src/storage/rollups.ts';
 
 const config = loadConfig();
 const say = (message: string) => console.error(message);
 
-/** Opens the store, runs `work`, reports errors with an exit code, closes the store. */
-async function run(work: (tool: ToolStore) => Promise<void>): Promise<void> {
-  let tool: ToolStore | undefined;
-  try {
-    tool = await openToolStore(config, say);
-    await work(tool);
-  } catch (error) {
-    console.error(`rollups: ${(error as Error).message}`);
-    process.exitCode = error instanceof ConfigError ? 2 : 1;
-  } finally {
-    await tool?.close();
-  }
-}
+/** Runs one command on the store (see `withToolStore`). */
+const run = (work: (tool: ToolStore) => Promise<void>) => withToolStore('rollups', config, say, work);
 
 const program = new Command().name('rollups').description('Define, build, list and remove rollups.');
 

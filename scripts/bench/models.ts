@@ -231,3 +231,21 @@ export class TimeseriesModel extends NaiveModel {
       : { ...figures, largestDocument: bucket, largestNote: 'largest bucket in system.buckets' };
   }
 }
+
+/**
+ * True when the server runs `$dateTrunc` (MongoDB 5.0+): the baselines' pipelines use it
+ * when it is there, and compute bucket starts in milliseconds otherwise. Probes in a
+ * scratch database `bench_probe`, dropped afterwards.
+ */
+export async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
+  const scratch = client.db('bench_probe').collection('probe');
+  try {
+    await scratch.insertOne({ time: new Date() });
+    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.db('bench_probe').dropDatabase();
+  }
+}

@@ -49,7 +49,7 @@ import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/
 import { benchDatabase } from './database.ts';
 import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './datasets.ts';
 import { batches, format, median, positiveInt } from './measure.ts';
-import { NaiveModel, TimeseriesModel, type BaselineModel } from './models.ts';
+import { NaiveModel, supportsDateTrunc, TimeseriesModel, type BaselineModel } from './models.ts';
 import { build, compareAnswers, denseQueries, sparseQueries, type BenchQuery } from './queries.ts';
 
 const program = new Command()
@@ -974,19 +974,6 @@ interface DataSetResult {
   baselines: { name: string; available: boolean; reason?: string }[];
   queries: QueryResult[];
   ingest: IngestResult;
-}
-
-async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
-  const scratch = client.db('bench_rollups_probe').collection('probe');
-  try {
-    await scratch.insertOne({ time: new Date() });
-    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.db('bench_rollups_probe').dropDatabase();
-  }
 }
 
 /** The read figures of a baseline: the `$match` of its pipeline on its collection. */

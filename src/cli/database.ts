@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { configuredStatistics, type Config } from '../config.ts';
+import { ConfigError, configuredStatistics, type Config } from '../config.ts';
 import { ensureSecantusInstalled, startSecantus, type Say } from '../embedded/secantus.ts';
 import { openStore, redact, type Store } from '../storage/store.ts';
 
@@ -80,6 +80,7 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       // openStore sets the TTL of batch claims: the tool must keep the server's.
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
+      rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
     }).catch(async (error: unknown) => {
       await stop?.();
       throw error;
@@ -105,4 +106,22 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
     );
   });
   return open(server.uri, () => server.stop());
+}
+
+/**
+ * Runs one command of tool `name` on the store of {@link openToolStore}: opens it, runs
+ * `work`, closes it. An error is printed to stderr as `<name>: <message>` and sets the
+ * exit code (2 for a configuration error, 1 otherwise) instead of being thrown.
+ */
+export async function withToolStore(name: string, config: Config, say: Say, work: (tool: ToolStore) => Promise<void>): Promise<void> {
+  let tool: ToolStore | undefined;
+  try {
+    tool = await openToolStore(config, say);
+    await work(tool);
+  } catch (error) {
+    console.error(`${name}: ${(error as Error).message}`);
+    process.exitCode = error instanceof ConfigError ? 2 : 1;
+  } finally {
+    await tool?.close();
+  }
 }

@@ -62,6 +62,15 @@ export interface RequestOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
 }
 
+/**
+ * The headers of a GraphQL POST: a JSON body, the answer types `accept` (default: a
+ * GraphQL response, or `text/event-stream` for a subscription over SSE), and
+ * `Authorization: Bearer <token>` when a token is given.
+ */
+export function requestHeaders(token?: string, accept = 'application/graphql-response+json, application/json'): Record<string, string> {
+  return { 'content-type': 'application/json', accept, ...(token ? { authorization: `Bearer ${token}` } : {}) };
+}
+
 /** The query text of a typed document: the string itself, or a document node printed. */
 export function documentText(document: TypedDocument<unknown, unknown>): string {
   return typeof document === 'object' && 'kind' in document ? print(document) : document.toString();
@@ -92,11 +101,7 @@ export async function request<TResult, TVariables>(
   try {
     response = await send(options.url, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/graphql-response+json, application/json',
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      },
+      headers: requestHeaders(options.token),
       body: requestBody(document, variables),
       signal: options.signal,
     });

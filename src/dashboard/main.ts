@@ -16,7 +16,7 @@ import {
   type DashboardBucketsQueryVariables,
   type DashboardMetricsQuery,
 } from '../client/generated/graphql.ts';
-import { request, requestBody, type TypedDocument } from '../client/request.ts';
+import { request, requestBody, requestHeaders, type TypedDocument } from '../client/request.ts';
 
 /** A metric as `DashboardMetrics` (src/dashboard/operations.graphql) lists it. */
 type MetricInfo = DashboardMetricsQuery['metrics'][number];
@@ -234,11 +234,7 @@ async function follow(): Promise<void> {
   try {
     const response = await fetch('/graphql', {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...(token === '' ? {} : { authorization: `Bearer ${token}` }),
-      },
+      headers: requestHeaders(token, 'text/event-stream'),
       body: requestBody(DashboardLiveDocument, chartVariables()),
       signal: controller.signal,
     });

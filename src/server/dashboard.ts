@@ -99,10 +99,15 @@ function bundledScript(): Promise<string> {
   return script;
 }
 
-/** uPlot's style sheet, from its package. */
-async function uplotStyle(): Promise<string> {
-  const require = createRequire(import.meta.url);
-  return readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8');
+let style: Promise<string> | undefined;
+
+/** uPlot's style sheet, from its package (read once per process; a failed read is tried again next time). */
+function uplotStyle(): Promise<string> {
+  style ??= readFile(createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css'), 'utf8').catch((error: unknown) => {
+    style = undefined;
+    throw error;
+  });
+  return style;
 }
 
 const text = (body: string, type: string) =>

@@ -6,6 +6,7 @@ import {
   MongoNotConnectedError,
   MongoOperationTimeoutError,
   MongoServerClosedError,
+  MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
   MongoWriteConcernError,
@@ -43,6 +44,22 @@ export function isUnavailable(error: unknown): boolean {
     return error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('ResetPool') || isUnavailable(error.cause);
   }
   return false;
+}
+
+/**
+ * True when the server stopped an operation at its `maxTimeMS` (code 50, MaxTimeMSExpired;
+ * MongoDB manual, "Error Codes"), also a bulk write whose failed writes all stopped so
+ * (or lost a first-insert race, 11000): what was not applied is known to be unapplied.
+ */
+export function isTimeLimitError(error: unknown): boolean {
+  if (error instanceof MongoBulkWriteError) {
+    const writeErrors = [error.writeErrors].flat();
+    return (
+      writeErrors.some((writeError) => writeError.code === 50) &&
+      writeErrors.every((writeError) => writeError.code === 50 || writeError.code === 11000)
+    );
+  }
+  return error instanceof MongoServerError && error.code === 50;
 }
 
 /**

@@ -174,10 +174,8 @@ async function widenMetricSpans(store: Store, writes: readonly MetricWrite[], en
  * @param metrics the batch's metric registry entries, read by this batch.
  */
 async function registerSeries(store: Store, writes: readonly SeriesWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
-  const generationOf = (write: SeriesWrite) => {
-    const entry = metrics.get(write.metric);
-    return entry === undefined ? '' : registryGeneration(entry);
-  };
+  const generations = new Map([...metrics].map(([name, entry]) => [name, registryGeneration(entry)]));
+  const generationOf = (write: SeriesWrite) => generations.get(write.metric) ?? '';
   const unknown = writes.filter((write) => {
     const cached = store.seriesCache.get(write.id);
     return cached === undefined || cached.generation !== generationOf(write) || !isSubset(write.fields, cached.fields);

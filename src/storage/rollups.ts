@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { MongoBulkWriteError, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
 import { dayUpdate, type DayWrite } from '../record/plan.ts';
 import { dayDocument, mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
+import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import type { Store } from './store.ts';
@@ -199,18 +200,6 @@ export async function applyRollupWrites(
     throw error;
   }
   return 'written';
-}
-
-/** True when the server stopped an operation at its `maxTimeMS` (code 50, MaxTimeMSExpired), also inside a bulk write. */
-function isTimeLimitError(error: unknown): boolean {
-  if (error instanceof MongoBulkWriteError) {
-    const writeErrors = [error.writeErrors].flat();
-    return (
-      writeErrors.some((writeError) => writeError.code === 50) &&
-      writeErrors.every((writeError) => writeError.code === 50 || writeError.code === 11000)
-    );
-  }
-  return error instanceof MongoServerError && error.code === 50;
 }
 
 /** What {@link rebuildRollupDay} did. */
