@@ -64,7 +64,9 @@ export async function ensureSecantusInstalled(
     say(`Installing the embedded database SecantusDB ${SECANTUS_VERSION} into ${venv} (first run only, about a minute)`);
     await rm(venv, { recursive: true, force: true });
     await run(python, ['-m', 'venv', venv]).catch((error: unknown) => {
-      throw new Error(`Could not create a Python virtual environment with "${python} -m venv": ${String(error)}`);
+      throw new Error(
+        `Could not create a Python virtual environment with "${python} -m venv" (on Debian and Ubuntu, install the python3-venv package; or set PYTHON to another Python 3.10+): ${String(error)}`,
+      );
     });
     await run(join(venv, 'bin', 'pip'), [
       'install',
