@@ -8,7 +8,7 @@
 import type { RecordOutcome } from '../engine/record.ts';
 import { GraphQLError } from 'graphql';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
-import type { Scope } from '../auth/tokens.ts';
+import type { Scope } from '../model/scopes.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
