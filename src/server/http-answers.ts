@@ -97,7 +97,7 @@ export interface RouteContext {
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
   /**
    * Told the readings of every acknowledged write that applied any (for live
-   * subscriptions, see `live-events.ts`); called after `recordBatch` returned.
+   * subscriptions, see `events/live-events.ts`); called after `recordBatch` returned.
    */
   recorded?: (readings: readonly { metric: string; time: number }[]) => void;
   /** Told the outcome of every acknowledged write (for `/metrics`: readings recorded and already applied). */

@@ -26,7 +26,7 @@ import { authSettings } from './access-control.ts';
 import { DatabaseHealth } from './database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
-import { LiveEvents } from './live-events.ts';
+import { LiveEvents } from '../events/live-events.ts';
 
 async function main(): Promise<void> {
   const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();

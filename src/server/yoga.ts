@@ -14,7 +14,7 @@ import { useHttpRoutes } from './http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
 import { instrumentApp, type ServerMetrics } from './metrics.ts';
-import { LiveEvents } from './live-events.ts';
+import { LiveEvents } from '../events/live-events.ts';
 import { useCacheHeaders } from './cache-headers.ts';
 
 /** What the GraphQL server needs. */
@@ -41,7 +41,7 @@ export interface AppOptions {
   /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
   metrics?: ServerMetrics;
   /**
-   * Live subscriptions (see `live-events.ts`): the feed of new readings (default: one of
+   * Live subscriptions (see `events/live-events.ts`): the feed of new readings (default: one of
    * this app's own writes, closed with the app) and the shortest time between two pushes
    * of a subscription in ms (default: LIVE_MIN_INTERVAL_MS's default, 1,000).
    */
@@ -64,7 +64,7 @@ export interface AppOptions {
  * tag-filter values by a budget of its own before any pipeline runs; a time limit on
  * every database read, which the request's abort signal also cancels when the client
  * goes away. Subscriptions (`subscription { buckets }`) are served over Server-Sent
- * Events and fed by `live.events` (see `live-events.ts`); GET query answers carry an
+ * Events and fed by `live.events` (see `events/live-events.ts`); GET query answers carry an
  * ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
