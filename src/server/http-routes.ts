@@ -13,7 +13,7 @@ import type { Plugin, YogaServer } from 'graphql-yoga';
 import { unavailable } from '../storage/failures.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
-import type { AuthSettings } from './access-control.ts';
+import type { AuthSettings } from '../auth/authenticate.ts';
 import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';

@@ -22,7 +22,7 @@ import { ErrorCode, ServiceError } from '../errors.ts';
 import { loadDemoData } from '../importer/demo.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
-import { authSettings } from './access-control.ts';
+import { authSettings } from '../auth/authenticate.ts';
 import { DatabaseHealth } from './database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';

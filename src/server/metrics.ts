@@ -23,6 +23,7 @@ import { LRUCache } from 'lru-cache';
 import type { MongoClient, ServerDescriptionChangedEvent } from 'mongodb';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { hasScope, type Access } from '../auth/access.ts';
+import { type AuthSettings, createAuthenticator } from '../auth/authenticate.ts';
 import { hashToken, parseAuthorization, TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import type { PipelineRun } from '../engine/loader.ts';
 import type { RecordOutcome } from '../engine/record.ts';
@@ -30,7 +31,6 @@ import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable } from '../storage/failures.ts';
 import type { Store } from '../storage/store.ts';
-import { createAuthenticator, type AuthSettings } from './access-control.ts';
 
 /** Where the metrics are served. */
 export const METRICS_PATH = '/metrics';
@@ -421,7 +421,7 @@ export function useMetricsEndpoint(options: MetricsEndpointOptions): Plugin {
       if (hash !== undefined) lastValid.set(hash, access);
       return access;
     } catch (error) {
-      if (error instanceof GraphQLError) {
+      if (error instanceof CodedError && error.code === ErrorCode.UNAUTHENTICATED) {
         return errorAnswer(401, ErrorCode.UNAUTHENTICATED, error.message, { 'WWW-Authenticate': 'Bearer realm="tsgraph"' });
       }
       if (remembered !== undefined) return remembered;
