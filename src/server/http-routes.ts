@@ -18,7 +18,7 @@ import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
-import { codeOfError, type ServerMetrics } from './metrics.ts';
+import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
 /** What the routes need from the app (see `createApp`). */
 export interface HttpRouteOptions {

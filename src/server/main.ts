@@ -23,7 +23,7 @@ import { loadDemoData } from '../importer/demo.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
 import { authSettings } from '../auth/authenticate.ts';
-import { DatabaseHealth } from './database-health.ts';
+import { DatabaseHealth } from '../observability/database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 import { LiveEvents } from '../events/live-events.ts';

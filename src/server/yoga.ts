@@ -7,14 +7,15 @@ import { useErrorCodes } from './error-codes.ts';
 import { loadConfig } from '../config.ts';
 import { authSettings, type AuthSettings } from '../auth/authenticate.ts';
 import { createAccessControl } from './access-control.ts';
-import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
+import { DatabaseHealth } from '../observability/database-health.ts';
+import { useDatabaseGate } from './database-gate.ts';
 import { createMaskError } from './mask-error.ts';
 import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
 import { useHttpRoutes } from './http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
 import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
-import { instrumentApp, type ServerMetrics } from './metrics.ts';
+import { instrumentApp, type ServerMetrics } from '../observability/metrics.ts';
 import { LiveEvents } from '../events/live-events.ts';
 import { useCacheHeaders } from './cache-headers.ts';
 
@@ -39,7 +40,7 @@ export interface AppOptions {
   requestLimits?: Partial<RequestLimits>;
   /** GraphQL requests at least this long are logged, in milliseconds (default: SLOW_QUERY_MS's default, 1,000). */
   slowQueryMs?: number;
-  /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
+  /** The metrics `/metrics` serves (default: new ones for this app; see `observability/metrics.ts`). */
   metrics?: ServerMetrics;
   /**
    * Live subscriptions (see `events/live-events.ts`): the feed of new readings (default: one of
@@ -54,9 +55,9 @@ export interface AppOptions {
  * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200
  * while the process runs), `/ready` (503 at once while the database is known to be
  * down, or when it does not answer a ping in time) and `/metrics` (Prometheus, see
- * `metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
+ * `observability/metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
  * While the database is down, operations are answered with UNAVAILABLE without
- * running (see `database-health.ts`). Driver errors meaning the database is
+ * running (see `observability/database-health.ts` and `database-gate.ts`). Driver errors meaning the database is
  * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
  * (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL requests
  * need an API token unless `auth.mode` is `off`; see `access-control.ts` for CORS and
