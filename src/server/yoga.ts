@@ -12,9 +12,9 @@ import { useDatabaseGate } from './database-gate.ts';
 import { createMaskError } from './mask-error.ts';
 import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
-import { useHttpRoutes } from './http-routes.ts';
+import { useHttpRoutes } from '../routes/http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
-import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
+import { createGraphiQLRenderer, graphiqlOptions } from '../routes/graphiql.ts';
 import { instrumentApp, type ServerMetrics } from '../observability/metrics.ts';
 import { LiveEvents } from '../events/live-events.ts';
 import { useCacheHeaders } from './cache-headers.ts';
@@ -52,22 +52,22 @@ export interface AppOptions {
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200
- * while the process runs), `/ready` (503 at once while the database is known to be
+ * `/graphql` (served whole by this server, see `routes/graphiql.ts`), `/health` (always
+ * 200 while the process runs), `/ready` (503 at once while the database is known to be
  * down, or when it does not answer a ping in time) and `/metrics` (Prometheus, see
  * `observability/metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
- * While the database is down, operations are answered with UNAVAILABLE without
- * running (see `observability/database-health.ts` and `database-gate.ts`). Driver errors meaning the database is
- * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
- * (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL requests
- * need an API token unless `auth.mode` is `off`; see `access-control.ts` for CORS and
- * the CSRF checks. Every request is held to its limits (see `limits.ts`): body size,
- * document depth, aliases, tokens and directives before execution; buckets, series and
- * tag-filter values by a budget of its own before any pipeline runs; a time limit on
+ * While the database is down, operations are answered with UNAVAILABLE without running
+ * (see `observability/database-health.ts` and `database-gate.ts`). Driver errors meaning
+ * the database is unreachable become UNAVAILABLE, other unexpected errors are masked and
+ * logged (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL
+ * requests need an API token unless `auth.mode` is `off`; see `access-control.ts` for
+ * CORS and the CSRF checks. Every request is held to its limits (see `limits.ts`): body
+ * size, document depth, aliases, tokens and directives before execution; buckets, series
+ * and tag-filter values by a budget of its own before any pipeline runs; a time limit on
  * every database read, which the request's abort signal also cancels when the client
  * goes away. Subscriptions (`subscription { buckets }`) are served over Server-Sent
- * Events and fed by `live.events` (see `events/live-events.ts`); GET query answers carry an
- * ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
+ * Events and fed by `live.events` (see `events/live-events.ts`); GET query answers carry
+ * an ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);

@@ -20,7 +20,7 @@ import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContex
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
 import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
-/** What the routes need from the app (see `createApp`). */
+/** What the routes need from the app (see `createApp` in `server/yoga.ts`). */
 export interface HttpRouteOptions {
   store: Store;
   logger: Logger;
