@@ -40,6 +40,11 @@ export interface AppOptions {
   requestLimits?: Partial<RequestLimits>;
   /** GraphQL requests at least this long are logged, in milliseconds (default: SLOW_QUERY_MS's default, 1,000). */
   slowQueryMs?: number;
+  /**
+   * Within this time the slow-query log writes one line per operation name, in
+   * milliseconds (default 10,000; see `observability/slow-queries.ts`).
+   */
+  slowQueryIntervalMs?: number;
   /** The metrics `/metrics` serves (default: new ones for this app; see `observability/metrics.ts`). */
   metrics?: ServerMetrics;
   /**
@@ -82,6 +87,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     logger: options.logger,
     isDown: () => health.isDown(),
     slowQueryMs: options.slowQueryMs ?? loadConfig({}).SLOW_QUERY_MS,
+    slowQueryIntervalMs: options.slowQueryIntervalMs,
     metrics: options.metrics,
   });
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };
