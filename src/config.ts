@@ -161,9 +161,12 @@ const ConfigSchema = z
      */
     RETENTION_SECONDS: integer(0, 86_400).default(3_600),
     /**
-     * GraphQL requests that take at least this long, in milliseconds, are logged, one
-     * warning line each, with their operation name and their document without literal
-     * values (see README "Metrics"); 0 logs every request.
+     * GraphQL requests that take at least this long, in milliseconds, are logged: a query
+     * as a warning with its operation name and its document without literal values, a
+     * write batch (a mutation that only records readings) at info with its readings and
+     * the time per reading; at most one line per operation name every 10 s, the next
+     * saying how many were not logged (`observability/slow-queries.ts`, README
+     * "Metrics"); 0 logs every request.
      */
     SLOW_QUERY_MS: integer(0, 3_600_000).default(1_000),
     /**

@@ -12,7 +12,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
-import { parseLineProtocol } from '../../src/server/line-protocol.ts';
+import { parseLineProtocol } from '../../src/routes/line-protocol.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { benchDatabase } from './database.ts';

@@ -2,7 +2,7 @@
  * What a request may do, decided from its token: scopes (`read`, `write`, `admin`, `monitor`)
  * and optional metric-name prefixes. Pure functions, used by the GraphQL scope checks.
  */
-import { SCOPES, type Scope } from './tokens.ts';
+import { SCOPES, type Scope } from '../model/scopes.ts';
 
 /** The access of one request, from its token (or {@link OPEN_ACCESS} when `AUTH=off`). */
 export interface Access {

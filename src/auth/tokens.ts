@@ -1,10 +1,11 @@
 /**
  * API tokens, the pure part: making a token, hashing it, reading it from an
- * `Authorization` header, and the rules for token names, scopes and metric prefixes.
+ * `Authorization` header, and the rules for token names, scopes (`model/scopes.ts`) and metric prefixes.
  * Storage is in `storage/tokens.ts`, decisions on requests in `auth/access.ts`.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { isValidName } from '../model/limits.ts';
+import { SCOPES, type Scope } from '../model/scopes.ts';
 
 /** What every token starts with, so a leaked one is recognisable (secret scanners, logs). */
 export const TOKEN_PREFIX = 'tsg_';
@@ -23,16 +24,6 @@ export const TOKEN_CACHE_MS = 5_000;
 
 /** Characters of the token that form its public id (`tsg_` and the next 8). */
 const ID_LENGTH = TOKEN_PREFIX.length + 8;
-
-/**
- * The access levels a token may carry. `admin` includes `read`, `write` and `monitor`;
- * `write` does not include `read`; `monitor` allows only `GET /metrics` (a Prometheus
- * scraper's token, which can neither read series nor write).
- */
-export const SCOPES = ['read', 'write', 'admin', 'monitor'] as const;
-
-/** One access level; see {@link SCOPES}. */
-export type Scope = (typeof SCOPES)[number];
 
 /** A new token: the secret (shown once), its public id, and the hash that is stored. */
 export interface NewToken {

@@ -1,5 +1,5 @@
 /**
- * The dashboard's page script (bundled for the browser by `server/dashboard.ts`): pick a
+ * The dashboard's page script (bundled for the browser by `routes/dashboard.ts`): pick a
  * metric, a field, a tag filter, a time zone and a range; it draws the buckets with
  * uPlot (mean line and the 5th-95th percentile band) and lists them in a table, and can
  * follow live updates. Every choice is kept in the page's address, so a chart can be

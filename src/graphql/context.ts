@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.ts';
 import type { Access } from '../auth/access.ts';
 import type { QueryEngine } from '../engine/engine.ts';
-import type { LiveEvents } from '../server/live-events.ts';
+import type { LiveEvents } from '../events/live-events.ts';
 import type { Store } from '../storage/store.ts';
 
 /** Request context handed to every resolver. */
@@ -27,7 +27,7 @@ export interface Context {
   engine: QueryEngine;
   /** What the request's API token allows (every scope when `AUTH=off`); checked by the fields' `authScopes`. */
   access: Access;
-  /** Live subscriptions and the record paths that feed them (see `server/live-events.ts`). */
+  /** Live subscriptions and the record paths that feed them (see `events/live-events.ts`). */
   live: {
     /** The server's feed of new readings, keyed by metric; record resolvers report acknowledged writes to it. */
     events: LiveEvents;

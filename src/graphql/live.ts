@@ -1,7 +1,7 @@
 import { parseBucketsQuery, type RangeQuery } from '../engine/query.ts';
 import type { ChartGroup } from '../engine/engine.ts';
 import { shiftedRange } from '../query/offset.ts';
-import { coalescedWrites, type LiveTick } from '../server/live-events.ts';
+import { coalescedWrites, type LiveTick } from '../events/live-events.ts';
 import { BucketGroupRef, bucketArgs, rangeArgs, selectionArgs } from './bucket.ts';
 import { builder } from './builder.ts';
 import { rankingArgs } from './chart.ts';

@@ -4,7 +4,7 @@
  */
 import { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, mayTouchMetric, type Refusal } from '../auth/access.ts';
-import { SCOPES, type Scope } from '../auth/tokens.ts';
+import { SCOPES, type Scope } from '../model/scopes.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Context } from './context.ts';
 

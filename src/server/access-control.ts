@@ -2,41 +2,25 @@
  * Who may call the GraphQL endpoint, and from which web pages: bearer-token
  * authentication, CORS from an allow-list, and refusal of requests a foreign web page
  * could send without a CORS preflight (CSRF). `/health`, `/ready` and the GraphiQL
- * page itself stay open; every GraphQL request goes through these checks.
+ * page itself stay open; every GraphQL request goes through these checks. Tokens are
+ * checked by `auth/authenticate.ts`.
  */
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin } from 'graphql-yoga';
-import { LRUCache } from 'lru-cache';
 import { OPEN_ACCESS, type Access } from '../auth/access.ts';
-import { hashToken, parseAuthorization, TOKEN_CACHE_MS } from '../auth/tokens.ts';
-import type { Config } from '../config.ts';
-import type { GraphQLError } from 'graphql';
+import { type AuthSettings, createAuthenticator, tokenMissing } from '../auth/authenticate.ts';
+import { TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import { toGraphQLError } from './graphql-errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
-import { countValidTokens, findValidToken, touchToken, TOUCH_INTERVAL_MS } from '../storage/tokens.ts';
+import { countValidTokens } from '../storage/tokens.ts';
 
 /** Request headers that make a GET non-simple (so browsers preflight it) and so let it through the CSRF check. */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'] as const;
 
 /** POST body types the server accepts: JSON and GraphQL documents. Browsers preflight all of them cross-site. */
 const ACCEPTED_BODY_TYPES = ['application/json', 'application/graphql+json', 'application/graphql'];
-
-/** The access settings of an app. */
-export interface AuthSettings {
-  /** `tokens`: every GraphQL request needs `Authorization: Bearer <token>`; `off`: every request has every scope. */
-  mode: 'tokens' | 'off';
-  /** Origins (e.g. `https://dash.example.com`) whose pages may call the API from a browser; none by default. */
-  corsOrigins: readonly string[];
-  /** How long verified tokens are cached, in milliseconds (default {@link TOKEN_CACHE_MS}; 0: no cache). */
-  cacheMs?: number;
-}
-
-/** {@link AuthSettings} from the configuration (`AUTH`, `CORS_ORIGINS`). */
-export function authSettings(config: Pick<Config, 'AUTH' | 'CORS_ORIGINS'>): AuthSettings {
-  return { mode: config.AUTH, corsOrigins: config.CORS_ORIGINS };
-}
 
 /** What `createApp` wires into graphql-yoga. */
 export interface AccessControl {
@@ -48,48 +32,6 @@ export interface AccessControl {
   accessOf(request: Request): Access;
   /** GraphiQL's initial headers editor content (JSON), or undefined when no token is needed. */
   graphiqlHeaders: string | undefined;
-}
-
-/** A 401 UNAUTHENTICATED error with `WWW-Authenticate: Bearer` (RFC 6750). */
-function unauthenticated(message: string): GraphQLError {
-  const error = new CodedError(ErrorCode.UNAUTHENTICATED, message, { httpStatus: 401 });
-  (error.extensions.http as { headers?: Record<string, string> }).headers = { 'WWW-Authenticate': 'Bearer realm="tsgraph"' };
-  return toGraphQLError(error);
-}
-
-const HOW_TO_GET_ONE = 'send "Authorization: Bearer <token>"; an operator creates tokens with `npm run token -- create`';
-
-/**
- * Checks the bearer token of a request against the `tokens` collection, remembering
- * the verdict for `cacheMs` (by the token's hash). `lastUsedAt` is written at most
- * once an hour per token.
- * @returns a function from an `Authorization` header to the request's access.
- * @throws CodedError UNAUTHENTICATED (HTTP 401) for a missing, malformed, unknown or revoked token.
- */
-export function createAuthenticator(store: Store, cacheMs: number, logger: Logger): (header: string | null) => Promise<Access> {
-  const cache = cacheMs > 0 ? new LRUCache<string, Access | 'refused'>({ max: 10_000, ttl: cacheMs }) : null;
-  return async (header) => {
-    const credentials = parseAuthorization(header);
-    if (credentials.kind === 'missing') throw unauthenticated(`This API needs a token: ${HOW_TO_GET_ONE}`);
-    if (credentials.kind === 'malformed') {
-      throw unauthenticated(`The Authorization header does not hold an API token (tsg_ and 43 characters): ${HOW_TO_GET_ONE}`);
-    }
-    const hash = hashToken(credentials.token);
-    let verdict = cache?.get(hash);
-    if (verdict === undefined) {
-      const doc = await findValidToken(store, hash);
-      verdict = doc ? { tokenId: doc._id, tokenName: doc.name, scopes: doc.scopes, prefixes: doc.prefixes } : 'refused';
-      cache?.set(hash, verdict);
-      const now = new Date();
-      if (doc && (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS)) {
-        await touchToken(store, doc._id, now).catch((error: unknown) =>
-          logger.warn({ err: error }, `Could not record the use of token ${doc._id}`),
-        );
-      }
-    }
-    if (verdict === 'refused') throw unauthenticated('Unknown or revoked API token');
-    return verdict;
-  };
 }
 
 /**
@@ -155,7 +97,11 @@ export function createAccessControl(store: Store, settings: AuthSettings, logger
     const authenticate = createAuthenticator(store, cacheMs, logger);
     plugins.push({
       async onRequestParse({ request }) {
-        granted.set(request, await authenticate(request.headers.get('authorization')));
+        try {
+          granted.set(request, await authenticate(request.headers.get('authorization')));
+        } catch (error) {
+          throw error instanceof CodedError ? toGraphQLError(error) : error;
+        }
       },
     });
     countValidTokens(store).then(
@@ -196,7 +142,7 @@ export function createAccessControl(store: Store, settings: AuthSettings, logger
     accessOf(request) {
       if (settings.mode === 'off') return OPEN_ACCESS;
       const access = granted.get(request);
-      if (!access) throw unauthenticated(`This API needs a token: ${HOW_TO_GET_ONE}`);
+      if (!access) throw toGraphQLError(tokenMissing());
       return access;
     },
     graphiqlHeaders: settings.mode === 'tokens' ? JSON.stringify({ Authorization: 'Bearer <paste a token>' }, null, 2) : undefined,

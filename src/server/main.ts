@@ -4,7 +4,8 @@
  * process: `embedded/supervisor.ts`), serves GraphQL over HTTP and shuts down
  * gracefully on SIGINT or SIGTERM (http-terminator: idle keep-alive connections are
  * closed at once, requests in flight get up to SHUTDOWN_TIMEOUT_MS, new requests are
- * refused with UNAVAILABLE; then the store and the database are closed, exit code 0).
+ * refused with UNAVAILABLE; then the background jobs (rollup rebuilds, retention:
+ * `jobs/`) are stopped, and the store and the database closed, exit code 0).
  * With `--demo` it also loads flights-20k on first start.
  *
  *   npm start            # the server
@@ -13,20 +14,21 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
-import { scheduleRetention } from './retention-schedule.ts';
-import { scheduleRollupRebuilds } from './rollup-schedule.ts';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
+import { retentionJob } from '../jobs/retention.ts';
+import { rollupRebuildJob } from '../jobs/rollups.ts';
+import { JobScheduler } from '../jobs/scheduler.ts';
 import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import { ErrorCode, ServiceError } from '../errors.ts';
 import { loadDemoData } from '../importer/demo.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
-import { authSettings } from './access-control.ts';
-import { DatabaseHealth } from './database-health.ts';
+import { authSettings } from '../auth/authenticate.ts';
+import { DatabaseHealth } from '../observability/database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
-import { LiveEvents } from './live-events.ts';
+import { LiveEvents } from '../events/live-events.ts';
 
 async function main(): Promise<void> {
   const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();
@@ -102,11 +104,10 @@ async function main(): Promise<void> {
     slowQueryMs: config.SLOW_QUERY_MS,
     live: { events: live, minIntervalMs: config.LIVE_MIN_INTERVAL_MS },
   });
-  const stopRollups = scheduleRollupRebuilds(store, logger, {
-    everySeconds: config.ROLLUP_REBUILD_SECONDS,
-    graceMs: config.ROLLUP_REBUILD_GRACE_MS,
-  });
-  const stopRetention = scheduleRetention(store, logger, { everySeconds: config.RETENTION_SECONDS });
+  // Background jobs (jobs/): each repeats on its own interval; 0 turns one off.
+  const jobs = new JobScheduler(logger);
+  jobs.start(rollupRebuildJob(store, { everySeconds: config.ROLLUP_REBUILD_SECONDS, graceMs: config.ROLLUP_REBUILD_GRACE_MS }));
+  jobs.start(retentionJob(store, { everySeconds: config.RETENTION_SECONDS }));
   let stopping = false;
   const server = createServer((request, response) => {
     if (stopping) {
@@ -149,8 +150,7 @@ async function main(): Promise<void> {
       clearTimeout(timer);
       if (late)
         logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
-      await stopRollups();
-      await stopRetention();
+      await jobs.stop();
       await yoga.dispose();
       health.close();
       await store.client.close();

@@ -5,16 +5,18 @@ import { schema } from '../graphql/schema.ts';
 import type { Store } from '../storage/store.ts';
 import { useErrorCodes } from './error-codes.ts';
 import { loadConfig } from '../config.ts';
-import { authSettings, createAccessControl, type AuthSettings } from './access-control.ts';
-import { DatabaseHealth, useDatabaseGate } from './database-health.ts';
+import { authSettings, type AuthSettings } from '../auth/authenticate.ts';
+import { createAccessControl } from './access-control.ts';
+import { DatabaseHealth } from '../observability/database-health.ts';
+import { useDatabaseGate } from './database-gate.ts';
 import { createMaskError } from './mask-error.ts';
 import { useReadsExtension } from './reads-extension.ts';
 import { QueryEngine } from '../engine/engine.ts';
-import { useHttpRoutes } from './http-routes.ts';
+import { useHttpRoutes } from '../routes/http-routes.ts';
 import { DEFAULT_REQUEST_LIMITS, useBodyLimit, useDocumentLimits, useOneErrorPerRefusal, type RequestLimits } from './limits.ts';
-import { createGraphiQLRenderer, graphiqlOptions } from './graphiql.ts';
-import { instrumentApp, type ServerMetrics } from './metrics.ts';
-import { LiveEvents } from './live-events.ts';
+import { createGraphiQLRenderer, graphiqlOptions } from '../routes/graphiql.ts';
+import { instrumentApp, type ServerMetrics } from '../observability/metrics.ts';
+import { LiveEvents } from '../events/live-events.ts';
 import { useCacheHeaders } from './cache-headers.ts';
 
 /** What the GraphQL server needs. */
@@ -38,10 +40,15 @@ export interface AppOptions {
   requestLimits?: Partial<RequestLimits>;
   /** GraphQL requests at least this long are logged, in milliseconds (default: SLOW_QUERY_MS's default, 1,000). */
   slowQueryMs?: number;
-  /** The metrics `/metrics` serves (default: new ones for this app; see `metrics.ts`). */
+  /**
+   * Within this time the slow-query log writes one line per operation name, in
+   * milliseconds (default 10,000; see `observability/slow-queries.ts`).
+   */
+  slowQueryIntervalMs?: number;
+  /** The metrics `/metrics` serves (default: new ones for this app; see `observability/metrics.ts`). */
   metrics?: ServerMetrics;
   /**
-   * Live subscriptions (see `live-events.ts`): the feed of new readings (default: one of
+   * Live subscriptions (see `events/live-events.ts`): the feed of new readings (default: one of
    * this app's own writes, closed with the app) and the shortest time between two pushes
    * of a subscription in ms (default: LIVE_MIN_INTERVAL_MS's default, 1,000).
    */
@@ -50,22 +57,22 @@ export interface AppOptions {
 
 /**
  * Builds the graphql-yoga instance: the schema, a context per request, GraphiQL at
- * `/graphql` (served whole by this server, see `graphiql.ts`), `/health` (always 200
- * while the process runs), `/ready` (503 at once while the database is known to be
+ * `/graphql` (served whole by this server, see `routes/graphiql.ts`), `/health` (always
+ * 200 while the process runs), `/ready` (503 at once while the database is known to be
  * down, or when it does not answer a ping in time) and `/metrics` (Prometheus, see
- * `metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
- * While the database is down, operations are answered with UNAVAILABLE without
- * running (see `database-health.ts`). Driver errors meaning the database is
- * unreachable become UNAVAILABLE, other unexpected errors are masked and logged
- * (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL requests
- * need an API token unless `auth.mode` is `off`; see `access-control.ts` for CORS and
- * the CSRF checks. Every request is held to its limits (see `limits.ts`): body size,
- * document depth, aliases, tokens and directives before execution; buckets, series and
- * tag-filter values by a budget of its own before any pipeline runs; a time limit on
+ * `observability/metrics.ts`; GraphQL requests slower than `slowQueryMs` are logged).
+ * While the database is down, operations are answered with UNAVAILABLE without running
+ * (see `observability/database-health.ts` and `database-gate.ts`). Driver errors meaning
+ * the database is unreachable become UNAVAILABLE, other unexpected errors are masked and
+ * logged (`mask-error.ts`); input errors carry a stable `extensions.code`. GraphQL
+ * requests need an API token unless `auth.mode` is `off`; see `access-control.ts` for
+ * CORS and the CSRF checks. Every request is held to its limits (see `limits.ts`): body
+ * size, document depth, aliases, tokens and directives before execution; buckets, series
+ * and tag-filter values by a budget of its own before any pipeline runs; a time limit on
  * every database read, which the request's abort signal also cancels when the client
  * goes away. Subscriptions (`subscription { buckets }`) are served over Server-Sent
- * Events and fed by `live.events` (see `live-events.ts`); GET query answers carry an
- * ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
+ * Events and fed by `live.events` (see `events/live-events.ts`); GET query answers carry
+ * an ETag and are revalidated, other answers are `no-store` (see `cache-headers.ts`).
  */
 export function createApp(options: AppOptions): YogaServerInstance<Record<string, unknown>, Context> {
   const trackWrite = options.trackWrite ?? ((work) => work);
@@ -80,6 +87,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     logger: options.logger,
     isDown: () => health.isDown(),
     slowQueryMs: options.slowQueryMs ?? loadConfig({}).SLOW_QUERY_MS,
+    slowQueryIntervalMs: options.slowQueryIntervalMs,
     metrics: options.metrics,
   });
   const requestLimits: RequestLimits = { ...DEFAULT_REQUEST_LIMITS, ...options.requestLimits };

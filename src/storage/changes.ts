@@ -1,6 +1,6 @@
 /**
  * Change streams on the series-day documents, for live subscriptions
- * (`server/live-events.ts`): whether the database offers them, and a stream of the
+ * (`events/live-events.ts`): whether the database offers them, and a stream of the
  * changes to chosen metrics' documents.
  */
 import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';

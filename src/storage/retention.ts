@@ -94,13 +94,20 @@ const dateRange = (from: number | null, to: number) =>
  * document goes. Every step is idempotent and starts where the last one ended, so an
  * interrupted pass is finished by the next, and a pass with nothing due changes nothing.
  * Several server instances may run passes at once: they remove the same ranges.
+ * With `options.metric` only that metric is looked at; once `options.signal` is aborted
+ * the pass stops before the next metric (the next pass does the rest).
  * @returns what was removed, one entry per metric and level that moved (none: nothing due).
  */
-export async function applyRetention(store: Store, now: number, options: { metric?: string } = {}): Promise<RetentionRemoval[]> {
+export async function applyRetention(
+  store: Store,
+  now: number,
+  options: { metric?: string; signal?: AbortSignal } = {},
+): Promise<RetentionRemoval[]> {
   const filter: Filter<MetricDocument> = { 'retention.policy': { $exists: true } };
   if (options.metric !== undefined) filter._id = options.metric;
   const removals: RetentionRemoval[] = [];
   for (const metric of await store.metrics.find(filter).sort({ _id: 1 }).toArray()) {
+    if (options.signal?.aborted) break;
     removals.push(...(await applyMetricRetention(store, metric, now)));
   }
   return removals;

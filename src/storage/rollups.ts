@@ -341,12 +341,18 @@ async function rebuildDays(store: Store, id: string, graceMs: number, onProgress
  * passed since their definition (see {@link backfillRollup}), and rebuilds the dirty
  * days of the ready ones that have rested `graceMs` (days a retried batch, a failed
  * rollup write or a batch of the building phase marked). The server runs it on a
- * schedule (config `ROLLUP_REBUILD_SECONDS`).
- * @returns the days rebuilt and the days still dirty, over all rollups.
+ * schedule (config `ROLLUP_REBUILD_SECONDS`, `jobs/rollups.ts`). Once `options.signal`
+ * is aborted the pass stops before the next rollup (the next pass does the rest).
+ * @returns the days rebuilt and the days still dirty, over the rollups looked at.
  */
-export async function rebuildDirtyDays(store: Store, graceMs = DEFAULT_REBUILD_GRACE_MS): Promise<{ rebuilt: number; dirty: number }> {
+export async function rebuildDirtyDays(
+  store: Store,
+  graceMs = DEFAULT_REBUILD_GRACE_MS,
+  options: { signal?: AbortSignal } = {},
+): Promise<{ rebuilt: number; dirty: number }> {
   const total = { rebuilt: 0, dirty: 0 };
   for (const rollup of await findRollups(store)) {
+    if (options.signal?.aborted) break;
     let outcome: { rebuilt: number; dirty: number } | undefined;
     if (rollup.state === 'building') {
       if (Date.now() - rollup.createdAt.getTime() >= graceMs)

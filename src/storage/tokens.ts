@@ -1,5 +1,5 @@
 import type { Collection } from 'mongodb';
-import type { Scope } from '../auth/tokens.ts';
+import type { Scope } from '../model/scopes.ts';
 import { isDuplicateKeyError } from '../errors.ts';
 import type { Store } from './store.ts';
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken } from '../../src/auth/manage.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled } from '../../src/embedded/secantus.ts';
-import { LiveEvents, writeOfChange } from '../../src/server/live-events.ts';
+import { LiveEvents, writeOfChange } from '../../src/events/live-events.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
 import { testMongoUri } from '../helpers/db.ts';
 

@@ -1,7 +1,8 @@
 /**
  * `GET /metrics` (Prometheus text format) and the slow-query log: exact counter
- * increments after known requests, the token rule, and a log line per slow request that
- * never carries the token.
+ * increments after known requests, the token rule, and the log lines of slow requests
+ * (queries as warnings, write batches at info, bursts collapsed per operation name),
+ * which never carry the token.
  */
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
@@ -64,7 +65,7 @@ interface MetricsApp {
 
 async function openMetricsApp(
   label: string,
-  options: { auth?: 'off' | 'tokens'; slowQueryMs?: number; uri?: string; heartbeatMs?: number } = {},
+  options: { auth?: 'off' | 'tokens'; slowQueryMs?: number; slowQueryIntervalMs?: number; uri?: string; heartbeatMs?: number } = {},
 ): Promise<MetricsApp> {
   const store = await openStore(options.uri ?? testMongoUri(), `test_${label}_${randomBytes(4).toString('hex')}`, {
     defaultLayout: 'sparse',
@@ -87,6 +88,7 @@ async function openMetricsApp(
     limits: { maxBatchSize: 10_000, maxBuckets: 100_000 },
     auth: { mode: options.auth ?? 'off', corsOrigins: [] },
     slowQueryMs: options.slowQueryMs ?? 60_000,
+    slowQueryIntervalMs: options.slowQueryIntervalMs,
   });
   const bearer = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   return {
@@ -285,7 +287,7 @@ describe('/metrics with API tokens', () => {
 });
 
 describe('the slow-query log', () => {
-  it('logs one line per request at or over SLOW_QUERY_MS, with the operation and the document without its literals, never the token', async () => {
+  it('logs a query at or over SLOW_QUERY_MS as a warning with the document without its literals, a write batch at info with its readings, never the token', async () => {
     const t = await openMetricsApp('slow_queries', { auth: 'tokens', slowQueryMs: 0 });
     try {
       const { token } = await createApiToken(t.store, { name: 'writer', scopes: ['read', 'write'], prefixes: [] });
@@ -304,23 +306,83 @@ describe('the slow-query log', () => {
       );
       expect(query.body.errors).toBeUndefined();
 
-      const slow = t.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Slow query'));
+      const slow = t.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Slow '));
       expect(slow.map((line) => line.operation)).toEqual(['Seed', 'Busy']);
       for (const line of slow) {
-        expect(line.level).toBe(40);
         expect(line.code).toBe('OK');
         expect(typeof line.ms).toBe('number');
       }
+      // The one-reading write is a write batch: info, its readings, no document.
+      expect(slow[0]).toMatchObject({ level: 30, readings: 1 });
+      expect(slow[0]!.msg).toBe(`Slow write batch: Seed, 1 readings in ${slow[0]!.ms} ms`);
+      expect(slow[0]!.query).toBeUndefined();
+      expect(slow[1]).toMatchObject({ level: 40, msg: `Slow query: Busy took ${slow[1]!.ms} ms` });
       expect(slow[1]!.query).toBe(
         'query Busy($from:Time!){buckets(metric:"" field:"" granularity:HOUR from:$from to:"" where:[]){buckets{count}}}',
       );
-      expect(slow[0]!.query).toBe('mutation Seed{recordReading(reading:{}){recorded}}');
       const text = t.logText();
       expect(text).not.toContain(token);
       expect(text).not.toContain(token.slice(4));
       expect(text).not.toContain('Bearer');
       expect(text).not.toContain(secret);
       expect(text).not.toContain('2024-05-01T00:00:00Z');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('collapses bursts: one line per operation name per interval, the next one saying how many were not logged', async () => {
+    const t = await openMetricsApp('slow_bursts', { slowQueryMs: 0, slowQueryIntervalMs: 2_500 });
+    const IMPORT = `mutation ImportBatch($readings: [ReadingInput!]!, $batchId: String) {
+      recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
+    }`;
+    const slowLines = () => t.logs.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('Slow '));
+    try {
+      const started = Date.now();
+      // A burst: four import batches and three queries, well within one interval.
+      for (let batch = 0; batch < 4; batch++) {
+        const answer = await t.graphql(IMPORT, { readings: readings(25, batch * 25), batchId: `batch-${batch}` });
+        expect(answer.body.errors).toBeUndefined();
+      }
+      for (let query = 0; query < 3; query++) expect((await t.graphql('query Names { metrics { name } }')).body.errors).toBeUndefined();
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(slowLines().map((line) => [line.level, line.operation, line.readings, line.suppressed])).toEqual([
+        [30, 'ImportBatch', 25, undefined],
+        [40, 'Names', undefined, undefined],
+      ]);
+      expect(slowLines()[0]!.msPerReading).toBeCloseTo((slowLines()[0]!.ms as number) / 25, 0);
+
+      // After the interval, the next line of each name says how many were not logged since.
+      await new Promise((resolve) => setTimeout(resolve, 2_600));
+      expect((await t.graphql(IMPORT, { readings: readings(10, 100), batchId: 'batch-4' })).body.errors).toBeUndefined();
+      expect((await t.graphql('query Names { metrics { name } }')).body.errors).toBeUndefined();
+      const [write, query] = slowLines().slice(2);
+      expect(write).toMatchObject({ level: 30, operation: 'ImportBatch', readings: 10, suppressed: 3 });
+      expect(write!.msg).toBe(`Slow write batch: ImportBatch, 10 readings in ${write!.ms} ms; 3 similar since the last line not logged`);
+      expect(query).toMatchObject({ level: 40, operation: 'Names', suppressed: 2 });
+      expect(query!.msg).toBe(`Slow query: Names took ${query!.ms} ms; 2 similar since the last line not logged`);
+      expect(slowLines()).toHaveLength(4);
+      // Every slow request is counted, logged or not.
+      expect(sample(await t.scrape(), 'tsgraph_slow_queries_total')).toBe(9);
+      // The readings themselves are never logged.
+      expect(t.logText()).not.toContain('2024-05-01T00:00:00');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('judges a mutation that does more than record readings as a query', async () => {
+    const t = await openMetricsApp('slow_mixed', { slowQueryMs: 0 });
+    try {
+      const answer = await t.graphql(
+        `mutation Mixed($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } setRetention(metric: "cpu", minutes: 30, hours: 30, days: 30) { name } }`,
+        { readings: readings(2, 0) },
+      );
+      expect(answer.body.errors).toBeUndefined();
+      const [line] = t.logs.filter((entry) => String(entry.msg).startsWith('Slow '));
+      expect(line).toMatchObject({ level: 40, operation: 'Mixed', code: 'OK' });
+      expect(line!.readings).toBeUndefined();
+      expect(String(line!.query)).toContain('recordReadings(readings:$readings)');
     } finally {
       await t.close();
     }

@@ -10,7 +10,8 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleRetention } from '../../src/server/retention-schedule.ts';
+import { retentionJob } from '../../src/jobs/retention.ts';
+import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -324,10 +325,12 @@ describe('retention', { timeout: 120_000 }, () => {
   it('runs on a schedule with the clock it is given, logging what it removed', async () => {
     const lines: unknown[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    const stop = scheduleRetention(t.store, logger, { everySeconds: 3600, now: () => NOW + DAY });
+    const jobs = new JobScheduler(logger);
+    jobs.start(retentionJob(t.store, { everySeconds: 3600, now: () => NOW + DAY }));
     for (let i = 0; i < 200 && lines.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    await stop();
+    await jobs.stop();
     expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 30, job: 'retention', msg: 'Retention pass removed expired data' });
     const removed = (lines[0] as { removed: { level: string; horizon: string; documents: number }[] }).removed;
     expect(removed.map(({ level, horizon, documents }) => ({ level, horizon, documents }))).toEqual([
       { level: 'day', horizon: iso(DAY_FROM + DAY), documents: documentsIn(sent, DAY_FROM, DAY_FROM + DAY) },

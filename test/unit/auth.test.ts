@@ -26,10 +26,10 @@ import {
   parseScopes,
   parseTokenName,
   TokenSpecError,
-  type Scope,
 } from '../../src/auth/tokens.ts';
 import { EMBEDDED_STATE_FILE, parseEmbeddedState, runningEmbedded } from '../../src/cli/database.ts';
 import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config.ts';
+import type { Scope } from '../../src/model/scopes.ts';
 
 const access = (scopes: Scope[], prefixes: string[] | null = null): Access => ({
   tokenId: 'tsg_test0000',

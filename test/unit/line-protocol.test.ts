@@ -6,7 +6,7 @@
 import { Point } from '@influxdata/influxdb-client';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineProtocolError, parseLineProtocol, positionOf, timestampToMs } from '../../src/server/line-protocol.ts';
+import { LineProtocolError, parseLineProtocol, positionOf, timestampToMs } from '../../src/routes/line-protocol.ts';
 
 /** The error `text` raises: its code, 1-based line and column, and message. */
 function failure(text: string): { code: string; line: number; column: number; message: string } {

@@ -1,15 +1,12 @@
 /**
  * Whether the database is worth sending requests to, known without waiting for the
- * driver's server selection (MONGODB_SERVER_SELECTION_TIMEOUT_MS): `/ready` and the
- * request gate below answer from it at once.
+ * driver's server selection (MONGODB_SERVER_SELECTION_TIMEOUT_MS): `/ready`, the
+ * request gate (`server/database-gate.ts`), the routes and `tsgraph_database_up` answer
+ * from it at once.
  */
-import { Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { MongoClientClosedError, MongoTopologyClosedError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
 import type { EmbeddedStatus, EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import type { Logger } from '../logger.ts';
-import { unavailable } from '../storage/failures.ts';
-import { toGraphQLError } from './graphql-errors.ts';
 
 /** Options of {@link DatabaseHealth}. */
 export interface DatabaseHealthOptions {
@@ -153,28 +150,4 @@ export class DatabaseHealth {
       this.probing = false;
     }
   }
-}
-
-/** True when every top-level field of `operation` is an introspection field (`__schema`, `__type`, `__typename`). */
-function onlyIntrospection(operation: OperationDefinitionNode): boolean {
-  return operation.selectionSet.selections.every((selection) => selection.kind === Kind.FIELD && selection.name.value.startsWith('__'));
-}
-
-/**
- * A yoga plugin that answers every operation with UNAVAILABLE, without running it,
- * while `health.isDown()` (introspection alone is still answered, from the schema).
- * Requests therefore fail in milliseconds instead of waiting for server selection.
- */
-export function useDatabaseGate(health: Pick<DatabaseHealth, 'isDown'>): Plugin {
-  return {
-    onExecute: ({ args, setResultAndStopExecution }) => {
-      if (!health.isDown()) return;
-      const operation = (args.document as DocumentNode).definitions.find(
-        (definition): definition is OperationDefinitionNode =>
-          definition.kind === Kind.OPERATION_DEFINITION && (args.operationName == null || definition.name?.value === args.operationName),
-      );
-      if (operation && onlyIntrospection(operation)) return;
-      setResultAndStopExecution({ errors: [toGraphQLError(unavailable('The request was not run'))] });
-    },
-  };
 }

@@ -8,12 +8,12 @@
 import type { RecordOutcome } from '../engine/record.ts';
 import { GraphQLError } from 'graphql';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
-import type { Scope } from '../auth/tokens.ts';
+import type { Scope } from '../model/scopes.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
-import { createAuthenticator, type AuthSettings } from './access-control.ts';
 import { TOKEN_CACHE_MS } from '../auth/tokens.ts';
+import { type AuthSettings, createAuthenticator } from '../auth/authenticate.ts';
 import type { Store } from '../storage/store.ts';
 
 /** The HTTP status of our codes on these routes, where it is not 400 (and the error does not set its own). */
@@ -79,7 +79,7 @@ export class LocatedError extends CodedError {
   }
 }
 
-/** The CodedError behind `error`: itself, or the one a GraphQL error from the authenticator stands for. */
+/** The CodedError behind `error`: itself, or the one a coded GraphQL error stands for. */
 function codedErrorOf(error: unknown): CodedError | undefined {
   if (error instanceof CodedError) return error;
   if (error instanceof GraphQLError && typeof error.extensions.code === 'string') {
@@ -97,7 +97,7 @@ export interface RouteContext {
   trackWrite: <T>(work: Promise<T>) => Promise<T>;
   /**
    * Told the readings of every acknowledged write that applied any (for live
-   * subscriptions, see `live-events.ts`); called after `recordBatch` returned.
+   * subscriptions, see `events/live-events.ts`); called after `recordBatch` returned.
    */
   recorded?: (readings: readonly { metric: string; time: number }[]) => void;
   /** Told the outcome of every acknowledged write (for `/metrics`: readings recorded and already applied). */

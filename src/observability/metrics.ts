@@ -1,7 +1,7 @@
 /**
  * What the server counts and times, for Prometheus: `GET /metrics` answers in the
  * Prometheus text format (prom-client), and GraphQL requests slower than SLOW_QUERY_MS
- * are logged one line each. The metric names, labels and the token rule are listed in
+ * are logged (`slow-queries.ts`). The metric names, labels and the token rule are listed in
  * README "Metrics". Nothing here changes an answer: the plugins only watch requests,
  * and the record mutations are wrapped to count what they return or throw.
  */
@@ -11,9 +11,6 @@ import {
   GraphQLSchema,
   Kind,
   getOperationAST,
-  print,
-  stripIgnoredCharacters,
-  visit,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLFieldConfig,
@@ -23,14 +20,15 @@ import { LRUCache } from 'lru-cache';
 import type { MongoClient, ServerDescriptionChangedEvent } from 'mongodb';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { hasScope, type Access } from '../auth/access.ts';
+import { type AuthSettings, createAuthenticator } from '../auth/authenticate.ts';
 import { hashToken, parseAuthorization, TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import type { PipelineRun } from '../engine/loader.ts';
 import type { RecordOutcome } from '../engine/record.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable } from '../storage/failures.ts';
+import { SlowQueryLog } from './slow-queries.ts';
 import type { Store } from '../storage/store.ts';
-import { createAuthenticator, type AuthSettings } from './access-control.ts';
 
 /** Where the metrics are served. */
 export const METRICS_PATH = '/metrics';
@@ -40,9 +38,6 @@ export const METRICS_PATH = '/metrics';
  * as `other`, so a client inventing names cannot grow the scrape without bound.
  */
 export const MAX_OPERATION_LABELS = 200;
-
-/** Longest normalized document a slow-query line carries, in characters (longer ones are cut, ending in `…`). */
-export const MAX_LOGGED_QUERY = 4_000;
 
 /** Upper bounds of the latency histograms, in seconds: 5 ms to 30 s. */
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -118,10 +113,10 @@ export class ServerMetrics {
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
-  /** GraphQL requests logged as slow. */
+  /** GraphQL requests that took at least SLOW_QUERY_MS, logged or not (the slow-query log collapses bursts). */
   readonly slowQueries = new Counter({
     name: 'tsgraph_slow_queries_total',
-    help: 'GraphQL requests that took at least SLOW_QUERY_MS and were logged',
+    help: 'GraphQL requests that took at least SLOW_QUERY_MS (write batches included), whether logged or collapsed into the next line of their operation',
     registers: [this.registry],
   });
   /** Database errors seen by the driver or by operations, by kind. */
@@ -273,31 +268,13 @@ export function withRecordMetrics(schema: GraphQLSchema, metrics: ServerMetrics)
   });
 }
 
-/**
- * A GraphQL document with its literal values hidden, as the slow-query log prints it:
- * strings become `""`, numbers `0`, lists `[]` and input objects `{}` (booleans, enum
- * values, `null` and variable names stay; variables' values are never part of a
- * document), then printed without comments and ignored characters (graphql-js
- * `stripIgnoredCharacters`). Metric names, tag values and times sent inline are hidden
- * with the rest.
- */
-export function normalizeDocument(document: DocumentNode): string {
-  const hidden = visit(document, {
-    StringValue: () => ({ kind: Kind.STRING, value: '' }),
-    IntValue: () => ({ kind: Kind.INT, value: '0' }),
-    FloatValue: () => ({ kind: Kind.FLOAT, value: '0' }),
-    ListValue: () => ({ kind: Kind.LIST, values: [] }),
-    ObjectValue: () => ({ kind: Kind.OBJECT, fields: [] }),
-  });
-  const text = stripIgnoredCharacters(print(hidden));
-  return text.length > MAX_LOGGED_QUERY ? `${text.slice(0, MAX_LOGGED_QUERY - 1)}…` : text;
-}
-
 /** What the request plugin remembers of one request until its answer. */
 interface RequestState {
   started: number;
   /** The `operationName` the client sent, if any. */
   operationName?: string;
+  /** The variables the client sent (for the readings of a write batch; never logged). */
+  variables?: Record<string, unknown>;
   document?: DocumentNode;
   /** Set once the request produced a GraphQL result. */
   code?: string;
@@ -317,12 +294,22 @@ function outcomeCode(result: unknown): string | undefined {
  * The request metrics and the slow-query log: every GraphQL request (not GraphiQL,
  * `/health`, `/ready` or `/metrics`) is counted and timed by operation name and outcome
  * code when its answer is ready, and one that took at least `slowQueryMs` milliseconds
- * is logged as a warning with its operation name, duration, code and normalized document
- * ({@link normalizeDocument}); never its variables or headers, so never a token.
+ * is counted in `tsgraph_slow_queries_total` and handed to the slow-query log
+ * ({@link SlowQueryLog}: queries as warnings with their normalized document, write
+ * batches at info with their readings, at most one line per operation name every
+ * `slowQueryIntervalMs`, default 10 s); never its variables or headers, so never a token.
  * The operation name is the executed operation's, `anonymous` for an operation without
  * one, `unknown` when the document did not parse.
  */
-export function useRequestMetrics(metrics: ServerMetrics, options: { logger: Logger; slowQueryMs: number }): Plugin {
+export function useRequestMetrics(
+  metrics: ServerMetrics,
+  options: { logger: Logger; slowQueryMs: number; slowQueryIntervalMs?: number },
+): Plugin {
+  const slowQueries = new SlowQueryLog({
+    logger: options.logger,
+    slowQueryMs: options.slowQueryMs,
+    intervalMs: options.slowQueryIntervalMs,
+  });
   const states = new WeakMap<Request, RequestState>();
   const stateOf = (request: Request | undefined) => (request === undefined ? undefined : states.get(request));
   return {
@@ -332,6 +319,7 @@ export function useRequestMetrics(metrics: ServerMetrics, options: { logger: Log
     onParams({ params, request }) {
       const state = states.get(request);
       if (state && typeof params.operationName === 'string') state.operationName = params.operationName;
+      if (state && params.variables !== null && typeof params.variables === 'object') state.variables = params.variables;
     },
     onParse({ context }) {
       return ({ result }) => {
@@ -354,17 +342,14 @@ export function useRequestMetrics(metrics: ServerMetrics, options: { logger: Log
       const labels = { operation: metrics.operationLabel(name), code: state.code };
       metrics.requests.inc(labels);
       metrics.requestSeconds.observe(labels, ms / 1000);
-      if (ms < options.slowQueryMs) return;
-      metrics.slowQueries.inc();
-      options.logger.warn(
-        {
-          operation: name,
-          ms: Math.round(ms),
-          code: state.code,
-          query: state.document ? normalizeDocument(state.document) : null,
-        },
-        `Slow query: ${name} took ${Math.round(ms)} ms`,
-      );
+      const slow = slowQueries.answered({
+        document: state.document,
+        operationName: state.operationName,
+        variables: state.variables,
+        ms,
+        code: state.code,
+      });
+      if (slow) metrics.slowQueries.inc();
     },
   };
 }
@@ -421,7 +406,7 @@ export function useMetricsEndpoint(options: MetricsEndpointOptions): Plugin {
       if (hash !== undefined) lastValid.set(hash, access);
       return access;
     } catch (error) {
-      if (error instanceof GraphQLError) {
+      if (error instanceof CodedError && error.code === ErrorCode.UNAUTHENTICATED) {
         return errorAnswer(401, ErrorCode.UNAUTHENTICATED, error.message, { 'WWW-Authenticate': 'Bearer realm="tsgraph"' });
       }
       if (remembered !== undefined) return remembered;
@@ -470,6 +455,8 @@ export interface InstrumentOptions {
   isDown: () => boolean;
   /** Requests at least this long are logged (config SLOW_QUERY_MS), in milliseconds. */
   slowQueryMs: number;
+  /** Within this time one operation name is logged once as slow, in milliseconds (default 10,000; see `slow-queries.ts`). */
+  slowQueryIntervalMs?: number;
   /** The metrics to fill (default: new ones for this app). */
   metrics?: ServerMetrics;
 }
@@ -496,7 +483,11 @@ export function instrumentApp(options: InstrumentOptions): AppInstruments {
     schema: withRecordMetrics(options.schema, metrics),
     plugins: [
       useMetricsEndpoint({ metrics, store: options.store, auth: options.auth, logger: options.logger, isDown: options.isDown }),
-      useRequestMetrics(metrics, { logger: options.logger, slowQueryMs: options.slowQueryMs }),
+      useRequestMetrics(metrics, {
+        logger: options.logger,
+        slowQueryMs: options.slowQueryMs,
+        slowQueryIntervalMs: options.slowQueryIntervalMs,
+      }),
       { onDispose: stopObserving },
     ],
     observePipeline: (run, ms) => metrics.pipeline(run, ms),

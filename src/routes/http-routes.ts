@@ -13,14 +13,14 @@ import type { Plugin, YogaServer } from 'graphql-yoga';
 import { unavailable } from '../storage/failures.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../storage/store.ts';
-import type { AuthSettings } from './access-control.ts';
+import type { AuthSettings } from '../auth/authenticate.ts';
 import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
-import { codeOfError, type ServerMetrics } from './metrics.ts';
+import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
-/** What the routes need from the app (see `createApp`). */
+/** What the routes need from the app (see `createApp` in `server/yoga.ts`). */
 export interface HttpRouteOptions {
   store: Store;
   logger: Logger;
