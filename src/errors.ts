@@ -88,7 +88,8 @@ export interface ErrorCodeInfo {
   /**
    * HTTP status of an answer carrying this code on the plain HTTP routes (line protocol,
    * NDJSON, export). Over `/graphql` an error is an entry of the response's `errors`;
-   * only the codes whose meaning names an HTTP status also set the status there.
+   * only the codes whose meaning gives an HTTP status without limiting it to the plain
+   * HTTP routes also set the status there.
    */
   status: number;
   /** When the code is raised, in one or two sentences (Markdown). */
