@@ -13,87 +13,87 @@ const integer = (min: number, max: number) => z.coerce.number().int().min(min).m
 /**
  * The server's settings, read from environment variables once at start-up.
  * Every variable is optional; the defaults run the embedded database on this machine.
+ * Each setting's meaning is its `.describe()` text, which `npm run docs:reference`
+ * turns into the configuration reference page.
  */
-const ConfigSchema = z
+export const ConfigSchema = z
   .object({
-    /** Interface the HTTP server listens on. */
-    HOST: z.string().min(1).default('127.0.0.1'),
-    /** TCP port of the HTTP server (0 picks a free one). */
-    PORT: integer(0, 65535).default(4000),
-    /**
-     * Connection string of an existing MongoDB deployment (MongoDB 7/8, Atlas, any
-     * wire-compatible server). When unset, the embedded SecantusDB server is started.
-     */
+    HOST: z.string().min(1).default('127.0.0.1').describe('Interface the HTTP server listens on.'),
+    PORT: integer(0, 65535).default(4000).describe('TCP port of the HTTP server (0 picks a free one).'),
     MONGODB_URI: z
       .string()
       .regex(/^mongodb(\+srv)?:\/\/\S+$/, 'must start with mongodb:// or mongodb+srv://')
-      .optional(),
-    /** Database that holds the collections. */
+      .optional()
+      .describe(
+        'Connection string of an existing MongoDB deployment (MongoDB 7/8, Atlas, any wire-compatible server), starting with `mongodb://` or `mongodb+srv://`. When unset, the embedded SecantusDB server is started.',
+      ),
     MONGODB_DB: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, "_" and "-" only, at most 63 characters')
-      .default('tsgraph'),
-    /** Data directory of the embedded database (ignored when MONGODB_URI is set). */
-    EMBEDDED_DATA_DIR: z.string().min(1).default('.embedded-db/data'),
-    /**
-     * Which SecantusDB server the embedded database (and the tests' throw-away database)
-     * runs: `python` (default; PyPI `SecantusDB`, installed on first use) or `rust` (the
-     * crate `secantus-mdb`'s `secantusd-rs`, built beforehand with
-     * `npm run db:install -- --server rust`; see README "Compatibility"). Ignored when
-     * MONGODB_URI is set. Both keep EMBEDDED_DATA_DIR in the same format (checked on
-     * 0.7.0b3 and 0.5.3-beta.196: documents written by either were read by the other).
-     */
-    EMBEDDED_SERVER: z.enum(['python', 'rust']).default('python'),
-    /** Directory of the embedded database's Python virtual environment. */
-    EMBEDDED_VENV_DIR: z.string().min(1).default('.embedded-db/venv'),
-    /** Python interpreter used to create that virtual environment (3.10 or newer). */
-    PYTHON: z.string().min(1).default('python3'),
-    /** Log level (pino). */
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    /** `json`: one JSON object per line (for log collectors); `pretty`: human-readable. */
-    LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-    /** Largest number of readings one `recordReadings` call accepts. */
-    MAX_BATCH_SIZE: integer(1, 100_000).default(10_000),
-    /**
-     * Largest number of buckets one request may return: every bucket list of every
-     * group, series, field and alias together; an aggregate counts one per group or series.
-     */
-    MAX_BUCKETS: integer(1, 10_000_000).default(100_000),
-    /**
-     * Largest number of series the series lists (`series`, `Metric.series`, `seriesById`)
-     * of one request may list together; also the largest `limit` of a list (at least 100,
-     * the default `limit`).
-     */
-    MAX_SERIES: integer(100, 1_000_000).default(1_000),
-    /** Largest number of values in all tag filters (`where: [{in: [...]}]`) of one request together. */
-    MAX_FILTER_VALUES: integer(1, 1_000_000).default(1_000),
-    /**
-     * Time limit of each database read a query runs, in milliseconds: sent as `maxTimeMS`
-     * (the server stops and answers code 50), and the client stops waiting 1 s later.
-     */
-    QUERY_TIMEOUT_MS: integer(1, 3_600_000).default(30_000),
-    /** Largest request body, in bytes (HTTP 413 beyond it), checked before and while reading. */
-    MAX_BODY_BYTES: integer(1_024, 1_073_741_824).default(1_048_576),
-    /** Deepest field nesting a GraphQL document may have. */
-    MAX_DEPTH: integer(1, 1_000).default(12),
-    /** Most aliases a GraphQL document may use. */
-    MAX_ALIASES: integer(0, 10_000).default(30),
-    /** Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count. */
-    MAX_TOKENS: integer(10, 1_000_000).default(5_000),
-    /** Most directives a GraphQL document may use. */
-    MAX_DIRECTIVES: integer(0, 10_000).default(20),
-    /**
-     * Bucket layout for metrics seen for the first time: `sparse` creates minute
-     * slots on first write; `preallocated` inserts a zeroed day skeleton first
-     * (the seeds' three-step initialization). Stored per metric; see README "Design".
-     */
-    DEFAULT_LAYOUT: z.enum(['sparse', 'preallocated']).default('sparse'),
-    /**
-     * Levels at which new metrics keep quantile sketches of every field (for
-     * percentiles): a comma-separated subset of `day,hour,minute`, or `none`. Default
-     * `day,hour`; see README "Statistics" for what each level costs. Stored per metric
-     * when it is created; change it later with the `setMetricStatistics` mutation.
-     */
+      .default('tsgraph')
+      .describe('Database that holds the collections: letters, digits, `_` and `-`, at most 63 characters.'),
+    EMBEDDED_DATA_DIR: z
+      .string()
+      .min(1)
+      .default('.embedded-db/data')
+      .describe('Data directory of the embedded database (ignored when `MONGODB_URI` is set).'),
+    EMBEDDED_SERVER: z
+      .enum(['python', 'rust'])
+      .default('python')
+      .describe(
+        "Which SecantusDB server the embedded database (and the tests' throw-away database) runs: `python` (PyPI `SecantusDB`, installed on first use) or `rust` (the crate `secantus-mdb`'s `secantusd-rs`, built beforehand with `npm run db:install -- --server rust`; see docs/compatibility.md). Ignored when `MONGODB_URI` is set. Both keep `EMBEDDED_DATA_DIR` in the same format (checked on 0.7.0b3 and 0.5.3-beta.196: documents written by either were read by the other).",
+      ),
+    EMBEDDED_VENV_DIR: z
+      .string()
+      .min(1)
+      .default('.embedded-db/venv')
+      .describe("Directory of the embedded database's Python virtual environment."),
+    PYTHON: z.string().min(1).default('python3').describe('Python interpreter used to create that virtual environment (3.10 or newer).'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Log level (pino).'),
+    LOG_FORMAT: z
+      .enum(['json', 'pretty'])
+      .default('json')
+      .describe("`json`: one JSON object per line (for log collectors); `pretty`: human-readable (the demo's default)."),
+    MAX_BATCH_SIZE: integer(1, 100_000)
+      .default(10_000)
+      .describe(
+        'Largest number of readings one `recordReadings` call, line-protocol or NDJSON write accepts (`BATCH_TOO_LARGE` beyond it).',
+      ),
+    MAX_BUCKETS: integer(1, 10_000_000)
+      .default(100_000)
+      .describe(
+        'Largest number of buckets one request may return: every bucket list of every group, series, field and alias together; an aggregate counts one per group or series, and with percentiles each counts 10 (`TOO_MANY_BUCKETS` beyond it).',
+      ),
+    MAX_SERIES: integer(100, 1_000_000)
+      .default(1_000)
+      .describe(
+        'Largest number of series the series lists (`series`, `Metric.series`, `seriesById`) of one request may list together; also the largest `limit` of a list (at least 100, the default `limit`).',
+      ),
+    MAX_FILTER_VALUES: integer(1, 1_000_000)
+      .default(1_000)
+      .describe('Largest number of values in all tag filters (`where: [{in: [...]}]`) of one request together.'),
+    QUERY_TIMEOUT_MS: integer(1, 3_600_000)
+      .default(30_000)
+      .describe(
+        'Time limit of each database read a query runs, in milliseconds: sent as `maxTimeMS` (the server stops and answers code 50), and the client stops waiting 1 s later (`QUERY_TIMEOUT`).',
+      ),
+    MAX_BODY_BYTES: integer(1_024, 1_073_741_824)
+      .default(1_048_576)
+      .describe(
+        'Largest request body, in bytes (HTTP 413 beyond it), checked before and while reading, and again once a gzip body is decompressed; also bounds a `recordReadings` batch (see docs/access-and-limits.md#limits).',
+      ),
+    MAX_DEPTH: integer(1, 1_000).default(12).describe('Deepest field nesting a GraphQL document may have (introspection exempt).'),
+    MAX_ALIASES: integer(0, 10_000).default(30).describe('Most aliases a GraphQL document may use.'),
+    MAX_TOKENS: integer(10, 1_000_000)
+      .default(5_000)
+      .describe('Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count.'),
+    MAX_DIRECTIVES: integer(0, 10_000).default(20).describe('Most directives a GraphQL document may use.'),
+    DEFAULT_LAYOUT: z
+      .enum(['sparse', 'preallocated'])
+      .default('sparse')
+      .describe(
+        "Bucket layout for metrics seen for the first time: `sparse` creates minute slots on first write; `preallocated` inserts a zeroed day skeleton first (the seeds' three-step initialization). Stored per metric; see docs/design.md#document-layout.",
+      ),
     SKETCH_LEVELS: z
       .string()
       .default('day,hour')
@@ -108,110 +108,97 @@ const ConfigSchema = z
           return z.NEVER;
         }
         return [...new Set(levels)] as SlotLevel[];
-      }),
-    /** Latest readings new metrics keep per series and day (0 to 50, default 50), for `Series.latest`. */
-    LATEST_READINGS: integer(0, MAX_LATEST_READINGS).default(DEFAULT_STATISTICS.latestReadings),
-    /**
-     * Write concern of every write (MongoDB manual, "Write Concern"): `majority` (default;
-     * on a standalone server the same as 1) or a number of replica-set members. An
-     * answer to a record mutation is sent only once the database confirmed this.
-     */
+      })
+      .describe(
+        'Levels at which new metrics keep quantile sketches of every field (for percentiles): a comma-separated subset of `day,hour,minute`, or `none`. Stored per metric when it is created; change it later with the `setMetricStatistics` mutation (see docs/statistics.md).',
+      ),
+    LATEST_READINGS: integer(0, MAX_LATEST_READINGS)
+      .default(DEFAULT_STATISTICS.latestReadings)
+      .describe('Latest readings new metrics keep per series and day (0 to 50), for `Series.latest`.'),
     WRITE_CONCERN: z
       .string()
       .regex(/^(majority|[0-9]+)$/, 'must be "majority" or a number of members')
       .default('majority')
-      .transform((value) => (value === 'majority' ? value : Number(value))),
-    /**
-     * Whether writes also wait for the on-disk journal (`j: true`). Without it the
-     * embedded database acknowledges a write before its journal record reaches the file,
-     * and a crash of the database process moments later loses it (measured on SecantusDB
-     * 0.7.0b3: writes acknowledged 10 ms before a SIGKILL were lost, those 100 ms before
-     * were kept; with `j: true` none was lost). `false` writes faster and gives up that.
-     */
+      .transform((value) => (value === 'majority' ? value : Number(value)))
+      .describe(
+        'Write concern of every write (MongoDB manual, "Write Concern"): `majority` (on a standalone server the same as 1) or a number of replica-set members. An answer to a record mutation is sent only once the database confirmed this (see docs/guarantees.md).',
+      ),
     WRITE_JOURNAL: z
       .enum(['true', 'false'])
       .default('true')
-      .transform((value) => value === 'true'),
-    /**
-     * How long a `batchId` is remembered, in hours: within it, a retry of a completed
-     * batch answers at once and a reuse of the id for other readings is refused.
-     */
-    BATCH_RETENTION_HOURS: integer(1, 24 * 365).default(24),
-    /**
-     * How long the record path remembers that a series is registered, in milliseconds
-     * (0: not at all, every batch re-registers its series). A registry entry removed
-     * from outside the process is written again by the series' next batch after at most this long.
-     */
-    REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000).default(10_000),
-    /**
-     * How often the server looks for rollups to build and dirty rollup days to rebuild from
-     * the series-day documents, in seconds (0: never; then `npm run rollups -- rebuild` does it).
-     */
-    ROLLUP_REBUILD_SECONDS: integer(0, 86_400).default(30),
-    /**
-     * How long a dirty rollup day rests before it is rebuilt, in milliseconds: longer than
-     * any batch can take (a batch that found the day clean may still be writing to it).
-     */
-    ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000).default(60_000),
-    /**
-     * How often the server applies the metrics' retention policies (`setRetention`), in
-     * seconds (0: never; then `npm run retention -- apply` does it): it removes minute
-     * slots, hour slots and whole day documents older than each policy keeps them. One
-     * pass also runs at start-up.
-     */
-    RETENTION_SECONDS: integer(0, 86_400).default(3_600),
-    /**
-     * GraphQL requests that take at least this long, in milliseconds, are logged: a query
-     * as a warning with its operation name and its document without literal values, a
-     * write batch (a mutation that only records readings) at info with its readings and
-     * the time per reading; at most one line per operation name every 10 s, the next
-     * saying how many were not logged (`observability/slow-queries.ts`, README
-     * "Metrics"); 0 logs every request.
-     */
-    SLOW_QUERY_MS: integer(0, 3_600_000).default(1_000),
-    /**
-     * Shortest time between two pushes of one live subscription (`subscription { buckets }`),
-     * in milliseconds: readings arriving faster are coalesced into the next push (see
-     * README "Live updates"); 0 pushes after every acknowledged write.
-     */
-    LIVE_MIN_INTERVAL_MS: integer(0, 3_600_000).default(1_000),
-    /**
-     * Where live subscriptions learn of new readings: `auto` watches the series-day
-     * collection with a change stream when the database supports one (a replica set),
-     * so writes through any instance are pushed, and otherwise falls back to this
-     * process's own writes; `off` always uses this process's own writes.
-     */
-    LIVE_CHANGE_STREAMS: z.enum(['auto', 'off']).default('auto'),
-    /** How long a graceful shutdown waits for in-flight requests, in milliseconds. */
-    SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
-    /**
-     * How long an operation waits for a reachable database server before failing with
-     * UNAVAILABLE, in milliseconds (the driver's `serverSelectionTimeoutMS`). Also bounds
-     * the wait for the database at start-up. While the database is known to be down,
-     * requests fail at once instead (see README "Operations").
-     */
-    MONGODB_SERVER_SELECTION_TIMEOUT_MS: integer(100, 600_000).default(5_000),
-    /** Longest wait of `/ready` for the database's answer to a ping, in milliseconds. */
-    READY_TIMEOUT_MS: integer(100, 60_000).default(1_000),
-    /** Delay before the first restart of a crashed embedded database, in milliseconds; doubles per failed attempt. */
-    EMBEDDED_RESTART_DELAY_MS: integer(0, 600_000).default(500),
-    /** Largest delay between restart attempts of the embedded database, in milliseconds. */
-    EMBEDDED_RESTART_MAX_DELAY_MS: integer(0, 600_000).default(10_000),
-    /**
-     * `tokens`: every GraphQL request needs `Authorization: Bearer <token>` (see README
-     * "Access"); `off`: no authentication, every client has every scope (refused on a
-     * non-loopback HOST unless ALLOW_OPEN_ACCESS=true).
-     */
-    AUTH: z.enum(['tokens', 'off']).default('tokens'),
-    /** `true` allows AUTH=off on a HOST other than a loopback address; only `true` or `false`. */
+      .transform((value) => value === 'true')
+      .describe(
+        'Whether writes also wait for the on-disk journal (`j: true`). Without it the embedded database acknowledges a write before its journal record reaches the file, and a crash of the database process moments later loses it (measured on SecantusDB 0.7.0b3: writes acknowledged 10 ms before a SIGKILL were lost, those 100 ms before were kept; with `j: true` none was lost). `false` writes faster and gives up that.',
+      ),
+    BATCH_RETENTION_HOURS: integer(1, 24 * 365)
+      .default(24)
+      .describe(
+        'How long a `batchId` is remembered, in hours: within it, a retry of a completed batch answers at once and a reuse of the id for other readings is refused.',
+      ),
+    REGISTRY_CACHE_TTL_MS: integer(0, 3_600_000)
+      .default(10_000)
+      .describe(
+        "How long the record path remembers that a series is registered, in milliseconds (0: not at all, every batch re-registers its series). A registry entry removed from outside the process is written again by the series' next batch after at most this long.",
+      ),
+    ROLLUP_REBUILD_SECONDS: integer(0, 86_400)
+      .default(30)
+      .describe(
+        'How often the server looks for rollups to build and dirty rollup days to rebuild from the series-day documents, in seconds (0: never; then `npm run rollups -- rebuild` does it).',
+      ),
+    ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000)
+      .default(60_000)
+      .describe(
+        'How long a dirty rollup day rests before it is rebuilt, in milliseconds: longer than any batch can take (a batch that found the day clean may still be writing to it). A batch writes its rollups in the same pass only within half of it (later, it marks its days dirty); 0 makes every batch mark its days dirty (see docs/rollups.md).',
+      ),
+    RETENTION_SECONDS: integer(0, 86_400)
+      .default(3_600)
+      .describe(
+        "How often the server applies the metrics' retention policies (`setRetention`), in seconds (0: never; then `npm run retention -- apply` does it): it removes minute slots, hour slots and whole day documents older than each policy keeps them. One pass also runs at start-up (see docs/retention.md).",
+      ),
+    SLOW_QUERY_MS: integer(0, 3_600_000)
+      .default(1_000)
+      .describe(
+        'GraphQL requests that take at least this long, in milliseconds, are logged: a query as a warning with its operation name and its document without literal values, a write batch (a mutation that only records readings) at info with its readings and the time per reading; at most one line per operation name every 10 s, the next saying how many were not logged (see docs/operations.md#metrics); 0 logs every request.',
+      ),
+    LIVE_MIN_INTERVAL_MS: integer(0, 3_600_000)
+      .default(1_000)
+      .describe(
+        'Shortest time between two pushes of one live subscription (`subscription { buckets }`), in milliseconds: readings arriving faster are coalesced into the next push (see docs/live-updates.md); 0 pushes after every acknowledged write.',
+      ),
+    LIVE_CHANGE_STREAMS: z
+      .enum(['auto', 'off'])
+      .default('auto')
+      .describe(
+        "Where live subscriptions learn of new readings: `auto` watches the series-day collection with a change stream when the database supports one (a replica set), so writes through any instance are pushed, and otherwise falls back to this process's own writes; `off` always uses this process's own writes.",
+      ),
+    SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
+      .default(10_000)
+      .describe('How long a graceful shutdown waits for in-flight requests, in milliseconds.'),
+    MONGODB_SERVER_SELECTION_TIMEOUT_MS: integer(100, 600_000)
+      .default(5_000)
+      .describe(
+        "How long an operation waits for a reachable database server before failing with `UNAVAILABLE`, in milliseconds (the driver's `serverSelectionTimeoutMS`). Also bounds the wait for the database at start-up. While the database is known to be down, requests fail at once instead (see docs/operations.md#operations).",
+      ),
+    READY_TIMEOUT_MS: integer(100, 60_000)
+      .default(1_000)
+      .describe("Longest wait of `/ready` for the database's answer to a ping, in milliseconds."),
+    EMBEDDED_RESTART_DELAY_MS: integer(0, 600_000)
+      .default(500)
+      .describe('Delay before the first restart of a crashed embedded database, in milliseconds; doubles per failed attempt.'),
+    EMBEDDED_RESTART_MAX_DELAY_MS: integer(0, 600_000)
+      .default(10_000)
+      .describe('Largest delay between restart attempts of the embedded database, in milliseconds.'),
+    AUTH: z
+      .enum(['tokens', 'off'])
+      .default('tokens')
+      .describe(
+        "`tokens`: every GraphQL request needs `Authorization: Bearer <token>` (see docs/access-and-limits.md#access); `off`: no authentication, every client has every scope (the demo's default; refused on a non-loopback `HOST` unless `ALLOW_OPEN_ACCESS=true`).",
+      ),
     ALLOW_OPEN_ACCESS: z
       .enum(['true', 'false'])
       .default('false')
-      .transform((value) => value === 'true'),
-    /**
-     * Comma-separated origins whose web pages may call the API from a browser (CORS),
-     * e.g. `https://dash.example.com,http://localhost:5173`; none by default.
-     */
+      .transform((value) => value === 'true')
+      .describe('`true` allows `AUTH=off` on a `HOST` other than a loopback address; only `true` or `false`.'),
     CORS_ORIGINS: z
       .string()
       .default('')
@@ -229,7 +216,10 @@ const ConfigSchema = z
           }
         }
         return origins;
-      }),
+      })
+      .describe(
+        'Comma-separated origins whose web pages may call the API from a browser (CORS), e.g. `https://dash.example.com,http://localhost:5173`; none by default.',
+      ),
   })
   .superRefine((config, ctx) => {
     if (config.AUTH === 'off' && !isLoopbackHost(config.HOST) && !config.ALLOW_OPEN_ACCESS) {

@@ -83,6 +83,150 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** What the documentation says about one {@link ErrorCode}. */
+export interface ErrorCodeInfo {
+  /**
+   * HTTP status of an answer carrying this code on the plain HTTP routes (line protocol,
+   * NDJSON, export). Over `/graphql` an error is an entry of the response's `errors`;
+   * only the codes whose meaning gives an HTTP status without limiting it to the plain
+   * HTTP routes also set the status there.
+   */
+  status: number;
+  /** When the code is raised, in one or two sentences (Markdown). */
+  meaning: string;
+}
+
+/**
+ * Every {@link ErrorCode} with its HTTP status and when it is raised: the source of the
+ * error-code reference page (`npm run docs:reference`) and of the HTTP statuses the
+ * plain HTTP routes answer with.
+ */
+export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
+  INVALID_NAME: {
+    status: 400,
+    meaning:
+      'a metric, tag key or field name (also `latestValue(field:)` and `sketchFields`) that is empty, longer than 64, contains anything but letters, digits, `_` and `-` (so no `$` or `.`: it could act as a MongoDB operator or path), or starts with `__`',
+  },
+  INVALID_TAG_VALUE: {
+    status: 400,
+    meaning:
+      'an empty tag value, one over 256 characters, or a tag or filter value that is not well-formed Unicode (an unpaired surrogate)',
+  },
+  DUPLICATE_NAME: {
+    status: 400,
+    meaning:
+      "the same tag key or field twice in one reading, twice in `groupBy`/`where`, or twice in `setMetricStatistics`' `sketchFields`",
+  },
+  NO_FIELDS: { status: 400, meaning: 'a reading without fields' },
+  TOO_MANY_NAMES: {
+    status: 400,
+    meaning: 'more than 32 tags or fields in a reading, a metric growing past 32 fields or 64 tag keys, more than 8 `groupBy` keys',
+  },
+  INVALID_FIELD_VALUE: {
+    status: 400,
+    meaning:
+      'NaN, an infinite value (e.g. the literal `1e400`), or an absolute value above 1e150 (its square must stay finite); a string or boolean field in line protocol or NDJSON; a line-protocol integer outside 64 bits',
+  },
+  INVALID_TIME: {
+    status: 400,
+    meaning:
+      'a time that does not parse (RFC 3339, epoch ms or a local date/time for query bounds), a reading outside [1970-01-01, 9999-01-01), a query bound outside [1970-01-01, 9999-01-01]',
+  },
+  INVALID_TIME_ZONE: { status: 400, meaning: 'a `timeZone` that is not an IANA zone name the server knows (e.g. `Mars/Olympus`)' },
+  BATCH_TOO_LARGE: {
+    status: 413,
+    meaning:
+      'more readings in one `recordReadings`, line-protocol or NDJSON write than `MAX_BATCH_SIZE` (HTTP 413 on the plain HTTP routes)',
+  },
+  INVALID_RANGE: { status: 400, meaning: '`from >= to`' },
+  TOO_MANY_BUCKETS: {
+    status: 400,
+    meaning: 'a request that could return more than `MAX_BUCKETS` buckets, all its fields together (see docs/access-and-limits.md#limits)',
+  },
+  LAYOUT_LOCKED: { status: 400, meaning: '`setMetricLayout` asking for another layout of a metric that already has data' },
+  INVALID_ARGUMENT: {
+    status: 400,
+    meaning:
+      'a bad `precision` or `nonNumeric` of a line-protocol write; an export without a query, with another `format`, bad `variables`, a mutation, two root fields or a selection that makes no table; a `limit` below 1; a `percentile(p:)` outside 0 to 100; a `latest(n:)` outside 1 to 50; a `setMetricStatistics` `latestReadings` outside 0 to 50; a `setRetention` duration outside 1 to 36,525 days, or durations that break minutes <= hours <= days (null counting as forever); a `Content-Length` header that is not a number (HTTP 400)',
+  },
+  BAD_USER_INPUT: {
+    status: 400,
+    meaning:
+      'a variable that does not fit its GraphQL type (a number as a tag value, `1e400` in JSON variables, an unknown enum value); an NDJSON reading with a key other than `metric`, `tags`, `time` and `fields`',
+  },
+  GRAPHQL_PARSE_FAILED: { status: 400, meaning: 'a document that does not parse' },
+  GRAPHQL_VALIDATION_FAILED: { status: 400, meaning: 'a document that does not validate against the schema' },
+  UNAVAILABLE: {
+    status: 503,
+    meaning:
+      'the database is unreachable or did not confirm a write; a write may or may not have been applied: retry it with the same `batchId` (HTTP 503 on the plain HTTP routes)',
+  },
+  BATCH_ID_REUSED: {
+    status: 409,
+    meaning: 'a `batchId` (or `Idempotency-Key`) sent before with other readings (nothing is written; HTTP 409 on the plain HTTP routes)',
+  },
+  INVALID_BATCH_ID: {
+    status: 400,
+    meaning:
+      'a `batchId` (or `Idempotency-Key` header) that is empty, longer than 128 characters or holds other characters than letters, digits and `_ - . : / + =`',
+  },
+  UNAUTHENTICATED: {
+    status: 401,
+    meaning: 'no API token, or a malformed, unknown or revoked one (HTTP 401; see docs/access-and-limits.md#access)',
+  },
+  FORBIDDEN: {
+    status: 403,
+    meaning:
+      'the token lacks the scope the operation needs, or may not touch a metric it names; a plain HTTP write sent by a web page of an origin not in `CORS_ORIGINS`; nothing is written (HTTP 403 on the plain HTTP routes)',
+  },
+  QUERY_TIMEOUT: {
+    status: 504,
+    meaning:
+      'a database read that ran longer than `QUERY_TIMEOUT_MS` and was stopped (the same request may succeed later; HTTP 504 on the plain HTTP routes)',
+  },
+  TOO_MANY_SERIES: {
+    status: 400,
+    meaning:
+      'a series list with a `limit` above `MAX_SERIES`, or series lists of one request listing more than `MAX_SERIES` series together',
+  },
+  TOO_MANY_FILTER_VALUES: {
+    status: 400,
+    meaning: 'more than `MAX_FILTER_VALUES` values in all `where: [{in: [...]}]` lists of a request',
+  },
+  QUERY_TOO_COMPLEX: {
+    status: 400,
+    meaning:
+      'a document deeper than `MAX_DEPTH`, or with more aliases, tokens or directives than `MAX_ALIASES`, `MAX_TOKENS`, `MAX_DIRECTIVES` (HTTP 400)',
+  },
+  REQUEST_TOO_LARGE: { status: 413, meaning: 'a request body over `MAX_BODY_BYTES`, as sent or once decompressed (HTTP 413)' },
+  NOT_FOUND: {
+    status: 400,
+    meaning:
+      '`deleteMetric` or `deleteSeries` of something that does not exist; `defineRollup` on a metric or `dropRollup` of a rollup that does not exist',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning:
+      'a POST body that is neither JSON nor a GraphQL document: forms, multipart, `text/plain`; an NDJSON write that is not `application/x-ndjson`; a `Content-Encoding` other than gzip (HTTP 415)',
+  },
+  CSRF_HEADER_REQUIRED: { status: 403, meaning: 'a GET without an `Authorization` or `x-graphql-yoga-csrf` header (HTTP 403)' },
+  MALFORMED_BODY: {
+    status: 400,
+    meaning:
+      'a line-protocol line that does not parse, an NDJSON line that is not JSON, a gzip body that does not decompress, bytes that are not UTF-8, a write without any reading (HTTP 400, with `line` and `column`; see docs/recording.md#line-protocol)',
+  },
+  DETAIL_EXPIRED: {
+    status: 400,
+    meaning:
+      "a query that needs minute or hour slots the metric's retention policy removed; `extensions.level` (`MINUTE` or `HOUR`) and `extensions.availableFrom` (the UTC midnight from which that level exists) say what to ask instead (see docs/retention.md)",
+  },
+  READING_EXPIRED: {
+    status: 400,
+    meaning:
+      "a reading dated before the days its metric's retention policy deleted (`Metric.retention.dataFrom`); nothing of the batch is written",
+  },
+};
+
 /**
  * An error meant for the client, with a stable {@link ErrorCode}. It does not depend on
  * GraphQL: the API layer (`server/graphql-errors.ts`) turns it into a GraphQL error
