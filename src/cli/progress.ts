@@ -1,19 +1,25 @@
 /**
  * The one progress display of the command-line tools and of the demo's first start
  * (`npm run migrate`, `npm run rollups -- backfill`, `npm run import:flights`,
- * `npm run demo`): one line, redrawn in place by cli-progress on a terminal; anywhere
- * else (a pipe, a file, a CI log), where a redrawn line would be noise, a plain line at
- * the first update, then one every few seconds from a timer (so a stalled job still
- * shows its rate falling), and the last state when the work stops.
+ * `npm run demo`): on a terminal, one line with a bar, redrawn in place (a carriage
+ * return, the line, erase to its end) and erased when the work stops; anywhere else (a
+ * pipe, a file, a CI log), where a redrawn line would be noise, a plain line at the
+ * first update, then one every few seconds from a timer (so a stalled job still shows
+ * its rate falling), and the last state when the work stops.
+ *
+ * The terminal line saves and restores no cursor position (cli-progress does, and
+ * after lines written by someone else in the meantime, a log line for instance, the
+ * restored position is no longer the bar's and the summary overwrites those lines):
+ * such a line is left after the bar's text, and the bar goes on on the next line.
  */
-import cliProgress from 'cli-progress';
-
-// cli-progress is CommonJS: Node's ES module loader finds `SingleBar` among its named
-// exports, not `Format`.
-const { Format, SingleBar } = cliProgress;
-
 /** Seconds between two plain lines when the output is not a terminal, by default. */
 export const PLAIN_PROGRESS_SECONDS = 5;
+
+/** Characters of the bar drawn before the line on a terminal. */
+const BAR_WIDTH = 24;
+
+/** Shortest time between two redraws on a terminal, in milliseconds. */
+const REDRAW_MS = 100;
 
 /** A stream a progress bar is drawn on; `isTTY` tells a terminal from a pipe or a file. */
 export type ProgressStream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -96,31 +102,42 @@ export function createProgress(options: ProgressOptions): Progress {
   };
 
   if (terminal) {
-    let bar: InstanceType<typeof SingleBar> | undefined;
+    const columns = () => (stream.columns ?? 80) - 1; // the last column would wrap the line on some terminals
+    let lastDraw = 0;
+    let ticker: NodeJS.Timeout | undefined;
+    let pending: NodeJS.Timeout | undefined;
+    const draw = () => {
+      lastDraw = performance.now();
+      const filled = total === undefined ? 0 : Math.round((Math.min(done, total) / total) * BAR_WIDTH);
+      const bar = total === undefined ? '' : `${'\u2588'.repeat(filled)}${'\u2591'.repeat(BAR_WIDTH - filled)} `;
+      stream.write(`\r${`${bar}${line()}`.slice(0, columns())}\u001b[K`);
+    };
     return {
       update(count, expected) {
         if (stopped || expected === 0) return;
         done = count;
         total = expected;
-        if (bar === undefined) {
-          bar = new SingleBar({
-            stream,
-            format: (barOptions, params) => `${total === undefined ? '' : `${Format.BarFormat(params.progress, barOptions)} `}${line()}`,
-            // The summary printed after the work replaces the bar.
-            clearOnComplete: true,
-            hideCursor: true,
-            barsize: 24,
-            barCompleteChar: '\u2588',
-            barIncompleteChar: '\u2591',
-          });
-          bar.start(total ?? Number.MAX_SAFE_INTEGER, done);
-        } else if (total !== undefined) bar.setTotal(total);
-        bar.update(done);
+        if (ticker === undefined) {
+          draw();
+          // Redrawn every second even without news: the rate falls and the time left grows while stalled.
+          ticker = setInterval(draw, 1000);
+          ticker.unref();
+        } else if (performance.now() - lastDraw >= REDRAW_MS) draw();
+        else if (pending === undefined) {
+          pending = setTimeout(() => {
+            pending = undefined;
+            if (!stopped) draw();
+          }, REDRAW_MS);
+          pending.unref();
+        }
       },
       stop() {
         if (stopped) return;
         stopped = true;
-        bar?.stop();
+        clearInterval(ticker);
+        clearTimeout(pending);
+        // What follows (a summary) takes the line's place.
+        if (ticker !== undefined) stream.write('\r\u001b[K');
       },
     };
   }

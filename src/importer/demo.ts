@@ -2,7 +2,7 @@
  * The demo data of `npm run demo`: flights-20k, loaded through the server's own GraphQL
  * endpoint as any client would, on first start (and completed after an interrupted one).
  */
-import { createProgress, type ProgressStream } from '../cli/progress.ts';
+import { createProgress } from '../cli/progress.ts';
 import { CountFlightsDocument } from '../client/generated/graphql.ts';
 import { request } from '../client/request.ts';
 import type { Logger } from '../logger.ts';
@@ -25,27 +25,17 @@ async function recordedFlights(url: string): Promise<number> {
   }
 }
 
-/** Options of {@link loadDemoData}. */
-export interface DemoLoadOptions {
-  /**
-   * Where the progress bar is drawn when it is a terminal (default: standard error);
-   * otherwise the progress goes to `logger` as a line every `progressIntervalMs`.
-   */
-  stream?: ProgressStream;
-  /** Milliseconds between two progress lines when `stream` is not a terminal (default 5,000). */
-  progressIntervalMs?: number;
-}
-
 /**
  * Loads flights-20k through the GraphQL endpoint `url` unless it is loaded already.
  * Batch ids make the import resumable: after an interrupted first start, loading again
  * completes the demo without counting a flight twice. A database holding more flights
  * than the demo (another import) is left as it is. While loading it shows one progress
- * line (readings sent, rate, time left; see `cli/progress.ts`), then logs the summary:
+ * line (readings sent, rate, time left; see `cli/progress.ts`): redrawn on standard error
+ * when it is a terminal, otherwise logged every 5 seconds. Then it logs the summary:
  * readings, batches, seconds, rate and how many an interrupted start had already stored.
  * @throws Error when the flights cannot be counted, SendError when a batch is refused.
  */
-export async function loadDemoData(url: string, logger: Logger, options: DemoLoadOptions = {}): Promise<void> {
+export async function loadDemoData(url: string, logger: Logger): Promise<void> {
   const already = await recordedFlights(url);
   if (already === DEMO_FLIGHTS) {
     logger.info(`Demo data already loaded: ${already} flights`);
@@ -62,16 +52,13 @@ export async function loadDemoData(url: string, logger: Logger, options: DemoLoa
       ? `Completing the demo data: ${already} of ${DEMO_FLIGHTS} flights are loaded (an earlier start was interrupted)`
       : `Loading ${DEMO_FLIGHTS} real US flights (vega-datasets flights-20k, Jan-Mar 2001) through ${url}`,
   );
-  const stream = options.stream ?? process.stderr;
   // The log lines above are written by the logger's worker: let them out before a bar is drawn.
-  if (stream.isTTY) await new Promise<void>((done) => logger.flush(() => done()));
+  if (process.stderr.isTTY) await new Promise<void>((done) => logger.flush(() => done()));
   const progress = createProgress({
     label: 'flights-20k',
     unit: 'readings sent',
     rateUnit: 'readings',
-    stream,
     say: (line) => logger.info(line),
-    intervalMs: options.progressIntervalMs,
   });
   try {
     const result = await importFlights(url, { file: 'flights-20k', batchSize: 1000, concurrency: 2, onProgress: progress.update });

@@ -102,7 +102,7 @@ describe('progress on a stream that is not a terminal', () => {
 });
 
 describe('progress on a terminal', () => {
-  it('redraws one line in place and clears it at the end', async () => {
+  it('redraws one line in place, within the width of the terminal, and erases it at the end', async () => {
     const stream = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
     let output = '';
     stream.on('data', (chunk: Buffer) => {
@@ -110,16 +110,31 @@ describe('progress on a terminal', () => {
     });
     const progress = createProgress({ label: 'flights-20k', unit: 'readings sent', rateUnit: 'readings', stream });
     progress.update(0, 1000);
-    progress.update(500, 1000);
-    await sleep(250); // cli-progress redraws at most 10 times a second
-    const drawn = output;
+    progress.update(500, 1000); // within 100 ms of the first draw: drawn a moment later
+    await sleep(250);
     progress.update(1000, 1000);
     progress.stop();
     progress.stop();
 
-    expect(drawn.includes('\n')).toBe(false); // one line, redrawn
-    expect(drawn).toMatch(/\u2588+\u2591+ flights-20k: 500\/1000 readings sent \(50%\) \| \d+ readings\/s \| (\?|\d+s) left/);
-    expect(output.includes('\n')).toBe(false); // cleared, not left behind with a newline
+    expect(output.includes('\n')).toBe(false); // one line, never a new one
+    const draws = output.split('\r').filter((draw) => draw !== '');
+    expect(draws.at(-1)).toBe(`${ESC}[K`); // erased, for the summary to take its place
+    const lines = draws.slice(0, -1).map((draw) => draw.replace(`${ESC}[K`, ''));
+    expect(lines[0]).toBe(`${'\u2591'.repeat(24)} flights-20k: 0/1000 readings sent (0%) | 0 readings/s | ? left`);
+    expect(lines[1]).toMatch(/^\u2588{12}\u2591{12} flights-20k: 500\/1000 readings sent \(50%\) \| \d+ readings\/s \| \d+s left$/);
+    expect(lines.at(-1)).toMatch(/^\u2588{24} flights-20k: 1000\/1000 readings sent \(100%\) \| \d+ readings\/s \| 0s left$/);
+    // No saved and restored cursor position, which lines written meanwhile by others would make wrong.
+    expect(output.includes(`${ESC}7`) || output.includes(`${ESC}8`)).toBe(false);
+
+    const narrow = Object.assign(new PassThrough(), { isTTY: true, columns: 40 });
+    let cut = '';
+    narrow.on('data', (chunk: Buffer) => {
+      cut += chunk.toString();
+    });
+    const small = createProgress({ label: 'flights-20k', unit: 'readings sent', rateUnit: 'readings', stream: narrow });
+    small.update(10, 1000);
+    small.stop();
+    expect(cut.split('\r')[1]).toBe(`${'\u2591'.repeat(24)} flights-20k: 1${ESC}[K`); // 39 characters: no wrapped line
   });
 });
 
