@@ -110,7 +110,10 @@ export function createProgress(options: ProgressOptions): Progress {
       lastDraw = performance.now();
       const filled = total === undefined ? 0 : Math.round((Math.min(done, total) / total) * BAR_WIDTH);
       const bar = total === undefined ? '' : `${'\u2588'.repeat(filled)}${'\u2591'.repeat(BAR_WIDTH - filled)} `;
-      stream.write(`\r${`${bar}${line()}`.slice(0, columns())}\u001b[K`);
+      const text = line();
+      // The bar only where the whole line fits beside it; cut to the width otherwise.
+      const shown = bar.length + text.length <= columns() ? `${bar}${text}` : text.slice(0, columns());
+      stream.write(`\r${shown}\u001b[K`);
     };
     return {
       update(count, expected) {
