@@ -12,6 +12,7 @@
  * restored position is no longer the bar's and the summary overwrites those lines):
  * such a line is left after the bar's text, and the bar goes on on the next line.
  */
+
 /** Seconds between two plain lines when the output is not a terminal, by default. */
 export const PLAIN_PROGRESS_SECONDS = 5;
 
