@@ -1,8 +1,11 @@
 /**
  * Imports real US flight records (npm package vega-datasets) into a running server
- * through GraphQL `recordReadings` mutations, with a progress bar (on a terminal; one
- * progress line every `--progress-every` seconds otherwise) and a final
- * readings-per-second figure.
+ * through GraphQL `recordReadings` mutations. Progress is one line: readings sent, rate
+ * and time left, redrawn in place on standard error when it is a terminal; otherwise a
+ * plain line on standard output every `--progress-every` seconds, e.g.
+ * `flights-20k: 4000/20000 readings sent (20%) | 1875 readings/s | 9s left`. Then one
+ * summary line on standard output: readings, batches, seconds, rate and how many
+ * readings an earlier run had already stored.
  *
  *   npm run import:flights -- --file flights-20k
  *   npm run import:flights -- --file flights-3m --before 2001-02-01 --batch 1000
@@ -15,8 +18,8 @@
  * A server with AUTH=tokens needs a token of scope `write`: `--token` or TSGRAPH_TOKEN.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { importFlights } from '../src/importer/import.ts';
-import { createImportProgress } from '../src/importer/progress.ts';
+import { createProgress } from '../src/cli/progress.ts';
+import { importFlights, importSummary } from '../src/importer/import.ts';
 
 const positiveInt = (value: string) => {
   const number = Number(value);
@@ -58,7 +61,16 @@ const options = program.opts<{
   progressEvery: number;
 }>();
 
-const progress = createImportProgress({ intervalMs: options.progressEvery * 1000 });
+// On a terminal the bar goes to stderr, off redirected output; elsewhere the plain lines
+// go to stdout, beside the summary.
+const progress = createProgress({
+  label: options.file,
+  unit: 'readings sent',
+  rateUnit: 'readings',
+  terminal: process.stderr.isTTY === true,
+  say: (line) => console.log(line),
+  intervalMs: options.progressEvery * 1000,
+});
 try {
   const result = await importFlights(options.url, {
     file: options.file,
@@ -67,14 +79,10 @@ try {
     batchSize: options.batch,
     concurrency: options.concurrency,
     token: options.token,
-    onProgress: (recorded, total) => progress.update(recorded, total),
+    onProgress: progress.update,
   });
   progress.stop();
-  console.log(
-    `Imported ${result.recorded} readings from ${options.file} in ${result.seconds.toFixed(1)} s: ${Math.round(result.recorded / result.seconds)} readings/s (batches of ${options.batch}, ${options.concurrency} in flight).`,
-  );
-  if (result.alreadyApplied > 0)
-    console.log(`${result.alreadyApplied} of them had been stored by an earlier run and were not counted again.`);
+  console.log(importSummary(options.file, result));
 } catch (error) {
   progress.stop();
   console.error(`Import failed: ${(error as Error).message}`);

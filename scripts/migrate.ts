@@ -16,7 +16,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { openToolStore, type ToolStore } from '../src/cli/database.ts';
-import { progress } from '../src/cli/progress.ts';
+import { createProgress } from '../src/cli/progress.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { DEFAULT_MIGRATION_BATCH_SIZE, migrateLayout, pendingMigration } from '../src/storage/migrate.ts';
 
@@ -44,7 +44,7 @@ const versionsText = (versions: Record<string, number>) =>
         .join(', ');
 
 let tool: ToolStore | undefined;
-const bar = progress('migrate', 'documents stamped', say);
+const bar = createProgress({ label: 'migrate', unit: 'documents stamped', say });
 try {
   tool = await openToolStore(loadConfig(), say);
   if (options.dryRun) {

@@ -15,7 +15,7 @@
  */
 import { Command } from 'commander';
 import { withToolStore, type ToolStore } from '../src/cli/database.ts';
-import { progress } from '../src/cli/progress.ts';
+import { createProgress } from '../src/cli/progress.ts';
 import { loadConfig } from '../src/config.ts';
 import { parseRollupDefinition } from '../src/engine/query.ts';
 import { backfillRollup, createRollup, dropRollup, findRollups, rebuildDirtyDays } from '../src/storage/rollups.ts';
@@ -60,7 +60,7 @@ program
   .action((metric: string, name: string) =>
     run(async ({ store }) => {
       const started = performance.now();
-      const bar = progress('rollups', 'days rebuilt', say);
+      const bar = createProgress({ label: 'rollups', unit: 'days rebuilt', say });
       const outcome = await backfillRollup(store, metric, name, { graceMs: config.ROLLUP_REBUILD_GRACE_MS, onProgress: bar.update });
       bar.stop();
       console.log(

@@ -15,6 +15,7 @@ import {
   type DashboardBucketsQuery,
   type DashboardBucketsQueryVariables,
   type DashboardMetricsQuery,
+  type Granularity,
 } from '../client/generated/graphql.ts';
 import { request, requestBody, requestHeaders, type TypedDocument } from '../client/request.ts';
 
@@ -65,6 +66,74 @@ function option(value: string, label = value): HTMLOptionElement {
   element.value = value;
   element.textContent = label;
   return element;
+}
+
+/**
+ * Each bucket granularity (GraphQL enum `Granularity`) in words: `width` qualifies
+ * "buckets" in the chart's title ("12-hour buckets"), `span` says how long one bucket is
+ * in the status line ("62 buckets of 12 hours").
+ */
+const GRANULARITY_WORDS: Record<Granularity, { width: string; span: string }> = {
+  MINUTE: { width: '1-minute', span: 'one minute' },
+  TWO_MINUTES: { width: '2-minute', span: '2 minutes' },
+  FIVE_MINUTES: { width: '5-minute', span: '5 minutes' },
+  TEN_MINUTES: { width: '10-minute', span: '10 minutes' },
+  FIFTEEN_MINUTES: { width: '15-minute', span: '15 minutes' },
+  THIRTY_MINUTES: { width: '30-minute', span: '30 minutes' },
+  HOUR: { width: 'hourly', span: 'one hour' },
+  TWO_HOURS: { width: '2-hour', span: '2 hours' },
+  THREE_HOURS: { width: '3-hour', span: '3 hours' },
+  SIX_HOURS: { width: '6-hour', span: '6 hours' },
+  TWELVE_HOURS: { width: '12-hour', span: '12 hours' },
+  DAY: { width: 'daily', span: 'one day' },
+  WEEK: { width: 'weekly', span: 'one week' },
+  MONTH: { width: 'monthly', span: 'one month' },
+  QUARTER: { width: 'quarterly', span: 'one quarter' },
+  YEAR: { width: 'yearly', span: 'one year' },
+};
+
+/** The words of a granularity name as the API returns it; an unknown name (a newer server) in lower case. */
+function granularityWords(granularity: string): { width: string; span: string } {
+  const words = GRANULARITY_WORDS[granularity as Granularity];
+  if (words) return words;
+  const lower = granularity.toLowerCase().replaceAll('_', ' ');
+  return { width: lower, span: lower };
+}
+
+/**
+ * How the time-zone picker shows an IANA zone: its name, its UTC offset now (with a
+ * minus sign, as people write it) and its long name in the browser's language when
+ * Intl knows one, e.g. `America/Chicago (UTC−06:00, Central Standard Time)`; a name
+ * that is no zone (while it is being typed) as it is.
+ */
+function zoneLabel(zone: string, now: Date): string {
+  const part = (timeZoneName: 'longOffset' | 'long') =>
+    new Intl.DateTimeFormat(undefined, { timeZone: zone, timeZoneName }).formatToParts(now).find((p) => p.type === 'timeZoneName')?.value ??
+    '';
+  let offset: string;
+  let name: string;
+  try {
+    // `GMT-06:00`, or `GMT` for a zero offset.
+    offset = part('longOffset').replace(/^GMT/, '').replace('-', '\u2212') || '+00:00';
+    name = part('long');
+  } catch {
+    return zone; // RangeError: not a zone (yet: it is being typed)
+  }
+  // Without a name of its own, Intl gives the offset again (`GMT-03:00`).
+  return name === '' || name.startsWith('GMT') ? `${zone} (UTC${offset})` : `${zone} (UTC${offset}, ${name})`;
+}
+
+/** A time-zone choice: the IANA name as its value, {@link zoneLabel} as its label. */
+function zoneOption(zone: string, now: Date): HTMLOptionElement {
+  const element = option(zone);
+  element.label = zoneLabel(zone, now);
+  return element;
+}
+
+/** Fills the time-zone picker's list: every zone the browser knows, its value the IANA name (what the API takes), its label for people. */
+function fillZones(): void {
+  const now = new Date();
+  byId<HTMLDataListElement>('time-zones').replaceChildren(...Intl.supportedValuesOf('timeZone').map((zone) => zoneOption(zone, now)));
 }
 
 /** The `YYYY-MM-DDTHH:mm` wall-clock value of an instant in `timeZone`, for a `datetime-local` input. */
@@ -173,7 +242,7 @@ function draw(buckets: readonly ChartBucket[], granularity: string): void {
     buckets.map((bucket) => bucket.p5),
   ];
   const options: uPlot.Options = {
-    title: `${controls.metric.value} · ${controls.field.value} · ${granularity.toLowerCase()} buckets (${timeZone})`,
+    title: `${controls.metric.value} · ${controls.field.value} · ${granularityWords(granularity).width} buckets (${timeZone})`,
     width: Math.max(320, chartBox.clientWidth),
     height: 360,
     tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), timeZone),
@@ -198,7 +267,8 @@ function show(buckets: readonly ChartBucket[], granularity: string, live = false
   fillTable(buckets);
   const readings = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
   const time = live ? ` · live, updated ${new Date().toLocaleTimeString()}` : '';
-  say(`${buckets.length} ${granularity.toLowerCase()} buckets, ${readings.toLocaleString('en-US')} readings${time}`);
+  const bucketsText = `${buckets.length} ${buckets.length === 1 ? 'bucket' : 'buckets'} of ${granularityWords(granularity).span}`;
+  say(`${bucketsText}, ${readings.toLocaleString('en-US')} readings${time}`);
   document.body.dataset.state = 'drawn';
 }
 
@@ -207,6 +277,7 @@ async function refresh(): Promise<void> {
   saveToAddress();
   following?.abort();
   following = null;
+  controls.timeZone.title = zoneLabel(controls.timeZone.value, new Date());
   if (controls.metric.value === '' || controls.field.value === '') return;
   say('Loading…');
   try {
@@ -290,8 +361,8 @@ async function start(): Promise<void> {
   const params = new URLSearchParams(location.search);
   controls.token.value = localStorage.getItem(TOKEN_KEY) ?? '';
   controls.timeZone.value = params.get('tz') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const zones = byId<HTMLDataListElement>('time-zones');
-  zones.replaceChildren(...Intl.supportedValuesOf('timeZone').map((zone) => option(zone)));
+  // Labelling some 400 zones takes a few hundred milliseconds: after the first chart is asked for.
+  setTimeout(fillZones, 0);
   controls.points.value = params.get('points') ?? '300';
   controls.follow.checked = params.get('follow') === '1';
   try {

@@ -2,10 +2,11 @@
  * The demo data of `npm run demo`: flights-20k, loaded through the server's own GraphQL
  * endpoint as any client would, on first start (and completed after an interrupted one).
  */
+import { createProgress } from '../cli/progress.ts';
 import { CountFlightsDocument } from '../client/generated/graphql.ts';
 import { request } from '../client/request.ts';
 import type { Logger } from '../logger.ts';
-import { importFlights } from './import.ts';
+import { importFlights, importSummary } from './import.ts';
 
 /** Flights in flights-20k. */
 export const DEMO_FLIGHTS = 20_000;
@@ -28,7 +29,11 @@ async function recordedFlights(url: string): Promise<number> {
  * Loads flights-20k through the GraphQL endpoint `url` unless it is loaded already.
  * Batch ids make the import resumable: after an interrupted first start, loading again
  * completes the demo without counting a flight twice. A database holding more flights
- * than the demo (another import) is left as it is.
+ * than the demo (another import) is left as it is. While loading it shows one progress
+ * line (readings sent, rate, time left; see `cli/progress.ts`): redrawn on standard error
+ * when it is a terminal, otherwise logged every 5 seconds. Then it logs the summary:
+ * readings, batches, seconds, rate and how many an interrupted start had already stored.
+ * @throws Error when the flights cannot be counted, SendError when a batch is refused.
  */
 export async function loadDemoData(url: string, logger: Logger): Promise<void> {
   const already = await recordedFlights(url);
@@ -47,19 +52,19 @@ export async function loadDemoData(url: string, logger: Logger): Promise<void> {
       ? `Completing the demo data: ${already} of ${DEMO_FLIGHTS} flights are loaded (an earlier start was interrupted)`
       : `Loading ${DEMO_FLIGHTS} real US flights (vega-datasets flights-20k, Jan-Mar 2001) through ${url}`,
   );
-  let reported = 0;
-  const result = await importFlights(url, {
-    file: 'flights-20k',
-    batchSize: 1000,
-    concurrency: 2,
-    onProgress: (recorded) => {
-      if (recorded - reported >= 5000 || recorded === DEMO_FLIGHTS) {
-        reported = recorded;
-        logger.info(`  ${recorded}/${DEMO_FLIGHTS} flights recorded`);
-      }
-    },
+  // The log lines above are written by the logger's worker: let them out before a bar is drawn.
+  if (process.stderr.isTTY) await new Promise<void>((done) => logger.flush(() => done()));
+  const progress = createProgress({
+    label: 'flights-20k',
+    unit: 'readings sent',
+    rateUnit: 'readings',
+    say: (line) => logger.info(line),
   });
-  logger.info(
-    `Loaded ${result.recorded} flights in ${result.seconds.toFixed(1)} s (${Math.round(result.recorded / result.seconds)} readings/s)`,
-  );
+  try {
+    const result = await importFlights(url, { file: 'flights-20k', batchSize: 1000, concurrency: 2, onProgress: progress.update });
+    progress.stop();
+    logger.info(importSummary('flights-20k', result));
+  } finally {
+    progress.stop();
+  }
 }

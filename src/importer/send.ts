@@ -92,7 +92,8 @@ export async function sendBatch(url: string, readings: readonly SentReading[], o
  * `<idPrefix>:<index of the batch's first reading>+<batch size>` (index counted from
  * `firstIndex`): deterministic, so sending the same readings again with the same batch
  * size (an interrupted import run again) stores nothing twice.
- * @returns the readings recorded and how many of them earlier runs had already applied.
+ * @returns the readings recorded, how many of them earlier runs had already applied, and
+ * the number of batches (requests that succeeded; retries not counted).
  */
 export async function sendAll(
   url: string,
@@ -105,10 +106,11 @@ export async function sendAll(
     token?: string;
     onProgress?: (recorded: number) => void;
   },
-): Promise<{ recorded: number; alreadyApplied: number }> {
+): Promise<{ recorded: number; alreadyApplied: number; batches: number }> {
   let next = 0;
   let recorded = 0;
   let alreadyApplied = 0;
+  let batches = 0;
   const worker = async () => {
     while (next < readings.length) {
       const start = next;
@@ -120,9 +122,10 @@ export async function sendAll(
       });
       recorded += result.recorded;
       alreadyApplied += result.alreadyApplied;
+      batches += 1;
       options.onProgress?.(recorded);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-  return { recorded, alreadyApplied };
+  return { recorded, alreadyApplied, batches };
 }

@@ -87,6 +87,18 @@ describe('in a browser, offline', { timeout: 300_000 }, () => {
     });
     expect(await page.locator('#chart canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#chart').getAttribute('data-granularity')).toBe('DAY');
+    // Words for people: the granularity in the title and the status line, the zone's offset and name in the picker.
+    expect(await page.locator('#chart .u-title').innerText()).toBe(`flights · delay · daily buckets (${ZONE})`);
+    expect(await page.locator('#status').innerText()).toMatch(/^90 buckets of one day, [\d,]+ readings$/);
+    expect(await page.locator('#time-zone').inputValue()).toBe(ZONE);
+    const chicago = page.locator(`#time-zones option[value="${ZONE}"]`);
+    await expect
+      .poll(async () => chicago.getAttribute('label'))
+      .toMatch(/^America\/Chicago \(UTC\u22120[56]:00, Central (Standard|Daylight) Time\)$/);
+    expect(await page.locator('#time-zones option[value="Asia/Tokyo"]').getAttribute('label')).toMatch(
+      /^Asia\/Tokyo \(UTC\+09:00, Japan Standard Time\)$/,
+    );
+    expect(await page.locator('#time-zone').getAttribute('title')).toBe(await chicago.getAttribute('label'));
 
     const rows = await page.locator('#values-body tr').evaluateAll((trs) =>
       trs.map((tr) => ({
@@ -176,6 +188,10 @@ describe('in a browser, offline', { timeout: 300_000 }, () => {
     expect(await lastDay.getAttribute('data-start')).toBe(last.start);
     expect(last.count).toBe(before + 1);
     expect(Number(await lastDay.locator('td.avg').getAttribute('data-value'))).toBe(last.avg);
+    // 62 buckets over March: the chart's title says so in words.
+    expect(api.data!.buckets[0]!.granularity).toBe('TWELVE_HOURS');
+    expect(await page.locator('#chart .u-title').innerText()).toBe(`flights · delay · 12-hour buckets (${ZONE})`);
+    expect(await page.locator('#status').innerText()).toMatch(/^62 buckets of 12 hours, [\d,]+ readings · live, updated /);
     expect(outside).toEqual([]);
     await page.context().close();
   });
