@@ -18,17 +18,26 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { Command } from 'commander';
-import { BSON, MongoClient, type AnyBulkWriteOperation, type Document } from 'mongodb';
+import { BSON, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { batchMark } from '../src/model/batch.ts';
 import { dayOperations, planWrites } from '../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../src/record/validate.ts';
 import { ensureRollupIndexes } from '../src/storage/rollups.ts';
-import { benchDatabase } from './bench/database.ts';
-import { readingInput } from './bench/datasets.ts';
-import { format, median, positiveInt } from './bench/measure.ts';
-import { generateCpu } from './bench/tsbs.ts';
+import {
+  benchDatabase,
+  connect,
+  format,
+  generateCpu,
+  median,
+  pathsOf,
+  positiveInt,
+  readingInput,
+  row,
+  tableHead,
+} from './bench/harness/index.ts';
 
 const cli = new Command()
+  .name('bench:update-cost')
   .option('--rounds <n>', 'timed update rounds per kind of document and concurrency', positiveInt, 8)
   .option('--concurrency <list>', 'bulkWrites at once, comma-separated', '1,4')
   .option('--no-journal', 'writes do not wait for the journal (j: false)')
@@ -80,13 +89,8 @@ function operationsOf(readings: ReadingInput[], batchId: string): AnyBulkWriteOp
   }));
 }
 
-/** Paths an update sets, over all its operators. */
-const pathsOf = (update: Document) =>
-  Object.values(update).reduce((sum: number, operator) => sum + Object.keys(operator as object).length, 0);
-
 const database = await benchDatabase();
-const client = new MongoClient(database.uri, { writeConcern: { w: 'majority', journal: options.journal } });
-await client.connect();
+const client = await connect(database.uri, { writeConcern: { w: 'majority', journal: options.journal } });
 const db = client.db(`measure_update_cost_${process.pid}`);
 
 console.log(
@@ -95,9 +99,19 @@ console.log(
     `${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at the start\n`,
 );
 console.log(
-  '| documents | concurrency | document size (median) | paths per update | ms per bulkWrite (median) | ms per document update | document updates/s |',
+  tableHead(
+    [
+      'documents',
+      'concurrency',
+      'document size (median)',
+      'paths per update',
+      'ms per bulkWrite (median)',
+      'ms per document update',
+      'document updates/s',
+    ],
+    'lrrrrrr',
+  ).join('\n'),
 );
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const kind of KINDS) {
   for (const concurrency of concurrencies) {
     const collection = db.collection(`${kind.key}_${concurrency}`);
@@ -128,7 +142,15 @@ for (const kind of KINDS) {
     const documents = rounds.reduce((sum, round) => sum + round.documents, 0);
     const perUpdate = ms / documents;
     console.log(
-      `| ${kind.name} | ${concurrency} | ${format.bytes(median(sizes))} | ${median(paths)} | ${format.ms(median(rounds.map((round) => round.ms)))} | ${format.ms(perUpdate)} | ${format.rate(1000 / perUpdate)} |`,
+      row([
+        kind.name,
+        concurrency,
+        format.bytes(median(sizes)),
+        median(paths),
+        format.ms(median(rounds.map((round) => round.ms))),
+        format.ms(perUpdate),
+        format.rate(1000 / perUpdate),
+      ]),
     );
     console.log(
       `| the same, creating the ${created.documents} documents (first round) | ${concurrency} | | | ${format.ms(created.ms)} | ${format.ms(created.ms / created.documents)} | ${format.rate((1000 * created.documents) / created.ms)} |`,

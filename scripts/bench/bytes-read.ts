@@ -1,7 +1,7 @@
 /**
  * Documents and bytes each benchmark query reads, per model, and what the read
  * projection of our pipelines saves (README "Bytes read per query"). `npm run bench`
- * runs it on every data set after timing the queries, on the loaded models:
+ * (`main.ts`) runs it on every data set after timing the queries, on the loaded models:
  *
  * - ours: the very pipelines the engine sends for the query's GraphQL request (caught
  *   by the driver's command monitoring; registry look-ups left out). Each is also run
@@ -23,9 +23,7 @@
  */
 import type { CommandStartedEvent, Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
-import { alternating, format } from './measure.ts';
-import type { BaselineModel, Model, OursModel } from './models.ts';
-import type { BenchQuery } from './queries.ts';
+import { alternating, type BaselineModel, type BenchQuery, format, type Model, type OursModel } from './harness/index.ts';
 
 /** What one query read on one model. */
 export interface ReadFigures {

@@ -11,13 +11,9 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/ingest.ts
  */
 import { gzipSync } from 'node:zlib';
-import { pino } from 'pino';
 import { parseLineProtocol } from '../../src/server/line-protocol.ts';
-import { createApp } from '../../src/server/yoga.ts';
 import { openStore } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { format, median } from './measure.ts';
-import { CPU_FIELDS } from './tsbs.ts';
+import { benchApp, benchDatabase, CPU_FIELDS, format, median, postGraphql, warmedRuns } from './harness/index.ts';
 
 const RUNS = 3;
 const TAGS = ['hostname', 'region', 'datacenter', 'rack', 'os', 'arch', 'team', 'service', 'service_version', 'service_environment'];
@@ -46,37 +42,23 @@ const ndjsonOf = (r: Reading) =>
 
 // 1. The parser alone.
 const text = readings('cpu', 10_000, 0).map(lineOf).join('\n');
-const parses: number[] = [];
-for (let i = 0; i < RUNS + 1; i++) {
-  const started = performance.now();
-  parseLineProtocol(text);
-  if (i > 0) parses.push(performance.now() - started);
-}
-const parse = median(parses);
+const parse = (await warmedRuns(() => parseLineProtocol(text), RUNS)).median;
 console.log(
   `parse 10,000 TSBS lines (${(text.length / 1e6).toFixed(2)} MB): ${format.ms(parse)} ms, ${format.rate(10_000 / (parse / 1000))} lines/s`,
 );
 // For scale: JSON.parse of the same readings as NDJSON lines (what the NDJSON route does first).
 const json = readings('cpu', 10_000, 0).map(ndjsonOf);
-const jsonParses: number[] = [];
-for (let i = 0; i < RUNS + 1; i++) {
-  const started = performance.now();
+const jsonParse = await warmedRuns(() => {
   for (const line of json) JSON.parse(line);
-  if (i > 0) jsonParses.push(performance.now() - started);
-}
+}, RUNS);
 console.log(
-  `JSON.parse of the same as 10,000 NDJSON lines (${(json.join('\n').length / 1e6).toFixed(2)} MB): ${format.ms(median(jsonParses))} ms`,
+  `JSON.parse of the same as 10,000 NDJSON lines (${(json.join('\n').length / 1e6).toFixed(2)} MB): ${format.ms(jsonParse.median)} ms`,
 );
 
 // 2. Writes over HTTP, through the whole app.
 const embedded = await benchDatabase();
 const store = await openStore(embedded.uri, `bench_ingest_${Date.now()}`);
-const app = createApp({
-  store,
-  logger: pino({ level: 'silent' }),
-  limits: { maxBatchSize: 10_000, maxBuckets: 100_000 },
-  auth: { mode: 'off', corsOrigins: [] },
-});
+const app = benchApp(store, { limits: { maxBatchSize: 10_000, maxBuckets: 100_000 } });
 const BATCH = 100;
 const mutation = `mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`;
 const ways: Record<string, (batch: Reading[]) => { url: string; headers: Record<string, string>; body: string | Uint8Array }> = {
@@ -122,21 +104,12 @@ const seed = Array.from({ length: 720 }, (_, i) => ({
   time: new Date(START + Math.floor(i / 2) * 60_000).toISOString(),
   fields: [{ name: 'v', value: i % 13 }],
 }));
-const seeded = await app.fetch('http://bench/graphql', {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query: mutation, variables: { r: seed } }),
-});
+const seeded = await postGraphql(app, mutation, { r: seed });
 if (!seeded.ok) throw new Error(await seeded.text());
 const query = `query($from: Time!, $to: Time!) { buckets(metric: "exp", field: "v", granularity: MINUTE, from: $from, to: $to, groupBy: ["host"]) { tags { key value } buckets { start count sum avg min max } } }`;
 const variables = { from: START, to: START + 6 * 3_600_000 };
 const exports: Record<string, () => Promise<Response>> = {
-  'GraphQL JSON': async () =>
-    app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    }),
+  'GraphQL JSON': () => postGraphql(app, query, variables),
   'export CSV': async () =>
     app.fetch(`http://bench/export?${new URLSearchParams({ query, variables: JSON.stringify(variables), format: 'csv' })}`),
   'export NDJSON': async () =>
@@ -144,15 +117,9 @@ const exports: Record<string, () => Promise<Response>> = {
 };
 console.log(`\n720 MINUTE buckets (2 hosts x 6 hours), median of ${RUNS}:`);
 for (const [name, run] of Object.entries(exports)) {
-  const runs: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i <= RUNS; i++) {
-    const started = performance.now();
-    const body = await (await run()).text();
-    if (i > 0) runs.push(performance.now() - started);
-    bytes = Buffer.byteLength(body);
-  }
-  console.log(`  ${name.padEnd(14)} ${format.ms(median(runs)).padStart(6)} ms  ${bytes.toLocaleString('en-US').padStart(9)} bytes`);
+  const runs = await warmedRuns(async () => (await run()).text(), RUNS);
+  const bytes = Buffer.byteLength(runs.result);
+  console.log(`  ${name.padEnd(14)} ${format.ms(runs.median).padStart(6)} ms  ${bytes.toLocaleString('en-US').padStart(9)} bytes`);
 }
 
 await store.db.dropDatabase();

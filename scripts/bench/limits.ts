@@ -14,13 +14,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { benchDatabase } from './database.ts';
 import { requestLimitsFromConfig, type RequestLimits } from '../../src/server/limits.ts';
-import { createApp } from '../../src/server/yoga.ts';
 import { openStore } from '../../src/storage/store.ts';
-import { median } from './measure.ts';
+import { benchApp, benchDatabase, median } from './harness/index.ts';
 
 const config = loadConfig();
 const embedded = await benchDatabase();
@@ -28,11 +25,8 @@ const store = await openStore(embedded.uri, `bench_limits_${Date.now()}`);
 
 /** Serves an app with `limits` on a local port; returns its URL and a closer. */
 async function serve(limits: Partial<RequestLimits>) {
-  const app = createApp({
-    store,
-    logger: pino({ level: 'silent' }),
+  const app = benchApp(store, {
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
-    auth: { mode: 'off', corsOrigins: [] },
     requestLimits: { ...requestLimitsFromConfig(config), ...limits },
   });
   const server = createServer(app);

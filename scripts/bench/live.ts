@@ -10,13 +10,11 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/live.ts
  */
 import { Command } from 'commander';
-import { pino } from 'pino';
 import { openStore } from '../../src/storage/store.ts';
-import { createApp } from '../../src/server/yoga.ts';
-import { benchDatabase } from './database.ts';
-import { format, percentile, positiveInt } from './measure.ts';
+import { benchApp, benchDatabase, format, percentile, positiveInt, postGraphql, row, tableHead } from './harness/index.ts';
 
 const options = new Command()
+  .name('bench:live')
   .option('--subscribers <n>', 'open subscriptions', positiveInt, 10)
   .option('--writes <n>', 'batches recorded', positiveInt, 10)
   .option('--interval <ms>', 'LIVE_MIN_INTERVAL_MS', positiveInt, 200)
@@ -28,13 +26,7 @@ const store = await openStore(database.uri, `bench_live_${Date.now()}`, {
   defaultLayout: 'sparse',
   writeConcern: { w: 'majority', journal: true },
 });
-const app = createApp({
-  store,
-  logger: pino({ level: 'silent' }),
-  limits: { maxBatchSize: 10_000, maxBuckets: 100_000 },
-  auth: { mode: 'off', corsOrigins: [] },
-  live: { minIntervalMs: options.interval },
-});
+const app = benchApp(store, { limits: { maxBatchSize: 10_000, maxBuckets: 100_000 }, live: { minIntervalMs: options.interval } });
 
 const HOUR_START = Date.UTC(2024, 0, 1, 12);
 const SUBSCRIBE = `subscription { buckets(metric: "live", field: "v", from: ${HOUR_START}, to: ${HOUR_START + 3_600_000}, granularity: MINUTE) { buckets { start count sum } } }`;
@@ -77,12 +69,7 @@ for (let w = 0; w < options.writes; w++) {
     fields: [{ name: 'v', value: w + i }],
   }));
   const started = performance.now();
-  const response = await app.fetch('http://bench/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: RECORD, variables: { readings } }),
-  });
-  await response.json();
+  await (await postGraphql(app, RECORD, { readings })).json();
   acknowledged.push(performance.now());
   writeMs.push(performance.now() - started);
 }
@@ -96,10 +83,21 @@ for (const times of received) {
   }
 }
 const pushes = received.reduce((sum, times) => sum + times.length - 1, 0);
-console.log(`| subscribers | writes | interval | write p50 | push after acknowledgement p50 / p99 | pushes per write and subscriber |`);
-console.log(`| --- | --- | --- | --- | --- | --- |`);
 console.log(
-  `| ${options.subscribers} | ${options.writes} | ${options.interval} ms | ${format.ms(percentile(writeMs, 50))} ms | ${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms | ${(pushes / (options.subscribers * options.writes)).toFixed(2)} |`,
+  [
+    ...tableHead(
+      ['subscribers', 'writes', 'interval', 'write p50', 'push after acknowledgement p50 / p99', 'pushes per write and subscriber'],
+      'llllll',
+    ),
+    row([
+      options.subscribers,
+      options.writes,
+      `${options.interval} ms`,
+      `${format.ms(percentile(writeMs, 50))} ms`,
+      `${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms`,
+      (pushes / (options.subscribers * options.writes)).toFixed(2),
+    ]),
+  ].join('\n'),
 );
 for (const reader of readers) await reader.cancel().catch(() => {});
 await app.dispose();

@@ -15,9 +15,8 @@ import { recordBatch } from '../../src/engine/record.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/model/time.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { applyRetention, setRetention } from '../../src/storage/retention.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { positiveInt } from './measure.ts';
+import { CollectionName, openStore } from '../../src/storage/store.ts';
+import { benchDatabase, collectionBytes, positiveInt } from './harness/index.ts';
 
 const options = new Command()
   .name('bench:retention')
@@ -59,16 +58,6 @@ function readings(hosts: number): ReadingInput[] {
   return all;
 }
 
-/** Count and total BSON size of the series-day documents. */
-async function sizes(store: Store): Promise<{ documents: number; bytes: number }> {
-  const [row] = await store.buckets
-    .aggregate<{ documents: number; bytes: number }>([
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return row ?? { documents: 0, bytes: 0 };
-}
-
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
 const database = await benchDatabase();
@@ -84,13 +73,13 @@ try {
   console.log(
     `Recorded ${inputs.length} readings (${options.hosts} hosts x ${DAYS} days, every 5 min) in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`,
   );
-  const before = await sizes(store);
+  const before = await collectionBytes(store.db, CollectionName.buckets);
   await setRetention(store, 'cpu', { minutes: 3, hours: 6, days: 8 });
   const now = START + DAYS * DAY_MS;
   const started = performance.now();
   const removed = await applyRetention(store, now);
   const passMs = performance.now() - started;
-  const after = await sizes(store);
+  const after = await collectionBytes(store.db, CollectionName.buckets);
   const againStarted = performance.now();
   const again = await applyRetention(store, now);
   const againMs = performance.now() - againStarted;

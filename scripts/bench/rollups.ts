@@ -30,32 +30,54 @@
  *   npm run bench:rollups -- --data sparse --rows 100000 --reps 7
  *   MONGODB_URI=mongodb://host:27017 npm run bench:rollups
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { cpus, totalmem } from 'node:os';
-import { Command, Option } from 'commander';
-import { Double, Int32, Long, MongoClient, type CommandStartedEvent, type CommandSucceededEvent, type Db, type Document } from 'mongodb';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
+import { Command } from 'commander';
+import { Double, Int32, Long, type Db, type Document, type MongoClient } from 'mongodb';
 import { recordBatch } from '../../src/engine/record.ts';
 import { BATCH_MARKS_KEPT, batchMark } from '../../src/model/batch.ts';
 import { DAY_MS, HOUR_MS } from '../../src/model/time.ts';
 import { dayFilter, dayUpdate, planWrites, type MetricWrite, type SeriesWrite } from '../../src/record/plan.ts';
-import { validateReadings, type Reading } from '../../src/record/validate.ts';
-import { createApp } from '../../src/server/yoga.ts';
+import type { Reading } from '../../src/record/validate.ts';
 import { backfillRollup, createRollup, findRollups, ROLLUPS_COLLECTION } from '../../src/storage/rollups.ts';
-import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './datasets.ts';
-import { batches, format, median, positiveInt } from './measure.ts';
-import { NaiveModel, supportsDateTrunc, TimeseriesModel, type BaselineModel } from './models.ts';
-import { build, compareAnswers, denseQueries, sparseQueries, type BenchQuery } from './queries.ts';
+import { CollectionName, type Store } from '../../src/storage/store.ts';
+import {
+  type BaselineModel,
+  batches,
+  type BenchQuery,
+  build,
+  collectionBytes,
+  compareAnswers,
+  dataOption,
+  type DataChoice,
+  type DataSet,
+  denseDataSet,
+  denseQueries,
+  describeMachine,
+  describeServer,
+  dropAndClose,
+  format,
+  median,
+  NaiveModel,
+  OursModel,
+  type PlainReading,
+  positiveInt,
+  progressLog,
+  resultsPath,
+  type SentCommand,
+  sparseDataSet,
+  sparseQueries,
+  supportsDateTrunc,
+  type Target,
+  targetsTable,
+  TimeseriesModel,
+  validated,
+  withBenchDatabase,
+  writeResults,
+} from './harness/index.ts';
 
 const program = new Command()
   .name('bench:rollups')
   .description('Query time, documents read and ingest cost of rollups against series-day documents, naive and time-series collections.')
-  .addOption(new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both'))
+  .addOption(dataOption())
   .option('--rows <n>', 'sparse: at most n flights of January 2001 (default: all 508,239)', positiveInt)
   .option('--hosts <n>', 'dense: number of hosts', positiveInt, 100)
   .option('--hours <n>', 'dense: hours of readings every 10 s', positiveInt, 6)
@@ -68,7 +90,7 @@ const program = new Command()
   .parse();
 
 interface Options {
-  data: 'dense' | 'sparse' | 'both';
+  data: DataChoice;
   rows?: number;
   hosts: number;
   hours: number;
@@ -83,9 +105,7 @@ const options = program.opts<Options>();
 if (options.quick) Object.assign(options, { rows: options.rows ?? 3000, hosts: 5, hours: 1, sample: 300, ingest: 500, batch: 250 });
 const reps = Math.max(5, options.reps);
 
-const started = performance.now();
-const seconds = () => (performance.now() - started) / 1000;
-const log = (message: string) => console.error(`[rollups ${seconds().toFixed(0)}s] ${message}`);
+const log = progressLog('rollups');
 
 /** Readings per batch of the bulk load's batch marks and of the baselines' `insertMany`, as the benchmark's loader sends them. */
 const LOAD_BATCH = 1000;
@@ -94,131 +114,31 @@ const LOAD_BATCH = 1000;
 // Our store, with the driver's command monitoring
 // ---------------------------------------------------------------------------------------
 
-/** One command the driver sent, with its time (ms, from the monitoring events). */
-interface SentCommand {
-  name: string;
-  collection: string;
-  ms: number;
-  /** The pipeline of an `aggregate`. */
-  pipeline?: Document[];
-  /** An `update`: its statements (one per document) and the field paths they set, summed and the most in one. */
-  statements?: number;
-  paths?: number;
-  maxPaths?: number;
+/**
+ * Opens an empty database of ours, `dbName` (dropped first), with the indexes of the
+ * record path and the driver's command monitoring. The rollup grace period is 10
+ * minutes, not the server's 60 s: a TSBS batch of 1,000 readings takes over 30 s on the
+ * embedded server, past the 60 s grace's rollup-write window (half of it), and would
+ * mark its days dirty instead of writing the rollups, which is the cost this benchmark
+ * measures. Whole-month queries on the series-day documents run for many seconds on the
+ * embedded server, hence the long query time limit.
+ */
+const openOurs = (uri: string, dbName: string) =>
+  OursModel.open(uri, dbName, 'sparse', { rollupGraceMs: 600_000, app: { requestLimits: { queryTimeoutMs: 1_800_000 } } });
+
+/**
+ * Moves the rollup definitions aside into another collection (`usable` false: the
+ * planner finds no rollup and reads the series-day documents) or back (`usable` true).
+ * The rollup documents stay where they are.
+ */
+async function rollupsUsable(ours: OursModel, usable: boolean): Promise<void> {
+  const from = ours.db.collection(usable ? `${ROLLUPS_COLLECTION}_aside` : ROLLUPS_COLLECTION);
+  const to = ours.db.collection(usable ? ROLLUPS_COLLECTION : `${ROLLUPS_COLLECTION}_aside`);
+  const definitions = await from.find({}).toArray();
+  if (definitions.length === 0) return;
+  await to.insertMany(definitions);
+  await from.deleteMany({ _id: { $in: definitions.map((definition) => definition._id) } });
 }
-
-/** The field paths an update statement sets: the keys under each of its operators. */
-const pathsOf = (update: Document) => Object.values(update).reduce((sum: number, paths) => sum + Object.keys(paths as Document).length, 0);
-
-/** A database of ours on the server: the store, the GraphQL app over it, and the commands its client sends while listening. */
-class Ours {
-  private listening: SentCommand[] | null = null;
-  private readonly pending = new Map<number, SentCommand>();
-
-  private constructor(
-    readonly store: Store,
-    readonly app: ReturnType<typeof createApp>,
-  ) {
-    store.client.on('commandStarted', (event: CommandStartedEvent) => {
-      if (this.listening === null) return;
-      // A getMore names its cursor first and its collection in `collection`.
-      const collection = String((event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName]) ?? '');
-      const sent: SentCommand = { name: event.commandName, collection, ms: 0 };
-      if (event.commandName === 'aggregate') sent.pipeline = structuredClone(event.command.pipeline as Document[]);
-      if (event.commandName === 'update') {
-        const paths = (event.command.updates as { u: Document }[]).map((statement) => pathsOf(statement.u));
-        sent.statements = paths.length;
-        sent.paths = paths.reduce((a, b) => a + b, 0);
-        sent.maxPaths = Math.max(0, ...paths);
-      }
-      this.pending.set(event.requestId, sent);
-    });
-    store.client.on('commandSucceeded', (event: CommandSucceededEvent) => {
-      const sent = this.pending.get(event.requestId);
-      if (sent === undefined) return;
-      this.pending.delete(event.requestId);
-      sent.ms = event.duration;
-      this.listening?.push(sent);
-    });
-    store.client.on('commandFailed', (event) => this.pending.delete(event.requestId));
-  }
-
-  /**
-   * Opens an empty database `dbName` (dropped first) with the indexes of the record path.
-   * The rollup grace period is 10 minutes, not the server's 60 s: a TSBS batch of 1,000
-   * readings takes over 30 s on the embedded server, past the 60 s grace's rollup-write
-   * window (half of it), and would mark its days dirty instead of writing the rollups,
-   * which is the cost this benchmark measures.
-   */
-  static async open(uri: string, dbName: string): Promise<Ours> {
-    const store = await openStore(uri, dbName, { client: { monitorCommands: true }, rollupGraceMs: 600_000 });
-    await store.db.dropDatabase();
-    await ensureIndexes(store.db);
-    const app = createApp({
-      store,
-      logger: pino({ level: 'silent' }),
-      limits: { maxBatchSize: 100_000, maxBuckets: 10_000_000 },
-      // Whole-month queries on the series-day documents run for many seconds on the embedded server.
-      requestLimits: { queryTimeoutMs: 1_800_000 },
-      auth: { mode: 'off', corsOrigins: [] },
-    });
-    return new Ours(store, app);
-  }
-
-  get db(): Db {
-    return this.store.db;
-  }
-
-  /** Runs `work` and returns what it returned and the commands the client sent meanwhile. */
-  async listen<T>(work: () => Promise<T>): Promise<{ value: T; commands: SentCommand[] }> {
-    const commands: SentCommand[] = [];
-    this.listening = commands;
-    try {
-      return { value: await work(), commands };
-    } finally {
-      this.listening = null;
-    }
-  }
-
-  /** A GraphQL request through `yoga.fetch` (in process): its `data` and `extensions.reads`. */
-  async graphql(query: string): Promise<{ data: Record<string, unknown>; reads: { rollup: string | null }[] }> {
-    const response = await this.app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query }),
-    });
-    const body = (await response.json()) as {
-      data?: Record<string, unknown>;
-      errors?: { message: string }[];
-      extensions?: { reads?: { rollup: string | null }[] };
-    };
-    if (body.errors?.length) throw new Error(`GraphQL error: ${body.errors[0]!.message}`);
-    return { data: body.data!, reads: body.extensions?.reads ?? [] };
-  }
-
-  /**
-   * Moves the rollup definitions aside into another collection (`usable` false: the
-   * planner finds no rollup and reads the series-day documents) or back (`usable` true).
-   * The rollup documents stay where they are.
-   */
-  async rollupsUsable(usable: boolean): Promise<void> {
-    const from = this.db.collection(usable ? `${ROLLUPS_COLLECTION}_aside` : ROLLUPS_COLLECTION);
-    const to = this.db.collection(usable ? ROLLUPS_COLLECTION : `${ROLLUPS_COLLECTION}_aside`);
-    const definitions = await from.find({}).toArray();
-    if (definitions.length === 0) return;
-    await to.insertMany(definitions);
-    await from.deleteMany({ _id: { $in: definitions.map((definition) => definition._id) } });
-  }
-
-  async close(drop = true): Promise<void> {
-    if (drop) await this.db.dropDatabase();
-    await this.store.client.close();
-  }
-}
-
-/** Validates plain readings as the record path does (series keys and ids computed). */
-const validated = (readings: readonly PlainReading[]): Reading[] =>
-  validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
 
 /** Writes readings through `recordBatch` in batches of `size` with batch ids `bench-1`, `bench-2`, … (as the benchmark's loader does). */
 async function recordAll(store: Store, readings: readonly Reading[], size: number): Promise<void> {
@@ -450,17 +370,6 @@ async function compareCollection(a: Db, b: Db, name: string, key: Document, igno
   return { documents: [left.length, right.length] as const, differences };
 }
 
-/** Sum of `$bsonSize` and number of the documents of a collection. */
-async function collectionBytes(db: Db, name: string): Promise<{ documents: number; bytes: number }> {
-  const [row] = await db
-    .collection(name)
-    .aggregate<{ documents: number; bytes: number }>([
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0 };
-}
-
 // ---------------------------------------------------------------------------------------
 // Rollups and queries of each data set
 // ---------------------------------------------------------------------------------------
@@ -576,11 +485,11 @@ function commandTimes(commands: readonly SentCommand[]): Record<string, number> 
 }
 
 /** Defines and backfills (grace 0) the rollups of a data set; returns how long each build took. */
-async function buildRollups(ours: Ours, metric: string, specs: readonly RollupSpec[]): Promise<Record<string, BuildTime>> {
+async function buildRollups(ours: OursModel, metric: string, specs: readonly RollupSpec[]): Promise<Record<string, BuildTime>> {
   const took: Record<string, BuildTime> = {};
   for (const spec of specs) {
     const begun = performance.now();
-    const { value, commands } = await ours.listen(async () => {
+    const { value, commands } = await ours.commands.listen(async () => {
       await createRollup(ours.store, { metric, ...spec });
       return backfillRollup(ours.store, metric, spec.name, { graceMs: 0 });
     });
@@ -591,9 +500,9 @@ async function buildRollups(ours: Ours, metric: string, specs: readonly RollupSp
 }
 
 /** Our answer to a query, and which rollups its pipelines read (null: the series-day documents). */
-async function oursAnswer(ours: Ours, query: BenchQuery) {
-  const { data, reads } = await ours.graphql(query.graphql);
-  return { answer: query.fromGraphql(data), rollups: reads.map((read) => read.rollup) };
+async function oursAnswer(ours: OursModel, query: BenchQuery) {
+  const body = await ours.graphqlBody<Record<string, unknown>>(query.graphql);
+  return { answer: query.fromGraphql(body.data!), rollups: (body.extensions?.reads ?? []).map((read) => read.rollup) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -669,8 +578,8 @@ async function readFigures(db: Db, collection: string, pipeline: readonly Docume
 }
 
 /** The read figures of our answer to a query: every bucket pipeline the engine sent, summed. */
-async function oursReadFigures(ours: Ours, query: BenchQuery): Promise<QueryReads> {
-  const { commands } = await ours.listen(() => ours.graphql(query.graphql));
+async function oursReadFigures(ours: OursModel, query: BenchQuery): Promise<QueryReads> {
+  const { commands } = await ours.commands.listen(() => ours.graphql(query.graphql));
   const pipelines = commands.filter(
     (command) =>
       command.name === 'aggregate' && (command.collection === CollectionName.buckets || command.collection.startsWith('rollup_')),
@@ -722,8 +631,8 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
   const plain = data.readings.slice(0, sample);
   const small = subset(data, plain);
   const readings = validated(plain);
-  const recorded = await Ours.open(uri, `bench_rollups_${data.name}_verify_record`);
-  const bulk = await Ours.open(uri, `bench_rollups_${data.name}_verify_bulk`);
+  const recorded = await openOurs(uri, `bench_rollups_${data.name}_verify_record`);
+  const bulk = await openOurs(uri, `bench_rollups_${data.name}_verify_bulk`);
   try {
     log(`${data.name}: checking the bulk load on ${plain.length} readings against recordBatch`);
     const begun = performance.now();
@@ -765,8 +674,8 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
     ];
     return { readings: plain.length, recordSeconds, documents: loaded.documents, differences, bytes, answers };
   } finally {
-    await recorded.close();
-    await bulk.close();
+    await dropAndClose(recorded);
+    await dropAndClose(bulk);
   }
 }
 
@@ -887,8 +796,8 @@ interface IngestResult {
 async function ingestCost(uri: string, data: DataSet, count: number, size: number): Promise<IngestResult> {
   const readings = validated(data.readings.slice(0, count + size));
   const [warmUp, ...timed] = batches(readings, size);
-  const without = await Ours.open(uri, `bench_rollups_${data.name}_ingest_plain`);
-  const withRollups = await Ours.open(uri, `bench_rollups_${data.name}_ingest_rollups`);
+  const without = await openOurs(uri, `bench_rollups_${data.name}_ingest_plain`);
+  const withRollups = await openOurs(uri, `bench_rollups_${data.name}_ingest_rollups`);
   const specs = rollupsOf(data);
   try {
     for (const ours of [without, withRollups]) await recordBatch(ours.store, warmUp!, { batchId: 'ingest-0', receivedAt: 0 });
@@ -911,7 +820,9 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
       const order = index % 2 === 0 ? [without, withRollups] : [withRollups, without];
       for (const ours of order) {
         const begun = performance.now();
-        const { commands } = await ours.listen(() => recordBatch(ours.store, batch, { batchId: `ingest-${index + 1}`, receivedAt: 0 }));
+        const { commands } = await ours.commands.listen(() =>
+          recordBatch(ours.store, batch, { batchId: `ingest-${index + 1}`, receivedAt: 0 }),
+        );
         const ms = performance.now() - begun;
         if (ours === without) times.without = ms;
         else {
@@ -946,7 +857,7 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
     const clean = rollups.every((rollup) => rollup.state === 'ready' && Object.keys(rollup.dirty ?? {}).length === 0);
     const query = queriesOf(subset(data, data.readings.slice(0, count + size)))[0]!.query;
     const fromRollup = await oursAnswer(withRollups, query);
-    await withRollups.rollupsUsable(false);
+    await rollupsUsable(withRollups, false);
     const fromSeries = await oursAnswer(withRollups, query);
     const fromPlain = await oursAnswer(without, query);
     result.consistent =
@@ -956,8 +867,8 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
       compareAnswers(fromSeries.answer, fromPlain.answer) === null;
     return result;
   } finally {
-    await without.close();
-    await withRollups.close();
+    await dropAndClose(without);
+    await dropAndClose(withRollups);
   }
 }
 
@@ -992,7 +903,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const metric = data.readings[0]!.metric;
   const load: DataSetResult['load'] = [];
   log(`${data.name}: bulk-loading ${data.readings.length} readings into series-day documents`);
-  const ours = await Ours.open(uri, `bench_rollups_${data.name}_ours`);
+  const ours = await openOurs(uri, `bench_rollups_${data.name}_ours`);
   const loaded = await bulkLoad(ours.store, validated(data.readings));
   load.push({ model: 'ours (series-day documents)', ...loaded, how: 'bulk load (planWrites + dayUpdate, materialized, insertMany)' });
   log(`${data.name}: building the rollups`);
@@ -1010,13 +921,13 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const contenders: Contender[] = [
     {
       name: 'series',
-      prepare: () => ours.rollupsUsable(false),
+      prepare: () => rollupsUsable(ours, false),
       answer: (query) => oursAnswer(ours, query),
       reads: (query) => oursReadFigures(ours, query),
     },
     {
       name: 'rollup',
-      prepare: () => ours.rollupsUsable(true),
+      prepare: () => rollupsUsable(ours, true),
       answer: (query) => oursAnswer(ours, query),
       reads: (query) => oursReadFigures(ours, query),
     },
@@ -1057,9 +968,9 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   }
 
   const queries = await runQueries(contenders, queriesOf(data));
-  await ours.rollupsUsable(true);
+  await rollupsUsable(ours, true);
   for (const model of opened) await model.db.dropDatabase();
-  await ours.close();
+  await dropAndClose(ours);
 
   log(`${data.name}: ingest through recordBatch without and with rollups`);
   const ingest = await ingestCost(
@@ -1213,8 +1124,8 @@ function markdown(result: DataSetResult): string {
 }
 
 /** The targets, checked against the figures. */
-function targets(results: DataSetResult[]): { target: string; value: string; met: boolean }[] {
-  const rows: { target: string; value: string; met: boolean }[] = [];
+function targets(results: DataSetResult[]): Target[] {
+  const rows: Target[] = [];
   const sparse = results.find((r) => r.data.name === 'sparse');
   const ratio = (q: QueryResult, other: string) => (q.models[other]?.p50 ?? Number.NaN) / q.models.rollup!.p50;
   if (sparse) {
@@ -1252,58 +1163,36 @@ function targets(results: DataSetResult[]): { target: string; value: string; met
   return rows;
 }
 
-async function main(): Promise<void> {
-  const database = await benchDatabase();
-  const client = new MongoClient(database.uri);
-  await client.connect();
-  try {
-    const embedded = !loadConfig().MONGODB_URI;
-    const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
-    const server = embedded
-      ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
-      : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
-    const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    const dateTrunc = await supportsDateTrunc(client);
-    log(`server: ${server}`);
-    const sets: DataSet[] = [];
-    if (options.data !== 'dense') sets.push(await sparseDataSet(new Date(Date.UTC(2001, 1, 1)), options.rows));
-    if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, options.hours));
-    const results: DataSetResult[] = [];
-    for (const data of sets) results.push(await runDataSet(database.uri, client, data, dateTrunc));
-    const checked = targets(results);
-    const report = [
-      `Server: ${server}. Machine: ${machine}. Whole run: ${(seconds() / 60).toFixed(1)} min.`,
-      '',
-      ...results.flatMap((result) => [markdown(result), '']),
-      '**Targets**',
-      '',
-      '| target | measured | met |',
-      '| --- | --- | --- |',
-      ...checked.map((row) => `| ${row.target} | ${row.value} | ${row.met ? 'yes' : 'no'} |`),
-    ];
-    console.log(report.join('\n'));
-    const out = options.out ?? `bench-results/rollups-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(
-      out,
-      JSON.stringify({ server, machine, dateTrunc, reps, options, minutes: seconds() / 60, results, targets: checked }, null, 2),
-    );
-    log(`figures written to ${out}`);
-    const void_ = results.some(
-      (r) =>
-        r.queries.some((q) => !q.agree) ||
-        r.verification.differences.length > 0 ||
-        r.verification.answers.some((a) => !a.agree) ||
-        !r.ingest.consistent,
-    );
-    if (void_) {
-      log('Some answers or documents differ: the benchmark is void.');
-      process.exitCode = 1;
-    }
-  } finally {
-    await client.close();
-    await database.stop();
+await withBenchDatabase(async (database, client) => {
+  const server = await describeServer(client, database.embedded);
+  const machine = describeMachine();
+  const dateTrunc = await supportsDateTrunc(client);
+  log(`server: ${server}`);
+  const sets: DataSet[] = [];
+  if (options.data !== 'dense') sets.push(await sparseDataSet(new Date(Date.UTC(2001, 1, 1)), options.rows));
+  if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, options.hours));
+  const results: DataSetResult[] = [];
+  for (const data of sets) results.push(await runDataSet(database.uri, client, data, dateTrunc));
+  const checked = targets(results);
+  const report = [
+    `Server: ${server}. Machine: ${machine}. Whole run: ${(log.seconds() / 60).toFixed(1)} min.`,
+    '',
+    ...results.flatMap((result) => [markdown(result), '']),
+    ...targetsTable(checked),
+  ];
+  console.log(report.join('\n'));
+  const out = options.out ?? resultsPath('rollups');
+  writeResults(out, { server, machine, dateTrunc, reps, options, minutes: log.seconds() / 60, results, targets: checked });
+  log(`figures written to ${out}`);
+  const void_ = results.some(
+    (r) =>
+      r.queries.some((q) => !q.agree) ||
+      r.verification.differences.length > 0 ||
+      r.verification.answers.some((a) => !a.agree) ||
+      !r.ingest.consistent,
+  );
+  if (void_) {
+    log('Some answers or documents differ: the benchmark is void.');
+    process.exitCode = 1;
   }
-}
-
-await main();
+});

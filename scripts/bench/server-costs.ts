@@ -9,16 +9,12 @@
  *   npx tsx scripts/bench/server-costs.ts          # embedded SecantusDB
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/server-costs.ts
  */
-import { BSON, Double, MongoClient, type Document } from 'mongodb';
-import { benchDatabase } from './database.ts';
+import { BSON, Double, type Document } from 'mongodb';
 import { dayUpdate, planWrites } from '../../src/record/plan.ts';
-import { denseDataSet } from './datasets.ts';
-import { batches, latency, median } from './measure.ts';
-import { OursModel } from './models.ts';
+import { batches, benchDatabase, connect, denseDataSet, latency, median, OursModel, pathsOf } from './harness/index.ts';
 
 const embedded = await benchDatabase();
-const client = new MongoClient(embedded.uri);
-await client.connect();
+const client = await connect(embedded.uri);
 const collection = client.db('server_costs').collection<Document>('c');
 await collection.deleteMany({});
 
@@ -88,9 +84,7 @@ for (const batch of all.slice(half, half + 7)) {
   started = performance.now();
   for (const update of updates) BSON.serialize(update);
   parts.encode.push(performance.now() - started);
-  parts.paths.push(
-    median(updates.map((update) => Object.values(update).reduce((sum, operator) => sum + Object.keys(operator as object).length, 0))),
-  );
+  parts.paths.push(median(updates.map(pathsOf)));
   started = performance.now();
   await ours.write(batch);
   parts.write.push(performance.now() - started);

@@ -42,7 +42,6 @@
  */
 import { cpus } from 'node:os';
 import { Command } from 'commander';
-import { loadConfig } from '../../src/config.ts';
 import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
 import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { percentile as summaryPercentile, summarize } from '../../src/model/stats.ts';
@@ -59,13 +58,24 @@ import { granularity } from '../../src/query/granularity.ts';
 import type { Reading } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
-import { benchDatabase } from './database.ts';
-import { denseDataSet, sparseDataSet, type DataSet } from './datasets.ts';
-import { batches, format, median, percentile, positiveInt } from './measure.ts';
-import { OursModel } from './models.ts';
+import {
+  batches,
+  benchDatabase,
+  type DataSet,
+  denseDataSet,
+  format,
+  median,
+  OursModel,
+  percentile,
+  positiveInt,
+  progressLog,
+  shuffled,
+  sparseDataSet,
+  tableHead,
+} from './harness/index.ts';
 
 const options = new Command()
-  .name('statistics')
+  .name('bench:statistics')
   .description('Storage, ingest and query cost of the optional statistics (sketch levels, latest readings).')
   .option('--runs <n>', 'timed rounds of the queries (after one warm-up)', positiveInt, 7)
   .option('--hosts <n>', 'dense: hosts', positiveInt, 50)
@@ -77,8 +87,7 @@ const options = new Command()
   .opts<{ runs: number; hosts: number; minutes: number; days: number; origins: string; quick?: boolean }>();
 if (options.quick) Object.assign(options, { runs: 2, hosts: 20, minutes: 1, days: 1, origins: 'SJC' });
 
-const started = performance.now();
-const log = (message: string) => console.error(`[statistics ${((performance.now() - started) / 1000).toFixed(0)}s] ${message}`);
+const log = progressLog('statistics');
 
 /** Readings per `recordBatch` call, as the benchmark's loader and `import:flights` send them. */
 const BATCH = 1000;
@@ -271,13 +280,6 @@ async function measure(uri: string, data: DataSet): Promise<SettingResult[]> {
   }
 }
 
-function shuffled<T>(items: readonly T[]): T[] {
-  return items
-    .map((item) => ({ item, key: Math.random() }))
-    .sort((a, b) => a.key - b.key)
-    .map(({ item }) => item);
-}
-
 /** Markdown tables of one data set. */
 function report(data: DataSet, results: SettingResult[]): string {
   const lines: string[] = [`### ${data.name}: ${data.description}`, ''];
@@ -287,8 +289,7 @@ function report(data: DataSet, results: SettingResult[]): string {
   lines.push(
     `**Storage and ingest** (${data.readings.length.toLocaleString('en-US')} readings, ${reference.documents.toLocaleString('en-US')} series-day documents of ${readingsPerDocument.toFixed(1)} readings on average, written in ${reference.batchSeconds.length} batch${reference.batchSeconds.length === 1 ? '' : 'es'} of up to ${BATCH.toLocaleString('en-US')}; ratios against the first row; ingest ratio: median over the batches of the first row's time over the setting's)`,
     '',
-    '| sketches, latest readings | bytes/document | bytes/reading | ratio | ingest readings/s | ratio |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...tableHead(['sketches, latest readings', 'bytes/document', 'bytes/reading', 'ratio', 'ingest readings/s', 'ratio'], 'lrrrrr'),
   );
   for (const result of results) {
     const perReading = result.bytes / data.readings.length;
@@ -302,8 +303,21 @@ function report(data: DataSet, results: SettingResult[]): string {
     '',
     `**Queries** (ms, p50 / p95 of ${options.runs} rounds, nearest rank; ratio: p50 over the basic p50 of the same setting; basic vs first row: basic p50 over the first row's; percentiles: whether the sketches answer them, checked on every bucket)`,
     '',
-    '| sketches, latest readings | query | buckets | basic | first/last | ratio | percentiles | ratio | basic vs first row | percentiles answered |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...tableHead(
+      [
+        'sketches, latest readings',
+        'query',
+        'buckets',
+        'basic',
+        'first/last',
+        'ratio',
+        'percentiles',
+        'ratio',
+        'basic vs first row',
+        'percentiles answered',
+      ],
+      'llrrrrrrrl',
+    ),
   );
   for (const result of results) {
     for (const [q, query] of result.queries.entries()) {
@@ -318,10 +332,9 @@ function report(data: DataSet, results: SettingResult[]): string {
   return lines.join('\n');
 }
 
-const config = loadConfig();
 const database = await benchDatabase();
 try {
-  const server = config.MONGODB_URI ? 'the server at MONGODB_URI' : `SecantusDB ${SECANTUS_VERSION} (embedded, in memory)`;
+  const server = database.embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded, in memory)` : 'the server at MONGODB_URI';
   const origins = new Set(options.origins.split(',').map((code) => code.trim()));
   const sets = [
     denseDataSet(options.hosts, options.minutes / 60),
@@ -336,7 +349,7 @@ try {
     out.push(report(data, await measure(database.uri, data)), '');
   }
   console.log(out.join('\n'));
-  log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  log(`done in ${log.seconds().toFixed(0)} s`);
 } finally {
   await database.stop();
 }

@@ -17,17 +17,17 @@
  *   npx tsx scripts/bench/transforms.ts --groups 10 --buckets 10000 --reps 5
  */
 import { Command } from 'commander';
-import { MongoClient, type Document } from 'mongodb';
-import { benchDatabase } from './database.ts';
+import type { Document } from 'mongodb';
 import type { BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { fillBuckets } from '../../src/query/fill.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import { shapeBucketGroups, type BucketGroup } from '../../src/query/shape.ts';
 import { transformBuckets, type Transform } from '../../src/query/transforms.ts';
 import { MINUTE_MS } from '../../src/model/time.ts';
-import { format, median } from './measure.ts';
+import { benchDatabase, connect, format, median } from './harness/index.ts';
 
 const options = new Command()
+  .name('bench:transforms')
   .option('--groups <n>', 'groups', Number, 10)
   .option('--buckets <n>', 'minute buckets per group', Number, 10_000)
   .option('--reps <n>', 'timed repetitions (after one warm-up)', Number, 5)
@@ -36,8 +36,7 @@ const options = new Command()
   .opts<{ groups: number; buckets: number; reps: number; only?: string }>();
 
 const embedded = await benchDatabase();
-const client = new MongoClient(embedded.uri);
-await client.connect();
+const client = await connect(embedded.uri);
 const rowsCollection = client.db('bench_transforms').collection<Document>('rows');
 
 const FROM = Date.UTC(2001, 0, 1);

@@ -12,36 +12,56 @@
  *   npm run bench -- --reads-only --hosts 10 --hours 1 --rows 8000   # documents and bytes read per query only
  *   MONGODB_URI=mongodb://... npm run bench   # against a real MongoDB
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, totalmem } from 'node:os';
-import { Command, Option } from 'commander';
-import { MongoClient } from 'mongodb';
-import { loadConfig } from '../src/config.ts';
-import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
-import { sendBatch } from '../src/importer/send.ts';
-import { bucketsPipeline } from '../src/query/buckets-pipeline.ts';
-import { granularity } from '../src/query/granularity.ts';
-import { aggregateBuckets } from '../src/storage/read.ts';
-import { DAY_MS } from '../src/model/time.ts';
-import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
-import { alternating, batches, format, latency, median, positiveInt } from './bench/measure.ts';
+import { Command } from 'commander';
+import type { MongoClient } from 'mongodb';
+import { sendBatch } from '../../src/importer/send.ts';
+import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
+import { granularity } from '../../src/query/granularity.ts';
+import { aggregateBuckets } from '../../src/storage/read.ts';
+import { DAY_MS } from '../../src/model/time.ts';
 import {
+  alternating,
+  type BaselineModel,
+  batches,
+  type BenchQuery,
+  compareAnswers,
+  dataOption,
+  type DataChoice,
+  type DataSet,
+  denseDataSet,
+  denseQueries,
+  describeMachine,
+  describeServer,
+  format,
+  latency,
+  median,
+  type Model,
   NaiveModel,
   OursModel,
-  supportsDateTrunc,
-  TimeseriesModel,
-  type BaselineModel,
-  type Model,
+  type PlainReading,
+  positiveInt,
+  postGraphql,
+  progressLog,
+  readingInput,
+  resultsPath,
+  scalingQueries,
+  sparseDataSet,
+  sparseQueries,
   type StorageFigures,
-} from './bench/models.ts';
-import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
-import { measureReads, readsTable, type QueryReads } from './bench/bytes-read.ts';
+  supportsDateTrunc,
+  type Target,
+  targetsTable,
+  TimeseriesModel,
+  withBenchDatabase,
+  writeResults,
+} from './harness/index.ts';
+import { measureReads, readsTable, type QueryReads } from './bytes-read.ts';
 
 const program = new Command()
   .name('bench')
   .description('Compare ours with one document per reading and native time-series collections.')
-  .addOption(new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both'))
+  .addOption(dataOption())
   .option('--quick', 'a smoke-test size that finishes in well under a minute (2 repetitions: its figures mean little)')
   .option('--hosts <n>', 'dense: number of hosts', positiveInt, 100)
   .option('--hours <n>', 'dense: hours of data', positiveInt, 24)
@@ -59,7 +79,7 @@ const program = new Command()
   .parse();
 
 interface Options {
-  data: 'dense' | 'sparse' | 'both';
+  data: DataChoice;
   quick?: boolean;
   hosts: number;
   hours: number;
@@ -81,8 +101,7 @@ const baselines = options.models
   .split(',')
   .map((name) => name.trim())
   .filter(Boolean);
-const benchStarted = performance.now();
-const log = (message: string) => console.error(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${message}`);
+const log = progressLog('bench', 1);
 
 /** Ingest slice sizes per batch size: one warm-up slice and `reps` timed slices. */
 const SLICE = options.quick ? { 1: 5, 100: 100, 1000: 150 } : { 1: 200, 100: 2000, 1000: 5000 };
@@ -295,14 +314,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       grouping: { by: 'none' },
     });
     // Through yoga: the HTTP response body as text (what a server sends), not parsed.
-    const viaYoga = async () =>
-      (
-        await ours.app.fetch('http://bench/graphql', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ query }),
-        })
-      ).text();
+    const viaYoga = async () => (await postGraphql(ours.app, query)).text();
     const [yogaMs, pipelineMs] = await alternating(viaYoga, () => aggregateBuckets(ours.store, pipeline), Math.max(reps, 7));
     result.overhead = { buckets: count, yogaMs, pipelineMs };
   }
@@ -429,11 +441,11 @@ function markdown(result: DataSetResult): string {
 }
 
 /** The targets of the benchmark, checked against the figures (ratios against naive). */
-function targets(result: DataSetResult): { target: string; value: string; met: boolean }[] {
+function targets(result: DataSetResult): Target[] {
   const ours = result.models.find((m) => m.name === 'ours')!;
   if (options.readsOnly) return [];
   const naive = result.models.find((m) => m.name === 'naive' && m.available);
-  const rows: { target: string; value: string; met: boolean }[] = [];
+  const rows: Target[] = [];
   const speedups = (units: string[]) =>
     result.queries.filter((q) => units.includes(q.unit)).map((q) => ({ q, x: naive!.queries[q.name]!.p50 / ours.queries[q.name]!.p50 }));
   if (naive) {
@@ -474,58 +486,33 @@ function targets(result: DataSetResult): { target: string; value: string; met: b
   return rows;
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  let embedded: EmbeddedServer | undefined;
-  let uri = config.MONGODB_URI;
-  if (!uri) {
-    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, log);
-    embedded = await startSecantus({ binary, dataDir: ':memory:', say: log });
-    uri = embedded.uri;
-  }
-  const client = new MongoClient(uri);
-  await client.connect();
-  try {
-    const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
-    const server = embedded
-      ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
-      : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
-    const dateTrunc = await supportsDateTrunc(client);
-    const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);
+await withBenchDatabase(async (database, client) => {
+  const server = await describeServer(client, database.embedded);
+  const dateTrunc = await supportsDateTrunc(client);
+  const machine = describeMachine();
+  log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);
 
-    const sets: DataSet[] = [];
-    if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, (options.minutes ?? options.hours * 60) / 60));
-    if (options.data !== 'dense') {
-      const before = new Date(Date.UTC(2001, Math.min(6, options.months), 1));
-      sets.push(await sparseDataSet(before, options.rows));
-    }
-    const results: DataSetResult[] = [];
-    const report: string[] = [`Server: ${server}. Machine: ${machine}.`, ''];
-    let void_ = false;
-    for (const data of sets) {
-      const result = await runDataSet(uri, client, data, dateTrunc);
-      results.push(result);
-      report.push(markdown(result), '');
-      const checked = targets(result);
-      if (checked.length > 0) report.push('**Targets**', '', '| target | measured | met |', '| --- | --- | --- |');
-      for (const row of checked) report.push(`| ${row.target} | ${row.value} | ${row.met ? 'yes' : 'no'} |`);
-      report.push('');
-      if (result.queries.some((q) => !q.agree)) void_ = true;
-    }
-    console.log(report.join('\n'));
-    const out = options.out ?? `bench-results/${options.data}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-    mkdirSync(new URL('.', `file://${process.cwd()}/${out}`), { recursive: true });
-    writeFileSync(out, JSON.stringify({ server, machine, dateTrunc, reps, options, results, targets: results.map(targets) }, null, 2));
-    log(`figures written to ${out}`);
-    if (void_) {
-      log('Some answers differ between models: the benchmark is void.');
-      process.exitCode = 1;
-    }
-  } finally {
-    await client.close();
-    await embedded?.stop();
+  const sets: DataSet[] = [];
+  if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, (options.minutes ?? options.hours * 60) / 60));
+  if (options.data !== 'dense') {
+    const before = new Date(Date.UTC(2001, Math.min(6, options.months), 1));
+    sets.push(await sparseDataSet(before, options.rows));
   }
-}
-
-await main();
+  const results: DataSetResult[] = [];
+  const report: string[] = [`Server: ${server}. Machine: ${machine}.`, ''];
+  let void_ = false;
+  for (const data of sets) {
+    const result = await runDataSet(database.uri, client, data, dateTrunc);
+    results.push(result);
+    report.push(markdown(result), '', ...targetsTable(targets(result)), '');
+    if (result.queries.some((q) => !q.agree)) void_ = true;
+  }
+  console.log(report.join('\n'));
+  const out = options.out ?? resultsPath(options.data);
+  writeResults(out, { server, machine, dateTrunc, reps, options, results, targets: results.map(targets) });
+  log(`figures written to ${out}`);
+  if (void_) {
+    log('Some answers differ between models: the benchmark is void.');
+    process.exitCode = 1;
+  }
+}, log);

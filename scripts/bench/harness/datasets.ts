@@ -3,9 +3,9 @@
  * - dense: TSBS cpu-only (see `tsbs.ts`), default 100 hosts x 1 day every 10 s;
  * - sparse: real flights of `vega-datasets` `flights-3m.parquet`, default January 2001.
  */
-import { readFlights3m } from '../../src/importer/flights.ts';
-import { sortTags } from '../../src/model/series.ts';
-import type { ReadingInput } from '../../src/record/validate.ts';
+import { readFlights3m } from '../../../src/importer/flights.ts';
+import { sortTags } from '../../../src/model/series.ts';
+import { type Reading, type ReadingInput, validateReadings } from '../../../src/record/validate.ts';
 import { CPU_FIELDS, generateCpu, type PlainReading } from './tsbs.ts';
 
 /** One reading of a data set: metric, sorted tags, time in ms since epoch (UTC), fields by name. */
@@ -99,3 +99,11 @@ export async function sparseDataSet(before: Date, rows?: number, origins?: Reado
     fields: ['delay', 'distance'],
   };
 }
+
+/**
+ * Plain readings validated as the record path does (series keys and ids computed),
+ * ready for `recordBatch`; no batch size limit.
+ * @throws Error when a reading is invalid.
+ */
+export const validated = (readings: readonly PlainReading[]): Reading[] =>
+  validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
