@@ -12,7 +12,6 @@
  *   npm run bench -- --reads-only --hosts 10 --hours 1 --rows 8000   # documents and bytes read per query only
  *   MONGODB_URI=mongodb://... npm run bench   # against a real MongoDB
  */
-import { createServer } from 'node:http';
 import { Command } from 'commander';
 import type { MongoClient } from 'mongodb';
 import { sendBatch } from '../../src/importer/send.ts';
@@ -33,6 +32,7 @@ import {
   denseQueries,
   describeMachine,
   describeServer,
+  dropAndClose,
   format,
   latency,
   median,
@@ -46,6 +46,7 @@ import {
   readingInput,
   resultsPath,
   scalingQueries,
+  serveApp,
   sparseDataSet,
   sparseQueries,
   type StorageFigures,
@@ -158,30 +159,25 @@ async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 
   try {
     return await sliceRates(data, batch, (slice) => timedWrite(model, slice, batch));
   } finally {
-    await model.db.dropDatabase();
-    await model.close();
+    await dropAndClose(model);
   }
 }
 
 /** GraphQL ingest over HTTP (yoga on a local port), batches of 1,000, median of `reps` slices. */
 async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigure> {
   const model = await OursModel.open(uri, 'bench_ingest_graphql', 'sparse');
-  const server = createServer(model.app);
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`;
+  const server = await serveApp(model.app);
   let sent = 0;
   try {
     return await sliceRates(data, 1000, async (slice) => {
       const payloads = batches(slice.map(readingInput), 1000);
       const started = performance.now();
-      for (const payload of payloads) await sendBatch(url, payload, { batchId: `graphql-ingest-${++sent}` });
+      for (const payload of payloads) await sendBatch(server.url, payload, { batchId: `graphql-ingest-${++sent}` });
       return slice.length / ((performance.now() - started) / 1000);
     });
   } finally {
-    await new Promise<void>((closed) => server.close(() => closed()));
-    await model.db.dropDatabase();
-    await model.close();
+    await server.close();
+    await dropAndClose(model);
   }
 }
 
@@ -274,10 +270,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   // Documents and bytes read per query, and ours without and with its read projection.
   result.reads = await measureReads(loaded, queries, reps, dateTrunc, log);
   if (options.readsOnly) {
-    for (const model of loaded) {
-      await model.db.dropDatabase();
-      await model.close();
-    }
+    for (const model of loaded) await dropAndClose(model);
     return result;
   }
 
@@ -318,10 +311,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const [yogaMs, pipelineMs] = await alternating(viaYoga, () => aggregateBuckets(ours.store, pipeline), Math.max(reps, 7));
     result.overhead = { buckets: count, yogaMs, pipelineMs };
   }
-  for (const model of loaded) {
-    await model.db.dropDatabase();
-    await model.close();
-  }
+  for (const model of loaded) await dropAndClose(model);
 
   // Bucket layouts against each other, on the first readings of the data set.
   const sampleSize = Math.min(data.readings.length, options.layoutSample ?? (data.name === 'dense' ? 9_000 : 5_000));
@@ -341,8 +331,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       largestDocument: storage.largestDocument,
       minuteQueryMs: p50,
     });
-    await model.db.dropDatabase();
-    await model.close();
+    await dropAndClose(model);
   }
   return result;
 }

@@ -15,8 +15,8 @@ import { recordBatch } from '../../src/engine/record.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/model/time.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { applyRetention, setRetention } from '../../src/storage/retention.ts';
-import { CollectionName, openStore } from '../../src/storage/store.ts';
-import { benchDatabase, collectionBytes, positiveInt } from './harness/index.ts';
+import { CollectionName } from '../../src/storage/store.ts';
+import { collectionBytes, positiveInt, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
   .name('bench:retention')
@@ -60,9 +60,7 @@ function readings(hosts: number): ReadingInput[] {
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
-const database = await benchDatabase();
-const store = await openStore(database.uri, `bench_retention_${Date.now()}`, { writeConcern: { w: 1, journal: false } });
-try {
+await withScratchStore('retention', { writeConcern: { w: 1, journal: false } }, async (store) => {
   const inputs = readings(options.hosts);
   const loadStarted = performance.now();
   // Batches of BATCH readings in time order, as a collector sends them.
@@ -89,8 +87,4 @@ try {
   }
   console.log(`After:  ${after.documents} documents, ${kib(after.bytes)} (${((100 * after.bytes) / before.bytes).toFixed(0)}% of before)`);
   console.log(`Pass: ${passMs.toFixed(0)} ms; a second pass (${again.length} levels due): ${againMs.toFixed(0)} ms`);
-} finally {
-  await store.db.dropDatabase();
-  await store.client.close();
-  await database.stop();
-}
+});

@@ -11,7 +11,7 @@
  */
 import { BSON, Double, type Document } from 'mongodb';
 import { dayUpdate, planWrites } from '../../src/record/plan.ts';
-import { batches, benchDatabase, connect, denseDataSet, latency, median, OursModel, pathsOf } from './harness/index.ts';
+import { batches, benchDatabase, connect, denseDataSet, dropAndClose, latency, median, OursModel, pathsOf } from './harness/index.ts';
 
 const embedded = await benchDatabase();
 const client = await connect(embedded.uri);
@@ -97,7 +97,6 @@ console.log(`| whole record path (the above, registries, one bulkWrite) | ${writ
 console.log(
   `| the rest (server and round trips), per series-day document | ${((writeMs - median(parts.plan) - median(parts.encode)) / 100).toFixed(1)} |`,
 );
-await ours.db.dropDatabase();
-await ours.close();
+await dropAndClose(ours);
 await client.close();
 await embedded.stop();

@@ -63,6 +63,7 @@ import {
   benchDatabase,
   type DataSet,
   denseDataSet,
+  dropAndClose,
   format,
   median,
   OursModel,
@@ -273,10 +274,7 @@ async function measure(uri: string, data: DataSet): Promise<SettingResult[]> {
     }
     return results;
   } finally {
-    for (const model of models) {
-      await model.db.dropDatabase();
-      await model.close();
-    }
+    for (const model of models) await dropAndClose(model);
   }
 }
 

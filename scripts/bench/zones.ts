@@ -13,7 +13,6 @@
  * Prints Markdown tables: the fastest and the median of `--runs` runs after a warm-up,
  * the cases of a table in a new random order each round, and each zone's ratio to UTC.
  */
-import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import type { Document } from 'mongodb';
 import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
@@ -24,8 +23,8 @@ import { granularity, type GranularityName } from '../../src/query/granularity.t
 import { parseLocalTime } from '../../src/query/zone.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
-import { benchDatabase, format, row, tableHead, timeCases } from './harness/index.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { format, row, tableHead, timeCases, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
   .name('bench:zones')
@@ -90,10 +89,10 @@ async function printPipelineTimes(store: Store, title: string, cases: readonly [
   for (const [name] of cases) console.log(row([name, format.ms(times.get(name)!.fastest), format.ms(times.get(name)!.median)]));
 }
 
-async function main(): Promise<void> {
-  const database = await benchDatabase(log);
-  const store = await openStore(database.uri, `bench_zones_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
-  try {
+await withScratchStore(
+  'zones',
+  { defaultLayout: 'sparse' },
+  async (store, database) => {
     const origins = new Set(options.origins.split(',').map((code) => code.trim()));
     const flights = await loadFlights(origins);
     log(`recording ${flights.length} flights from ${[...origins].join(', ')}`);
@@ -161,11 +160,6 @@ async function main(): Promise<void> {
       ['HOUR: $dateTrunc of $toDate', withKey({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'hour' } })],
     ];
     await printPipelineTimes(store, `UTC group key over hour slots [${FROM}, ${TO})`, slotCases);
-  } finally {
-    await store.db.dropDatabase();
-    await store.client.close();
-    await database.stop();
-  }
-}
-
-await main();
+  },
+  log,
+);

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
 import { loadConfig } from '../../../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
+import { openStore, type Store } from '../../../src/storage/store.ts';
 
 /** A database server to measure: its connection string, whether it is the embedded one, and how to stop it. */
 export interface BenchDatabase {
@@ -56,6 +57,33 @@ export async function withBenchDatabase<T>(
       return await work(database, client);
     } finally {
       await client.close();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+/**
+ * Runs `work` on a store over a new database `bench_<name>_<ms since epoch>` of the
+ * benchmark's database (see {@link benchDatabase}), opened with `options` of `openStore`;
+ * afterwards drops that database, closes the store and stops the database, whether
+ * `work` succeeded or not.
+ * @returns what `work` returned.
+ */
+export async function withScratchStore<T>(
+  name: string,
+  options: Parameters<typeof openStore>[2],
+  work: (store: Store, database: BenchDatabase) => Promise<T>,
+  say?: (message: string) => void,
+): Promise<T> {
+  const database = await benchDatabase(say);
+  try {
+    const store = await openStore(database.uri, `bench_${name}_${Date.now()}`, options);
+    try {
+      return await work(store, database);
+    } finally {
+      await store.db.dropDatabase();
+      await store.client.close();
     }
   } finally {
     await database.stop();
