@@ -21,9 +21,8 @@ import { aggregateBuckets } from '../../src/storage/read.ts';
 import { DAY_MS } from '../../src/model/time.ts';
 import {
   alternating,
-  type BaselineModel,
+  answerQuery,
   batches,
-  type BenchQuery,
   compareAnswers,
   dataOption,
   type DataChoice,
@@ -51,6 +50,7 @@ import {
   sparseQueries,
   type StorageFigures,
   supportsDateTrunc,
+  tableHead,
   type Target,
   targetsTable,
   TimeseriesModel,
@@ -181,13 +181,6 @@ async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigu
   }
 }
 
-/** Runs one query on a model, normalized for comparison. */
-async function answer(model: Model, query: BenchQuery, dateTrunc: boolean): Promise<Map<string, number>> {
-  if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
-  const baseline = model as BaselineModel;
-  return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
-}
-
 interface DataSetResult {
   data: { name: string; description: string; readings: number };
   models: ModelResult[];
@@ -248,7 +241,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
 
   // Answers first: a benchmark of wrong answers is void.
   for (const query of queries) {
-    const answers = await Promise.all(loaded.map((model) => answer(model, query, dateTrunc)));
+    const answers = await Promise.all(loaded.map((model) => answerQuery(model, query, dateTrunc)));
     let difference: string | undefined;
     for (let i = 1; i < answers.length && !difference; i++) {
       const diff = compareAnswers(answers[0]!, answers[i]!);
@@ -262,7 +255,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const figures = result.models.find((m) => m.name === model.name)!;
     for (const query of queries) {
       log(`${model.name}: timing ${query.name}`);
-      const { p50, p99 } = await latency(() => answer(model, query, dateTrunc), reps);
+      const { p50, p99 } = await latency(() => answerQuery(model, query, dateTrunc), reps);
       figures.queries[query.name] = { p50, p99 };
     }
   }
@@ -279,12 +272,12 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const naive = loaded.find((m) => m.name === 'naive');
   if (naive) {
     for (const { label, query } of scalingQueries(data)) {
-      const diff = compareAnswers(await answer(ours, query, dateTrunc), await answer(naive, query, dateTrunc));
+      const diff = compareAnswers(await answerQuery(ours, query, dateTrunc), await answerQuery(naive, query, dateTrunc));
       if (diff) log(`VOID scaling ${label}: ${diff}`);
       result.scaling.push({
         label,
-        ours: (await latency(() => answer(ours, query, dateTrunc), reps)).p50,
-        naive: (await latency(() => answer(naive, query, dateTrunc), reps)).p50,
+        ours: (await latency(() => answerQuery(ours, query, dateTrunc), reps)).p50,
+        naive: (await latency(() => answerQuery(naive, query, dateTrunc), reps)).p50,
       });
     }
   }
@@ -323,7 +316,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const model = await OursModel.open(uri, `bench_layout_${layout}`, layout);
     const rate = await timedWrite(model, sample, 1000);
     const storage = await model.storage();
-    const { p50 } = await latency(() => answer(model, minuteQuery, dateTrunc), reps);
+    const { p50 } = await latency(() => answerQuery(model, minuteQuery, dateTrunc), reps);
     result.layouts.rows.push({
       layout,
       readingsPerSecond: rate,
@@ -351,8 +344,7 @@ function markdown(result: DataSetResult): string {
   }
   if (ours.ingest.length > 0) {
     lines.push('**Ingest** (readings/s; ratio = ours / baseline)', '');
-    lines.push(`| path | ours | ${available.map((m) => `${m.name} | ratio`).join(' | ')} |`);
-    lines.push(`| --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+    lines.push(...tableHead(['path', 'ours', ...available.flatMap((m) => [m.name, 'ratio'])], `lr${'rr'.repeat(available.length)}`));
     for (const [i, batch] of [1, 100, 1000].entries()) {
       const o = ours.ingest[i]!.readingsPerSecond;
       lines.push(
@@ -368,10 +360,7 @@ function markdown(result: DataSetResult): string {
     }
   }
   lines.push('', '**Storage** (after loading all readings; `storageSize` + `totalIndexSize`)', '');
-  lines.push(
-    '| model | documents | storage | indexes | bytes/reading | ratio | largest document |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-  );
+  lines.push(...tableHead(['model', 'documents', 'storage', 'indexes', 'bytes/reading', 'ratio', 'largest document'], 'lrrrrrr'));
   for (const model of [ours, ...available]) {
     const s = model.storage!;
     lines.push(
@@ -380,8 +369,12 @@ function markdown(result: DataSetResult): string {
   }
   if (Object.keys(ours.queries).length > 0) {
     lines.push('', `**Queries** (ms, p50 / p99 of ${reps} runs after a warm-up; speed-up = baseline p50 / ours p50)`, '');
-    lines.push(`| query | level | answers | ours | ${available.map((m) => `${m.name} | speed-up`).join(' | ')} |`);
-    lines.push(`| --- | --- | --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+    lines.push(
+      ...tableHead(
+        ['query', 'level', 'answers', 'ours', ...available.flatMap((m) => [m.name, 'speed-up'])],
+        `lllr${'rr'.repeat(available.length)}`,
+      ),
+    );
     for (const query of result.queries) {
       const o = ours.queries[query.name]!;
       const cells = available.map((m) => {
@@ -403,7 +396,7 @@ function markdown(result: DataSetResult): string {
   }
   if (result.scaling.length) {
     lines.push('', '**Scaling** (mean of one field for one entity over a growing range, p50 ms)', '');
-    lines.push('| range | ours | naive | speed-up |', '| --- | ---: | ---: | ---: |');
+    lines.push(...tableHead(['range', 'ours', 'naive', 'speed-up'], 'lrrr'));
     for (const row of result.scaling)
       lines.push(`| ${row.label} | ${format.ms(row.ours)} | ${format.ms(row.naive)} | ${format.ratio(row.naive / row.ours)} |`);
   }
@@ -416,10 +409,7 @@ function markdown(result: DataSetResult): string {
   }
   if (result.layouts) {
     lines.push('', `**Bucket layouts** (the first ${result.layouts.readings.toLocaleString('en-US')} readings, batches of 1,000)`, '');
-    lines.push(
-      '| layout | ingest readings/s | bytes/reading | largest document | minute query p50 ms |',
-      '| --- | ---: | ---: | ---: | ---: |',
-    );
+    lines.push(...tableHead(['layout', 'ingest readings/s', 'bytes/reading', 'largest document', 'minute query p50 ms'], 'lrrrr'));
     for (const row of result.layouts.rows) {
       lines.push(
         `| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`,

@@ -14,6 +14,7 @@ import { CollectionName, ensureIndexes, openStore, type Store } from '../../../s
 import { type BenchApp, benchApp, graphqlBody, type GraphqlBody } from './app.ts';
 import { CommandLog } from './commands.ts';
 import { readingInput, type DataSet, type PlainReading } from './datasets.ts';
+import type { BenchQuery } from './queries.ts';
 
 /** The models a run can hold (`ours-preallocated` only in the layout comparison). */
 export type ModelName = 'ours' | 'ours-preallocated' | 'naive' | 'timeseries';
@@ -251,4 +252,16 @@ export class TimeseriesModel extends NaiveModel {
 export async function dropAndClose(model: Model): Promise<void> {
   await model.db.dropDatabase();
   await model.close();
+}
+
+/**
+ * Runs one benchmark query on a model, its answer normalized for comparison (see
+ * `BenchQuery`): ours through its GraphQL request, a baseline by the query's pipeline on
+ * its reading collection (`$dateTrunc` in it when `dateTrunc`).
+ * @throws Error when ours answers with GraphQL errors.
+ */
+export async function answerQuery(model: Model, query: BenchQuery, dateTrunc: boolean): Promise<Map<string, number>> {
+  if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
+  const baseline = model as BaselineModel;
+  return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
 }
