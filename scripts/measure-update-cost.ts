@@ -23,18 +23,7 @@ import { batchMark } from '../src/model/batch.ts';
 import { dayOperations, planWrites } from '../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../src/record/validate.ts';
 import { ensureRollupIndexes } from '../src/storage/rollups.ts';
-import {
-  benchDatabase,
-  connect,
-  format,
-  generateCpu,
-  median,
-  pathsOf,
-  positiveInt,
-  readingInput,
-  row,
-  tableHead,
-} from './bench/harness/index.ts';
+import { benchDatabase, connect, format, generateCpu, median, pathsOf, positiveInt, readingInput } from './bench/harness/index.ts';
 
 const cli = new Command()
   .name('bench:update-cost')
@@ -99,19 +88,9 @@ console.log(
     `${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at the start\n`,
 );
 console.log(
-  tableHead(
-    [
-      'documents',
-      'concurrency',
-      'document size (median)',
-      'paths per update',
-      'ms per bulkWrite (median)',
-      'ms per document update',
-      'document updates/s',
-    ],
-    'lrrrrrr',
-  ).join('\n'),
+  '| documents | concurrency | document size (median) | paths per update | ms per bulkWrite (median) | ms per document update | document updates/s |',
 );
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const kind of KINDS) {
   for (const concurrency of concurrencies) {
     const collection = db.collection(`${kind.key}_${concurrency}`);
@@ -142,15 +121,7 @@ for (const kind of KINDS) {
     const documents = rounds.reduce((sum, round) => sum + round.documents, 0);
     const perUpdate = ms / documents;
     console.log(
-      row([
-        kind.name,
-        concurrency,
-        format.bytes(median(sizes)),
-        median(paths),
-        format.ms(median(rounds.map((round) => round.ms))),
-        format.ms(perUpdate),
-        format.rate(1000 / perUpdate),
-      ]),
+      `| ${kind.name} | ${concurrency} | ${format.bytes(median(sizes))} | ${median(paths)} | ${format.ms(median(rounds.map((round) => round.ms)))} | ${format.ms(perUpdate)} | ${format.rate(1000 / perUpdate)} |`,
     );
     console.log(
       `| the same, creating the ${created.documents} documents (first round) | ${concurrency} | | | ${format.ms(created.ms)} | ${format.ms(created.ms / created.documents)} | ${format.rate((1000 * created.documents) / created.ms)} |`,

@@ -10,7 +10,7 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/live.ts
  */
 import { Command } from 'commander';
-import { benchApp, format, percentile, positiveInt, postGraphql, row, tableHead, withScratchStore } from './harness/index.ts';
+import { benchApp, format, percentile, positiveInt, postGraphql, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
   .name('bench:live')
@@ -78,21 +78,10 @@ await withScratchStore('live', { defaultLayout: 'sparse', writeConcern: { w: 'ma
     }
   }
   const pushes = received.reduce((sum, times) => sum + times.length - 1, 0);
+  console.log(`| subscribers | writes | interval | write p50 | push after acknowledgement p50 / p99 | pushes per write and subscriber |`);
+  console.log(`| --- | --- | --- | --- | --- | --- |`);
   console.log(
-    [
-      ...tableHead(
-        ['subscribers', 'writes', 'interval', 'write p50', 'push after acknowledgement p50 / p99', 'pushes per write and subscriber'],
-        'llllll',
-      ),
-      row([
-        options.subscribers,
-        options.writes,
-        `${options.interval} ms`,
-        `${format.ms(percentile(writeMs, 50))} ms`,
-        `${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms`,
-        (pushes / (options.subscribers * options.writes)).toFixed(2),
-      ]),
-    ].join('\n'),
+    `| ${options.subscribers} | ${options.writes} | ${options.interval} ms | ${format.ms(percentile(writeMs, 50))} ms | ${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms | ${(pushes / (options.subscribers * options.writes)).toFixed(2)} |`,
   );
   for (const reader of readers) await reader.cancel().catch(() => {});
   await app.dispose();

@@ -860,19 +860,8 @@ function markdown(result: DataSetResult): string {
     '',
   );
   lines.push(
-    ...tableHead(
-      [
-        'rollups',
-        'readings/s without',
-        'readings/s with',
-        'ratio',
-        'median batch ratio',
-        'rollup updates, share of the time with',
-        'rollup registry reads, share',
-        'rollups consistent after',
-      ],
-      'lrrrrrrl',
-    ),
+    '| rollups | readings/s without | readings/s with | ratio | median batch ratio | rollup updates, share of the time with | rollup registry reads, share | rollups consistent after |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   );
   lines.push(
     `| ${i.rollups.join(', ')} | ${format.rate(i.withoutPerSecond)} | ${format.rate(i.withPerSecond)} | ${format.ratio(i.ratio)} | ${format.ratio(i.medianRatio)} | ${(rollupShare * 100).toFixed(1)}% | ${(registryShare * 100).toFixed(1)}% | ${i.consistent ? 'yes' : 'NO'} |`,

@@ -301,21 +301,8 @@ function report(data: DataSet, results: SettingResult[]): string {
     '',
     `**Queries** (ms, p50 / p95 of ${options.runs} rounds, nearest rank; ratio: p50 over the basic p50 of the same setting; basic vs first row: basic p50 over the first row's; percentiles: whether the sketches answer them, checked on every bucket)`,
     '',
-    ...tableHead(
-      [
-        'sketches, latest readings',
-        'query',
-        'buckets',
-        'basic',
-        'first/last',
-        'ratio',
-        'percentiles',
-        'ratio',
-        'basic vs first row',
-        'percentiles answered',
-      ],
-      'llrrrrrrrl',
-    ),
+    '| sketches, latest readings | query | buckets | basic | first/last | ratio | percentiles | ratio | basic vs first row | percentiles answered |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   );
   for (const result of results) {
     for (const [q, query] of result.queries.entries()) {
