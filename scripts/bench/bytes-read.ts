@@ -23,7 +23,7 @@
  */
 import type { CommandStartedEvent, Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
-import { alternating, type BaselineModel, type BenchQuery, format, type Model, type OursModel } from './harness/index.ts';
+import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
 
 /** What one query read on one model. */
 export interface ReadFigures {
@@ -70,18 +70,6 @@ function findNumber(node: unknown, key: string): number | null {
   return null;
 }
 
-/** Documents and summed `$bsonSize` (MongoDB 4.4) of what `stages` let through on `collection`. */
-async function sizeOf(db: Db, collection: string, stages: Document[]): Promise<{ docs: number; bytes: number }> {
-  const [row] = await db
-    .collection(collection)
-    .aggregate<{ docs: number; bytes: number }>([
-      ...stages,
-      { $group: { _id: null, docs: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { docs: row?.docs ?? 0, bytes: row?.bytes ?? 0 };
-}
-
 /** Documents examined by `pipeline` as the server's `explain` reports them, or null when it does not. */
 async function explainedDocs(db: Db, collection: string, pipeline: Document[]): Promise<number | null> {
   try {
@@ -102,10 +90,10 @@ const isReadProjection = (stage: Document | undefined) =>
 async function matched(db: Db, collection: string, pipeline: Document[]): Promise<ReadFigures> {
   const matches = pipeline.slice(0, afterMatches(pipeline));
   const explained = await explainedDocs(db, collection, pipeline);
-  const examined = await sizeOf(db, collection, matches.slice(0, 1));
-  const walked = await sizeOf(db, collection, matches);
+  const examined = await collectionBytes(db, collection, matches.slice(0, 1));
+  const walked = await collectionBytes(db, collection, matches);
   return {
-    docsExamined: explained ?? examined.docs,
+    docsExamined: explained ?? examined.documents,
     examinedFrom: explained === null ? 'counted' : 'explain',
     bytesExamined: examined.bytes,
     bytesWalked: walked.bytes,
@@ -155,7 +143,7 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
     if (!isReadProjection(pipeline[lead])) throw new Error(`${query.name}: no read projection after $match in ${JSON.stringify(pipeline)}`);
     const whole = [...pipeline.slice(0, lead), ...pipeline.slice(lead + 1)];
     const figures = await matched(model.db, collection, pipeline);
-    const projected = await sizeOf(model.db, collection, pipeline.slice(0, lead + 1));
+    const projected = await collectionBytes(model.db, collection, pipeline.slice(0, lead + 1));
     const rows = async (stages: Document[]) => rowsText(await model.db.collection(collection).aggregate(stages).toArray());
     total.docsExamined += figures.docsExamined;
     if (figures.examinedFrom === 'counted') total.examinedFrom = 'counted';

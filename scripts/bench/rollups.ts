@@ -296,14 +296,7 @@ async function readFigures(db: Db, collection: string, pipeline: readonly Docume
     if (!('$match' in stage)) break;
     leading.push(stage);
   }
-  const [row] = await db
-    .collection(collection)
-    .aggregate<{ documents: number; bytes: number }>([
-      ...leading,
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  const figures: ReadFigures = { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0, docsExamined: null, keysExamined: null };
+  const figures: ReadFigures = { ...(await collectionBytes(db, collection, leading)), docsExamined: null, keysExamined: null };
   try {
     const explained = await db.command({ explain: { aggregate: collection, pipeline: leading, cursor: {} }, verbosity: 'executionStats' });
     const docs = findAll(explained, 'totalDocsExamined');

@@ -3,7 +3,7 @@
  * `MONGODB_URI` when set, else a throw-away embedded SecantusDB in memory.
  */
 import { cpus, totalmem } from 'node:os';
-import { type Db, MongoClient, type MongoClientOptions } from 'mongodb';
+import { type Db, type Document, MongoClient, type MongoClientOptions } from 'mongodb';
 import { loadConfig } from '../../../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
 import { openStore, type Store } from '../../../src/storage/store.ts';
@@ -108,12 +108,18 @@ export function describeMachine(): string {
 
 /**
  * Number and summed BSON size (`$bsonSize`, MongoDB 4.4), in bytes, of the documents of
- * collection `name`; zeros for an empty or missing collection.
+ * collection `name` that `stages` (`$match` stages, say) let through, all when none;
+ * zeros for an empty or missing collection.
  */
-export async function collectionBytes(db: Db, name: string): Promise<{ documents: number; bytes: number }> {
+export async function collectionBytes(
+  db: Db,
+  name: string,
+  stages: readonly Document[] = [],
+): Promise<{ documents: number; bytes: number }> {
   const [row] = await db
     .collection(name)
     .aggregate<{ documents: number; bytes: number }>([
+      ...stages,
       { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
     ])
     .toArray();
