@@ -21,7 +21,7 @@
  * alternating runs after a warm-up. A time-series collection is counted as the server
  * presents it (one document per measurement, unpacked from its buckets).
  */
-import type { CommandStartedEvent, Db, Document } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
 import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
 
@@ -105,19 +105,10 @@ async function matched(db: Db, collection: string, pipeline: Document[]): Promis
  * not the registry's), with their collections, caught while it answers the GraphQL request.
  */
 async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ collection: string; pipeline: Document[] }[]> {
-  const sent: { collection: string; pipeline: Document[] }[] = [];
-  const listener = (event: CommandStartedEvent) => {
-    if (event.commandName !== 'aggregate' || event.databaseName !== model.db.databaseName) return;
-    const collection = String(event.command.aggregate);
-    if (collection === CollectionName.series || collection === CollectionName.metrics) return;
-    sent.push({ collection, pipeline: structuredClone(event.command.pipeline as Document[]) });
-  };
-  model.store.client.on('commandStarted', listener);
-  try {
-    await model.graphql(query.graphql);
-  } finally {
-    model.store.client.off('commandStarted', listener);
-  }
+  const { commands } = await model.commands.listen(() => model.graphql(query.graphql));
+  const sent = commands
+    .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
+    .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] }));
   if (sent.length === 0) throw new Error(`${query.name}: the engine sent no bucket pipeline`);
   return sent;
 }
