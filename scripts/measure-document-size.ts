@@ -9,7 +9,7 @@ import { calculateObjectSize, Double } from 'bson';
 import { daySkeleton } from '../src/model/day-document.ts';
 import { Limits } from '../src/model/limits.ts';
 import { tagPair } from '../src/model/series.ts';
-import { CPU_FIELDS } from './bench/tsbs.ts';
+import { CPU_FIELDS } from './bench/harness/tsbs.ts';
 
 const MIB = 1024 * 1024;
 const name = (prefix: string, i: number, length: number) => `${prefix}${i}`.padEnd(length, '_');

@@ -18,17 +18,15 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { Command } from 'commander';
-import { BSON, MongoClient, type AnyBulkWriteOperation, type Document } from 'mongodb';
+import { BSON, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { batchMark } from '../src/model/batch.ts';
 import { dayOperations, planWrites } from '../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../src/record/validate.ts';
 import { ensureRollupIndexes } from '../src/storage/rollups.ts';
-import { benchDatabase } from './bench/database.ts';
-import { readingInput } from './bench/datasets.ts';
-import { format, median, positiveInt } from './bench/measure.ts';
-import { generateCpu } from './bench/tsbs.ts';
+import { benchDatabase, connect, format, generateCpu, median, pathsOf, positiveInt, readingInput } from './bench/harness/index.ts';
 
 const cli = new Command()
+  .name('bench:update-cost')
   .option('--rounds <n>', 'timed update rounds per kind of document and concurrency', positiveInt, 8)
   .option('--concurrency <list>', 'bulkWrites at once, comma-separated', '1,4')
   .option('--no-journal', 'writes do not wait for the journal (j: false)')
@@ -80,13 +78,8 @@ function operationsOf(readings: ReadingInput[], batchId: string): AnyBulkWriteOp
   }));
 }
 
-/** Paths an update sets, over all its operators. */
-const pathsOf = (update: Document) =>
-  Object.values(update).reduce((sum: number, operator) => sum + Object.keys(operator as object).length, 0);
-
 const database = await benchDatabase();
-const client = new MongoClient(database.uri, { writeConcern: { w: 'majority', journal: options.journal } });
-await client.connect();
+const client = await connect(database.uri, { writeConcern: { w: 'majority', journal: options.journal } });
 const db = client.db(`measure_update_cost_${process.pid}`);
 
 console.log(

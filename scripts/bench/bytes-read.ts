@@ -1,7 +1,7 @@
 /**
  * Documents and bytes each benchmark query reads, per model, and what the read
  * projection of our pipelines saves (README "Bytes read per query"). `npm run bench`
- * runs it on every data set after timing the queries, on the loaded models:
+ * (`main.ts`) runs it on every data set after timing the queries, on the loaded models:
  *
  * - ours: the very pipelines the engine sends for the query's GraphQL request (caught
  *   by the driver's command monitoring; registry look-ups left out). Each is also run
@@ -21,11 +21,9 @@
  * alternating runs after a warm-up. A time-series collection is counted as the server
  * presents it (one document per measurement, unpacked from its buckets).
  */
-import type { CommandStartedEvent, Db, Document } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
-import { alternating, format } from './measure.ts';
-import type { BaselineModel, Model, OursModel } from './models.ts';
-import type { BenchQuery } from './queries.ts';
+import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
 
 /** What one query read on one model. */
 export interface ReadFigures {
@@ -72,18 +70,6 @@ function findNumber(node: unknown, key: string): number | null {
   return null;
 }
 
-/** Documents and summed `$bsonSize` (MongoDB 4.4) of what `stages` let through on `collection`. */
-async function sizeOf(db: Db, collection: string, stages: Document[]): Promise<{ docs: number; bytes: number }> {
-  const [row] = await db
-    .collection(collection)
-    .aggregate<{ docs: number; bytes: number }>([
-      ...stages,
-      { $group: { _id: null, docs: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { docs: row?.docs ?? 0, bytes: row?.bytes ?? 0 };
-}
-
 /** Documents examined by `pipeline` as the server's `explain` reports them, or null when it does not. */
 async function explainedDocs(db: Db, collection: string, pipeline: Document[]): Promise<number | null> {
   try {
@@ -104,10 +90,10 @@ const isReadProjection = (stage: Document | undefined) =>
 async function matched(db: Db, collection: string, pipeline: Document[]): Promise<ReadFigures> {
   const matches = pipeline.slice(0, afterMatches(pipeline));
   const explained = await explainedDocs(db, collection, pipeline);
-  const examined = await sizeOf(db, collection, matches.slice(0, 1));
-  const walked = await sizeOf(db, collection, matches);
+  const examined = await collectionBytes(db, collection, matches.slice(0, 1));
+  const walked = await collectionBytes(db, collection, matches);
   return {
-    docsExamined: explained ?? examined.docs,
+    docsExamined: explained ?? examined.documents,
     examinedFrom: explained === null ? 'counted' : 'explain',
     bytesExamined: examined.bytes,
     bytesWalked: walked.bytes,
@@ -119,19 +105,10 @@ async function matched(db: Db, collection: string, pipeline: Document[]): Promis
  * not the registry's), with their collections, caught while it answers the GraphQL request.
  */
 async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ collection: string; pipeline: Document[] }[]> {
-  const sent: { collection: string; pipeline: Document[] }[] = [];
-  const listener = (event: CommandStartedEvent) => {
-    if (event.commandName !== 'aggregate' || event.databaseName !== model.db.databaseName) return;
-    const collection = String(event.command.aggregate);
-    if (collection === CollectionName.series || collection === CollectionName.metrics) return;
-    sent.push({ collection, pipeline: structuredClone(event.command.pipeline as Document[]) });
-  };
-  model.store.client.on('commandStarted', listener);
-  try {
-    await model.graphql(query.graphql);
-  } finally {
-    model.store.client.off('commandStarted', listener);
-  }
+  const { commands } = await model.commands.listen(() => model.graphql(query.graphql));
+  const sent = commands
+    .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
+    .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] }));
   if (sent.length === 0) throw new Error(`${query.name}: the engine sent no bucket pipeline`);
   return sent;
 }
@@ -157,7 +134,7 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
     if (!isReadProjection(pipeline[lead])) throw new Error(`${query.name}: no read projection after $match in ${JSON.stringify(pipeline)}`);
     const whole = [...pipeline.slice(0, lead), ...pipeline.slice(lead + 1)];
     const figures = await matched(model.db, collection, pipeline);
-    const projected = await sizeOf(model.db, collection, pipeline.slice(0, lead + 1));
+    const projected = await collectionBytes(model.db, collection, pipeline.slice(0, lead + 1));
     const rows = async (stages: Document[]) => rowsText(await model.db.collection(collection).aggregate(stages).toArray());
     total.docsExamined += figures.docsExamined;
     if (figures.examinedFrom === 'counted') total.examinedFrom = 'counted';

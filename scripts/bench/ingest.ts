@@ -11,13 +11,8 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/ingest.ts
  */
 import { gzipSync } from 'node:zlib';
-import { pino } from 'pino';
 import { parseLineProtocol } from '../../src/routes/line-protocol.ts';
-import { createApp } from '../../src/server/yoga.ts';
-import { openStore } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { format, median } from './measure.ts';
-import { CPU_FIELDS } from './tsbs.ts';
+import { benchApp, CPU_FIELDS, format, median, postGraphql, warmedRuns, withScratchStore } from './harness/index.ts';
 
 const RUNS = 3;
 const TAGS = ['hostname', 'region', 'datacenter', 'rack', 'os', 'arch', 'team', 'service', 'service_version', 'service_environment'];
@@ -46,115 +41,86 @@ const ndjsonOf = (r: Reading) =>
 
 // 1. The parser alone.
 const text = readings('cpu', 10_000, 0).map(lineOf).join('\n');
-const parses: number[] = [];
-for (let i = 0; i < RUNS + 1; i++) {
-  const started = performance.now();
-  parseLineProtocol(text);
-  if (i > 0) parses.push(performance.now() - started);
-}
-const parse = median(parses);
+const parse = (await warmedRuns(() => parseLineProtocol(text), RUNS)).median;
 console.log(
   `parse 10,000 TSBS lines (${(text.length / 1e6).toFixed(2)} MB): ${format.ms(parse)} ms, ${format.rate(10_000 / (parse / 1000))} lines/s`,
 );
 // For scale: JSON.parse of the same readings as NDJSON lines (what the NDJSON route does first).
 const json = readings('cpu', 10_000, 0).map(ndjsonOf);
-const jsonParses: number[] = [];
-for (let i = 0; i < RUNS + 1; i++) {
-  const started = performance.now();
+const jsonParse = await warmedRuns(() => {
   for (const line of json) JSON.parse(line);
-  if (i > 0) jsonParses.push(performance.now() - started);
-}
+}, RUNS);
 console.log(
-  `JSON.parse of the same as 10,000 NDJSON lines (${(json.join('\n').length / 1e6).toFixed(2)} MB): ${format.ms(median(jsonParses))} ms`,
+  `JSON.parse of the same as 10,000 NDJSON lines (${(json.join('\n').length / 1e6).toFixed(2)} MB): ${format.ms(jsonParse.median)} ms`,
 );
 
 // 2. Writes over HTTP, through the whole app.
-const embedded = await benchDatabase();
-const store = await openStore(embedded.uri, `bench_ingest_${Date.now()}`);
-const app = createApp({
-  store,
-  logger: pino({ level: 'silent' }),
-  limits: { maxBatchSize: 10_000, maxBuckets: 100_000 },
-  auth: { mode: 'off', corsOrigins: [] },
-});
-const BATCH = 100;
-const mutation = `mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`;
-const ways: Record<string, (batch: Reading[]) => { url: string; headers: Record<string, string>; body: string | Uint8Array }> = {
-  'line protocol': (batch) => ({ url: '/api/v2/write?precision=ms', headers: {}, body: batch.map(lineOf).join('\n') }),
-  'line protocol, gzip': (batch) => ({
-    url: '/api/v2/write?precision=ms',
-    headers: { 'content-encoding': 'gzip' },
-    body: gzipSync(batch.map(lineOf).join('\n')),
-  }),
-  NDJSON: (batch) => ({ url: '/api/readings', headers: { 'content-type': 'application/x-ndjson' }, body: batch.map(ndjsonOf).join('\n') }),
-  'recordReadings (JSON)': (batch) => ({
-    url: '/graphql',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: mutation, variables: { r: batch.map((r) => ({ ...r, time: new Date(r.time).toISOString() })) } }),
-  }),
-};
-const times: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
-const sizes: Record<string, number> = {};
-for (let run = 0; run <= RUNS; run++) {
-  for (const [name, request] of Object.entries(ways)) {
-    // Each way writes its own metric, a new stretch of time each run (same series, new minutes).
-    const batch = readings(`cpu_${Object.keys(ways).indexOf(name)}`, BATCH, run * 3_600_000);
-    const { url, headers, body } = request(batch);
-    const started = performance.now();
-    const response = await app.fetch(`http://bench${url}`, { method: 'POST', headers, body });
-    const answer = await response.text();
-    if (response.status >= 300 || answer.includes('"errors"')) throw new Error(`${name}: ${response.status} ${answer}`);
-    if (run > 0) times[name]!.push(performance.now() - started);
-    sizes[name] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  }
-}
-console.log(`\nwrite ${BATCH} TSBS readings (10 tags, 10 fields), median of ${RUNS}:`);
-for (const name of Object.keys(ways)) {
-  console.log(
-    `  ${name.padEnd(24)} ${format.ms(median(times[name]!)).padStart(6)} ms  ${sizes[name]!.toLocaleString('en-US').padStart(9)} bytes`,
-  );
-}
-
-// 3. Export against the GraphQL answer.
-const seed = Array.from({ length: 720 }, (_, i) => ({
-  metric: 'exp',
-  tags: [{ key: 'host', value: `h${i % 2}` }],
-  time: new Date(START + Math.floor(i / 2) * 60_000).toISOString(),
-  fields: [{ name: 'v', value: i % 13 }],
-}));
-const seeded = await app.fetch('http://bench/graphql', {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query: mutation, variables: { r: seed } }),
-});
-if (!seeded.ok) throw new Error(await seeded.text());
-const query = `query($from: Time!, $to: Time!) { buckets(metric: "exp", field: "v", granularity: MINUTE, from: $from, to: $to, groupBy: ["host"]) { tags { key value } buckets { start count sum avg min max } } }`;
-const variables = { from: START, to: START + 6 * 3_600_000 };
-const exports: Record<string, () => Promise<Response>> = {
-  'GraphQL JSON': async () =>
-    app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
+await withScratchStore('ingest', {}, async (store) => {
+  const app = benchApp(store, { limits: { maxBatchSize: 10_000, maxBuckets: 100_000 } });
+  const BATCH = 100;
+  const mutation = `mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`;
+  const ways: Record<string, (batch: Reading[]) => { url: string; headers: Record<string, string>; body: string | Uint8Array }> = {
+    'line protocol': (batch) => ({ url: '/api/v2/write?precision=ms', headers: {}, body: batch.map(lineOf).join('\n') }),
+    'line protocol, gzip': (batch) => ({
+      url: '/api/v2/write?precision=ms',
+      headers: { 'content-encoding': 'gzip' },
+      body: gzipSync(batch.map(lineOf).join('\n')),
     }),
-  'export CSV': async () =>
-    app.fetch(`http://bench/export?${new URLSearchParams({ query, variables: JSON.stringify(variables), format: 'csv' })}`),
-  'export NDJSON': async () =>
-    app.fetch(`http://bench/export?${new URLSearchParams({ query, variables: JSON.stringify(variables), format: 'ndjson' })}`),
-};
-console.log(`\n720 MINUTE buckets (2 hosts x 6 hours), median of ${RUNS}:`);
-for (const [name, run] of Object.entries(exports)) {
-  const runs: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i <= RUNS; i++) {
-    const started = performance.now();
-    const body = await (await run()).text();
-    if (i > 0) runs.push(performance.now() - started);
-    bytes = Buffer.byteLength(body);
+    NDJSON: (batch) => ({
+      url: '/api/readings',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body: batch.map(ndjsonOf).join('\n'),
+    }),
+    'recordReadings (JSON)': (batch) => ({
+      url: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: mutation, variables: { r: batch.map((r) => ({ ...r, time: new Date(r.time).toISOString() })) } }),
+    }),
+  };
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((name) => [name, []]));
+  const sizes: Record<string, number> = {};
+  for (let run = 0; run <= RUNS; run++) {
+    for (const [name, request] of Object.entries(ways)) {
+      // Each way writes its own metric, a new stretch of time each run (same series, new minutes).
+      const batch = readings(`cpu_${Object.keys(ways).indexOf(name)}`, BATCH, run * 3_600_000);
+      const { url, headers, body } = request(batch);
+      const started = performance.now();
+      const response = await app.fetch(`http://bench${url}`, { method: 'POST', headers, body });
+      const answer = await response.text();
+      if (response.status >= 300 || answer.includes('"errors"')) throw new Error(`${name}: ${response.status} ${answer}`);
+      if (run > 0) times[name]!.push(performance.now() - started);
+      sizes[name] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    }
   }
-  console.log(`  ${name.padEnd(14)} ${format.ms(median(runs)).padStart(6)} ms  ${bytes.toLocaleString('en-US').padStart(9)} bytes`);
-}
+  console.log(`\nwrite ${BATCH} TSBS readings (10 tags, 10 fields), median of ${RUNS}:`);
+  for (const name of Object.keys(ways)) {
+    console.log(
+      `  ${name.padEnd(24)} ${format.ms(median(times[name]!)).padStart(6)} ms  ${sizes[name]!.toLocaleString('en-US').padStart(9)} bytes`,
+    );
+  }
 
-await store.db.dropDatabase();
-await store.client.close();
-await embedded.stop();
+  // 3. Export against the GraphQL answer.
+  const seed = Array.from({ length: 720 }, (_, i) => ({
+    metric: 'exp',
+    tags: [{ key: 'host', value: `h${i % 2}` }],
+    time: new Date(START + Math.floor(i / 2) * 60_000).toISOString(),
+    fields: [{ name: 'v', value: i % 13 }],
+  }));
+  const seeded = await postGraphql(app, mutation, { r: seed });
+  if (!seeded.ok) throw new Error(await seeded.text());
+  const query = `query($from: Time!, $to: Time!) { buckets(metric: "exp", field: "v", granularity: MINUTE, from: $from, to: $to, groupBy: ["host"]) { tags { key value } buckets { start count sum avg min max } } }`;
+  const variables = { from: START, to: START + 6 * 3_600_000 };
+  const exports: Record<string, () => Promise<Response>> = {
+    'GraphQL JSON': () => postGraphql(app, query, variables),
+    'export CSV': async () =>
+      app.fetch(`http://bench/export?${new URLSearchParams({ query, variables: JSON.stringify(variables), format: 'csv' })}`),
+    'export NDJSON': async () =>
+      app.fetch(`http://bench/export?${new URLSearchParams({ query, variables: JSON.stringify(variables), format: 'ndjson' })}`),
+  };
+  console.log(`\n720 MINUTE buckets (2 hosts x 6 hours), median of ${RUNS}:`);
+  for (const [name, run] of Object.entries(exports)) {
+    const runs = await warmedRuns(async () => (await run()).text(), RUNS);
+    const bytes = Buffer.byteLength(runs.result);
+    console.log(`  ${name.padEnd(14)} ${format.ms(runs.median).padStart(6)} ms  ${bytes.toLocaleString('en-US').padStart(9)} bytes`);
+  }
+});

@@ -10,99 +10,79 @@
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/live.ts
  */
 import { Command } from 'commander';
-import { pino } from 'pino';
-import { openStore } from '../../src/storage/store.ts';
-import { createApp } from '../../src/server/yoga.ts';
-import { benchDatabase } from './database.ts';
-import { format, percentile, positiveInt } from './measure.ts';
+import { benchApp, format, percentile, positiveInt, postGraphql, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
+  .name('bench:live')
   .option('--subscribers <n>', 'open subscriptions', positiveInt, 10)
   .option('--writes <n>', 'batches recorded', positiveInt, 10)
   .option('--interval <ms>', 'LIVE_MIN_INTERVAL_MS', positiveInt, 200)
   .parse()
   .opts<{ subscribers: number; writes: number; interval: number }>();
 
-const database = await benchDatabase();
-const store = await openStore(database.uri, `bench_live_${Date.now()}`, {
-  defaultLayout: 'sparse',
-  writeConcern: { w: 'majority', journal: true },
-});
-const app = createApp({
-  store,
-  logger: pino({ level: 'silent' }),
-  limits: { maxBatchSize: 10_000, maxBuckets: 100_000 },
-  auth: { mode: 'off', corsOrigins: [] },
-  live: { minIntervalMs: options.interval },
-});
+await withScratchStore('live', { defaultLayout: 'sparse', writeConcern: { w: 'majority', journal: true } }, async (store) => {
+  const app = benchApp(store, { limits: { maxBatchSize: 10_000, maxBuckets: 100_000 }, live: { minIntervalMs: options.interval } });
 
-const HOUR_START = Date.UTC(2024, 0, 1, 12);
-const SUBSCRIBE = `subscription { buckets(metric: "live", field: "v", from: ${HOUR_START}, to: ${HOUR_START + 3_600_000}, granularity: MINUTE) { buckets { start count sum } } }`;
+  const HOUR_START = Date.UTC(2024, 0, 1, 12);
+  const SUBSCRIBE = `subscription { buckets(metric: "live", field: "v", from: ${HOUR_START}, to: ${HOUR_START + 3_600_000}, granularity: MINUTE) { buckets { start count sum } } }`;
 
-/** When each subscriber received each push (ms, `performance.now()`). */
-const received: number[][] = [];
-const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-for (let i = 0; i < options.subscribers; i++) {
-  const times: number[] = [];
-  received.push(times);
-  const response = await app.fetch('http://bench/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query: SUBSCRIBE }),
-  });
-  const reader = response.body!.getReader();
-  readers.push(reader);
-  void (async () => {
-    const decoder = new TextDecoder();
-    for (;;) {
-      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-      if (chunk.done) return;
-      const events = decoder.decode(chunk.value, { stream: true }).match(/event: next/g)?.length ?? 0;
-      for (let e = 0; e < events; e++) times.push(performance.now());
-    }
-  })();
-}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-while (received.some((times) => times.length === 0)) await sleep(10);
-
-const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
-const acknowledged: number[] = [];
-const writeMs: number[] = [];
-for (let w = 0; w < options.writes; w++) {
-  await sleep(options.interval * 1.5);
-  const readings = Array.from({ length: 10 }, (_, i) => ({
-    metric: 'live',
-    tags: [{ key: 'host', value: `h${i}` }],
-    time: new Date(HOUR_START + (w % 60) * 60_000).toISOString(),
-    fields: [{ name: 'v', value: w + i }],
-  }));
-  const started = performance.now();
-  const response = await app.fetch('http://bench/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: RECORD, variables: { readings } }),
-  });
-  await response.json();
-  acknowledged.push(performance.now());
-  writeMs.push(performance.now() - started);
-}
-await sleep(options.interval * 3 + 2_000);
-
-const delays: number[] = [];
-for (const times of received) {
-  for (let w = 0; w < acknowledged.length; w++) {
-    const push = times.slice(1).find((time) => time >= acknowledged[w]! && (w + 1 >= acknowledged.length || time < acknowledged[w + 1]!));
-    if (push !== undefined) delays.push(push - acknowledged[w]!);
+  /** When each subscriber received each push (ms, `performance.now()`). */
+  const received: number[][] = [];
+  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+  for (let i = 0; i < options.subscribers; i++) {
+    const times: number[] = [];
+    received.push(times);
+    const response = await app.fetch('http://bench/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: SUBSCRIBE }),
+    });
+    const reader = response.body!.getReader();
+    readers.push(reader);
+    void (async () => {
+      const decoder = new TextDecoder();
+      for (;;) {
+        const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        if (chunk.done) return;
+        const events = decoder.decode(chunk.value, { stream: true }).match(/event: next/g)?.length ?? 0;
+        for (let e = 0; e < events; e++) times.push(performance.now());
+      }
+    })();
   }
-}
-const pushes = received.reduce((sum, times) => sum + times.length - 1, 0);
-console.log(`| subscribers | writes | interval | write p50 | push after acknowledgement p50 / p99 | pushes per write and subscriber |`);
-console.log(`| --- | --- | --- | --- | --- | --- |`);
-console.log(
-  `| ${options.subscribers} | ${options.writes} | ${options.interval} ms | ${format.ms(percentile(writeMs, 50))} ms | ${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms | ${(pushes / (options.subscribers * options.writes)).toFixed(2)} |`,
-);
-for (const reader of readers) await reader.cancel().catch(() => {});
-await app.dispose();
-await store.db.dropDatabase();
-await store.client.close();
-await database.stop();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  while (received.some((times) => times.length === 0)) await sleep(10);
+
+  const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
+  const acknowledged: number[] = [];
+  const writeMs: number[] = [];
+  for (let w = 0; w < options.writes; w++) {
+    await sleep(options.interval * 1.5);
+    const readings = Array.from({ length: 10 }, (_, i) => ({
+      metric: 'live',
+      tags: [{ key: 'host', value: `h${i}` }],
+      time: new Date(HOUR_START + (w % 60) * 60_000).toISOString(),
+      fields: [{ name: 'v', value: w + i }],
+    }));
+    const started = performance.now();
+    await (await postGraphql(app, RECORD, { readings })).json();
+    acknowledged.push(performance.now());
+    writeMs.push(performance.now() - started);
+  }
+  await sleep(options.interval * 3 + 2_000);
+
+  const delays: number[] = [];
+  for (const times of received) {
+    for (let w = 0; w < acknowledged.length; w++) {
+      const push = times.slice(1).find((time) => time >= acknowledged[w]! && (w + 1 >= acknowledged.length || time < acknowledged[w + 1]!));
+      if (push !== undefined) delays.push(push - acknowledged[w]!);
+    }
+  }
+  const pushes = received.reduce((sum, times) => sum + times.length - 1, 0);
+  console.log(`| subscribers | writes | interval | write p50 | push after acknowledgement p50 / p99 | pushes per write and subscriber |`);
+  console.log(`| --- | --- | --- | --- | --- | --- |`);
+  console.log(
+    `| ${options.subscribers} | ${options.writes} | ${options.interval} ms | ${format.ms(percentile(writeMs, 50))} ms | ${format.ms(percentile(delays, 50))} / ${format.ms(percentile(delays, 99))} ms | ${(pushes / (options.subscribers * options.writes)).toFixed(2)} |`,
+  );
+  for (const reader of readers) await reader.cancel().catch(() => {});
+  await app.dispose();
+});

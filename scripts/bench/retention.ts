@@ -15,9 +15,8 @@ import { recordBatch } from '../../src/engine/record.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/model/time.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { applyRetention, setRetention } from '../../src/storage/retention.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { positiveInt } from './measure.ts';
+import { CollectionName } from '../../src/storage/store.ts';
+import { collectionBytes, positiveInt, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
   .name('bench:retention')
@@ -59,21 +58,9 @@ function readings(hosts: number): ReadingInput[] {
   return all;
 }
 
-/** Count and total BSON size of the series-day documents. */
-async function sizes(store: Store): Promise<{ documents: number; bytes: number }> {
-  const [row] = await store.buckets
-    .aggregate<{ documents: number; bytes: number }>([
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return row ?? { documents: 0, bytes: 0 };
-}
-
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
-const database = await benchDatabase();
-const store = await openStore(database.uri, `bench_retention_${Date.now()}`, { writeConcern: { w: 1, journal: false } });
-try {
+await withScratchStore('retention', { writeConcern: { w: 1, journal: false } }, async (store) => {
   const inputs = readings(options.hosts);
   const loadStarted = performance.now();
   // Batches of BATCH readings in time order, as a collector sends them.
@@ -84,13 +71,13 @@ try {
   console.log(
     `Recorded ${inputs.length} readings (${options.hosts} hosts x ${DAYS} days, every 5 min) in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`,
   );
-  const before = await sizes(store);
+  const before = await collectionBytes(store.db, CollectionName.buckets);
   await setRetention(store, 'cpu', { minutes: 3, hours: 6, days: 8 });
   const now = START + DAYS * DAY_MS;
   const started = performance.now();
   const removed = await applyRetention(store, now);
   const passMs = performance.now() - started;
-  const after = await sizes(store);
+  const after = await collectionBytes(store.db, CollectionName.buckets);
   const againStarted = performance.now();
   const again = await applyRetention(store, now);
   const againMs = performance.now() - againStarted;
@@ -100,8 +87,4 @@ try {
   }
   console.log(`After:  ${after.documents} documents, ${kib(after.bytes)} (${((100 * after.bytes) / before.bytes).toFixed(0)}% of before)`);
   console.log(`Pass: ${passMs.toFixed(0)} ms; a second pass (${again.length} levels due): ${againMs.toFixed(0)} ms`);
-} finally {
-  await store.db.dropDatabase();
-  await store.client.close();
-  await database.stop();
-}
+});

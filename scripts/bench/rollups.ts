@@ -30,32 +30,59 @@
  *   npm run bench:rollups -- --data sparse --rows 100000 --reps 7
  *   MONGODB_URI=mongodb://host:27017 npm run bench:rollups
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { cpus, totalmem } from 'node:os';
-import { Command, Option } from 'commander';
-import { Double, Int32, Long, MongoClient, type CommandStartedEvent, type CommandSucceededEvent, type Db, type Document } from 'mongodb';
-import { pino } from 'pino';
-import { loadConfig } from '../../src/config.ts';
-import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
+import { Command } from 'commander';
+import type { Db, Document, MongoClient } from 'mongodb';
 import { recordBatch } from '../../src/engine/record.ts';
-import { BATCH_MARKS_KEPT, batchMark } from '../../src/model/batch.ts';
 import { DAY_MS, HOUR_MS } from '../../src/model/time.ts';
-import { dayFilter, dayUpdate, planWrites, type MetricWrite, type SeriesWrite } from '../../src/record/plan.ts';
-import { validateReadings, type Reading } from '../../src/record/validate.ts';
-import { createApp } from '../../src/server/yoga.ts';
 import { backfillRollup, createRollup, findRollups, ROLLUPS_COLLECTION } from '../../src/storage/rollups.ts';
-import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
-import { benchDatabase } from './database.ts';
-import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './datasets.ts';
-import { batches, format, median, positiveInt } from './measure.ts';
-import { NaiveModel, supportsDateTrunc, TimeseriesModel, type BaselineModel } from './models.ts';
-import { build, compareAnswers, denseQueries, sparseQueries, type BenchQuery } from './queries.ts';
+import { CollectionName } from '../../src/storage/store.ts';
+import {
+  answerQuery,
+  type BaselineModel,
+  batches,
+  type BenchQuery,
+  build,
+  bulkLoad,
+  collectionBytes,
+  compareAnswers,
+  compareCollection,
+  dataOption,
+  type DataChoice,
+  type DataSet,
+  denseDataSet,
+  denseQueries,
+  describeMachine,
+  describeServer,
+  dropAndClose,
+  format,
+  LOAD_BATCH,
+  median,
+  NaiveModel,
+  OursModel,
+  positiveInt,
+  progressLog,
+  recordAll,
+  resultsPath,
+  row,
+  type SentCommand,
+  sparseDataSet,
+  sparseQueries,
+  subset,
+  table,
+  tableHead,
+  supportsDateTrunc,
+  type Target,
+  targetsTable,
+  TimeseriesModel,
+  validated,
+  withBenchDatabase,
+  writeResults,
+} from './harness/index.ts';
 
 const program = new Command()
   .name('bench:rollups')
   .description('Query time, documents read and ingest cost of rollups against series-day documents, naive and time-series collections.')
-  .addOption(new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both'))
+  .addOption(dataOption())
   .option('--rows <n>', 'sparse: at most n flights of January 2001 (default: all 508,239)', positiveInt)
   .option('--hosts <n>', 'dense: number of hosts', positiveInt, 100)
   .option('--hours <n>', 'dense: hours of readings every 10 s', positiveInt, 6)
@@ -68,7 +95,7 @@ const program = new Command()
   .parse();
 
 interface Options {
-  data: 'dense' | 'sparse' | 'both';
+  data: DataChoice;
   rows?: number;
   hosts: number;
   hours: number;
@@ -83,382 +110,36 @@ const options = program.opts<Options>();
 if (options.quick) Object.assign(options, { rows: options.rows ?? 3000, hosts: 5, hours: 1, sample: 300, ingest: 500, batch: 250 });
 const reps = Math.max(5, options.reps);
 
-const started = performance.now();
-const seconds = () => (performance.now() - started) / 1000;
-const log = (message: string) => console.error(`[rollups ${seconds().toFixed(0)}s] ${message}`);
-
-/** Readings per batch of the bulk load's batch marks and of the baselines' `insertMany`, as the benchmark's loader sends them. */
-const LOAD_BATCH = 1000;
+const log = progressLog('rollups');
 
 // ---------------------------------------------------------------------------------------
 // Our store, with the driver's command monitoring
 // ---------------------------------------------------------------------------------------
 
-/** One command the driver sent, with its time (ms, from the monitoring events). */
-interface SentCommand {
-  name: string;
-  collection: string;
-  ms: number;
-  /** The pipeline of an `aggregate`. */
-  pipeline?: Document[];
-  /** An `update`: its statements (one per document) and the field paths they set, summed and the most in one. */
-  statements?: number;
-  paths?: number;
-  maxPaths?: number;
-}
-
-/** The field paths an update statement sets: the keys under each of its operators. */
-const pathsOf = (update: Document) => Object.values(update).reduce((sum: number, paths) => sum + Object.keys(paths as Document).length, 0);
-
-/** A database of ours on the server: the store, the GraphQL app over it, and the commands its client sends while listening. */
-class Ours {
-  private listening: SentCommand[] | null = null;
-  private readonly pending = new Map<number, SentCommand>();
-
-  private constructor(
-    readonly store: Store,
-    readonly app: ReturnType<typeof createApp>,
-  ) {
-    store.client.on('commandStarted', (event: CommandStartedEvent) => {
-      if (this.listening === null) return;
-      // A getMore names its cursor first and its collection in `collection`.
-      const collection = String((event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName]) ?? '');
-      const sent: SentCommand = { name: event.commandName, collection, ms: 0 };
-      if (event.commandName === 'aggregate') sent.pipeline = structuredClone(event.command.pipeline as Document[]);
-      if (event.commandName === 'update') {
-        const paths = (event.command.updates as { u: Document }[]).map((statement) => pathsOf(statement.u));
-        sent.statements = paths.length;
-        sent.paths = paths.reduce((a, b) => a + b, 0);
-        sent.maxPaths = Math.max(0, ...paths);
-      }
-      this.pending.set(event.requestId, sent);
-    });
-    store.client.on('commandSucceeded', (event: CommandSucceededEvent) => {
-      const sent = this.pending.get(event.requestId);
-      if (sent === undefined) return;
-      this.pending.delete(event.requestId);
-      sent.ms = event.duration;
-      this.listening?.push(sent);
-    });
-    store.client.on('commandFailed', (event) => this.pending.delete(event.requestId));
-  }
-
-  /**
-   * Opens an empty database `dbName` (dropped first) with the indexes of the record path.
-   * The rollup grace period is 10 minutes, not the server's 60 s: a TSBS batch of 1,000
-   * readings takes over 30 s on the embedded server, past the 60 s grace's rollup-write
-   * window (half of it), and would mark its days dirty instead of writing the rollups,
-   * which is the cost this benchmark measures.
-   */
-  static async open(uri: string, dbName: string): Promise<Ours> {
-    const store = await openStore(uri, dbName, { client: { monitorCommands: true }, rollupGraceMs: 600_000 });
-    await store.db.dropDatabase();
-    await ensureIndexes(store.db);
-    const app = createApp({
-      store,
-      logger: pino({ level: 'silent' }),
-      limits: { maxBatchSize: 100_000, maxBuckets: 10_000_000 },
-      // Whole-month queries on the series-day documents run for many seconds on the embedded server.
-      requestLimits: { queryTimeoutMs: 1_800_000 },
-      auth: { mode: 'off', corsOrigins: [] },
-    });
-    return new Ours(store, app);
-  }
-
-  get db(): Db {
-    return this.store.db;
-  }
-
-  /** Runs `work` and returns what it returned and the commands the client sent meanwhile. */
-  async listen<T>(work: () => Promise<T>): Promise<{ value: T; commands: SentCommand[] }> {
-    const commands: SentCommand[] = [];
-    this.listening = commands;
-    try {
-      return { value: await work(), commands };
-    } finally {
-      this.listening = null;
-    }
-  }
-
-  /** A GraphQL request through `yoga.fetch` (in process): its `data` and `extensions.reads`. */
-  async graphql(query: string): Promise<{ data: Record<string, unknown>; reads: { rollup: string | null }[] }> {
-    const response = await this.app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query }),
-    });
-    const body = (await response.json()) as {
-      data?: Record<string, unknown>;
-      errors?: { message: string }[];
-      extensions?: { reads?: { rollup: string | null }[] };
-    };
-    if (body.errors?.length) throw new Error(`GraphQL error: ${body.errors[0]!.message}`);
-    return { data: body.data!, reads: body.extensions?.reads ?? [] };
-  }
-
-  /**
-   * Moves the rollup definitions aside into another collection (`usable` false: the
-   * planner finds no rollup and reads the series-day documents) or back (`usable` true).
-   * The rollup documents stay where they are.
-   */
-  async rollupsUsable(usable: boolean): Promise<void> {
-    const from = this.db.collection(usable ? `${ROLLUPS_COLLECTION}_aside` : ROLLUPS_COLLECTION);
-    const to = this.db.collection(usable ? ROLLUPS_COLLECTION : `${ROLLUPS_COLLECTION}_aside`);
-    const definitions = await from.find({}).toArray();
-    if (definitions.length === 0) return;
-    await to.insertMany(definitions);
-    await from.deleteMany({ _id: { $in: definitions.map((definition) => definition._id) } });
-  }
-
-  async close(drop = true): Promise<void> {
-    if (drop) await this.db.dropDatabase();
-    await this.store.client.close();
-  }
-}
-
-/** Validates plain readings as the record path does (series keys and ids computed). */
-const validated = (readings: readonly PlainReading[]): Reading[] =>
-  validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
-
-/** Writes readings through `recordBatch` in batches of `size` with batch ids `bench-1`, `bench-2`, … (as the benchmark's loader does). */
-async function recordAll(store: Store, readings: readonly Reading[], size: number): Promise<void> {
-  for (const [index, batch] of batches(readings, size).entries()) {
-    await recordBatch(store, batch, { batchId: `bench-${index + 1}`, receivedAt: 0 });
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// The bulk load
-// ---------------------------------------------------------------------------------------
-
-/** Sets `value` at a dotted `path` of `doc`, creating the embedded documents on the way. */
-function setPath(doc: Document, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let node = doc;
-  for (const part of parts.slice(0, -1)) {
-    node[part] ??= {};
-    node = node[part] as Document;
-  }
-  node[parts.at(-1)!] = value;
-}
+/**
+ * Opens an empty database of ours, `dbName` (dropped first), with the indexes of the
+ * record path and the driver's command monitoring. The rollup grace period is 10
+ * minutes, not the server's 60 s: a TSBS batch of 1,000 readings takes over 30 s on the
+ * embedded server, past the 60 s grace's rollup-write window (half of it), and would
+ * mark its days dirty instead of writing the rollups, which is the cost this benchmark
+ * measures. Whole-month queries on the series-day documents run for many seconds on the
+ * embedded server, hence the long query time limit.
+ */
+const openOurs = (uri: string, dbName: string) =>
+  OursModel.open(uri, dbName, 'sparse', { rollupGraceMs: 600_000, app: { requestLimits: { queryTimeoutMs: 1_800_000 } } });
 
 /**
- * The document an upsert creates when no document matches `filter`: the filter's
- * equality fields, then the update applied to nothing, which is what the server does
- * (MongoDB manual, "upsert behavior"): `$setOnInsert`, `$inc`, `$min` and `$max` set their
- * value; `$push` with `$each`, `$sort` (by fields, ascending or descending) and a
- * negative `$slice` stores the sorted, sliced list.
- * @throws Error on any other operator or modifier (this materializer would be wrong).
+ * Moves the rollup definitions aside into another collection (`usable` false: the
+ * planner finds no rollup and reads the series-day documents) or back (`usable` true).
+ * The rollup documents stay where they are.
  */
-export function materialize(filter: Document, update: Document): Document {
-  const doc: Document = { ...filter };
-  for (const [operator, paths] of Object.entries(update)) {
-    for (const [path, value] of Object.entries(paths as Document)) {
-      if (['$setOnInsert', '$inc', '$min', '$max'].includes(operator)) {
-        setPath(doc, path, value);
-      } else if (operator === '$push') {
-        const { $each, $sort, $slice, ...rest } = value as { $each: Document[]; $sort?: Record<string, 1 | -1>; $slice?: number };
-        if (Object.keys(rest).length > 0 || ($slice !== undefined && $slice > 0)) throw new Error(`Unsupported $push on ${path}`);
-        let list = [...$each];
-        if ($sort !== undefined) {
-          const keys = Object.entries($sort);
-          list = list.sort((a, b) => {
-            for (const [key, direction] of keys) {
-              const x = a[key] as number | Date;
-              const y = b[key] as number | Date;
-              if (x < y) return -direction;
-              if (x > y) return direction;
-            }
-            return 0;
-          });
-        }
-        setPath(doc, path, $slice === undefined ? list : list.slice($slice));
-      } else {
-        throw new Error(`Unsupported update operator ${operator}`);
-      }
-    }
-  }
-  return doc;
-}
-
-/** What a bulk load did. */
-interface BulkLoad {
-  readings: number;
-  documents: number;
-  seconds: number;
-}
-
-/**
- * Loads readings as `recordBatch` would in batches of `LOAD_BATCH` with batch ids
- * `bench-1`, `bench-2`, … (see {@link recordAll}), without its cost per update: the
- * readings of each UTC day are planned at once by the record path's `planWrites` (with
- * the store's default statistics, as for a new metric), each series-day document is the
- * document the record path's upsert (`dayFilter`, `dayUpdate`) creates on an empty
- * collection ({@link materialize}), carrying the marks of the last `BATCH_MARKS_KEPT`
- * batches that held its readings, and is inserted with `insertMany`; the series and
- * metrics registries get the record path's upserts. The record path adds the same
- * values batch by batch, so fractional sums may differ in the last bits; the batch
- * claims (`batches` collection) are not written.
- */
-async function bulkLoad(store: Store, readings: readonly Reading[]): Promise<BulkLoad> {
-  const begun = performance.now();
-  const days = new Map<number, { readings: Reading[]; indexes: number[] }>();
-  readings.forEach((reading, index) => {
-    const day = reading.time - (reading.time % DAY_MS);
-    let entry = days.get(day);
-    if (entry === undefined) {
-      entry = { readings: [], indexes: [] };
-      days.set(day, entry);
-    }
-    entry.readings.push(reading);
-    entry.indexes.push(index);
-  });
-  const series = new Map<string, SeriesWrite>();
-  const metrics = new Map<string, MetricWrite>();
-  let documents = 0;
-  const phases = { plan: 0, insert: 0, registries: 0 };
-  let mark = performance.now();
-  const phase = (name: keyof typeof phases) => {
-    const now = performance.now();
-    phases[name] += (now - mark) / 1000;
-    mark = now;
-  };
-  for (const [day, entry] of [...days.entries()].sort((a, b) => a[0] - b[0])) {
-    const plan = planWrites(entry.readings, () => store.defaultStatistics);
-    // The batches (by number) that held each document's readings, in the order they were sent.
-    const marks = new Map<string, number[]>();
-    entry.readings.forEach((reading, i) => {
-      const batch = Math.floor(entry.indexes[i]! / LOAD_BATCH) + 1;
-      const key = reading.seriesId;
-      const list = marks.get(key);
-      if (list === undefined) marks.set(key, [batch]);
-      else if (list.at(-1) !== batch) list.push(batch);
-    });
-    const docs = plan.buckets.map((write) => {
-      const doc = materialize(dayFilter(write), dayUpdate(write, true));
-      doc.batches = marks
-        .get(write.series)!
-        .slice(-BATCH_MARKS_KEPT)
-        .map((batch) => batchMark(`bench-${batch}`));
-      if (write.date.getTime() !== day) throw new Error('A planned document fell outside its day');
-      return doc;
-    });
-    phase('plan');
-    for (const chunk of batches(docs, 500)) await store.buckets.insertMany(chunk as never[], { ordered: false });
-    phase('insert');
-    documents += docs.length;
-    for (const write of plan.series) {
-      const known = series.get(write.id);
-      if (known === undefined) series.set(write.id, { ...write, fields: new Set(write.fields) });
-      else for (const field of write.fields) known.fields.add(field);
-    }
-    for (const write of plan.metrics) {
-      const known = metrics.get(write.name);
-      if (known === undefined) {
-        metrics.set(write.name, { ...write, fields: new Set(write.fields), tagKeys: new Set(write.tagKeys) });
-        continue;
-      }
-      for (const field of write.fields) known.fields.add(field);
-      for (const key of write.tagKeys) known.tagKeys.add(key);
-      known.first = Math.min(known.first, write.first);
-      known.last = Math.max(known.last, write.last);
-    }
-  }
-  // The registries, with the record path's updates (storage/record.ts).
-  for (const chunk of batches([...series.values()], 1000)) {
-    await store.series.bulkWrite(
-      chunk.map((write) => ({
-        updateOne: {
-          filter: { _id: write.id },
-          update: {
-            $setOnInsert: { key: write.key, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs },
-            $addToSet: { fields: { $each: [...write.fields] } },
-          },
-          upsert: true,
-        },
-      })),
-      { ordered: false },
-    );
-  }
-  for (const write of metrics.values()) {
-    await store.metrics.updateOne(
-      { _id: write.name },
-      {
-        $addToSet: { fields: { $each: [...write.fields] }, tagKeys: { $each: [...write.tagKeys] } },
-        $setOnInsert: { layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: new Date() },
-        $min: { first: new Date(write.first) },
-        $max: { last: new Date(write.last) },
-      },
-      { upsert: true },
-    );
-  }
-  phase('registries');
-  log(
-    `bulk load of ${readings.length} readings: ${documents} documents planned in ${phases.plan.toFixed(1)} s, inserted in ${phases.insert.toFixed(1)} s, registries ${phases.registries.toFixed(1)} s`,
-  );
-  return { readings: readings.length, documents, seconds: (performance.now() - begun) / 1000 };
-}
-
-/**
- * A stored value in a comparable form: BSON types kept apart (double, int32, int64,
- * date), embedded documents with sorted keys, lists of strings sorted (registries add
- * to sets) and `recent` lists sorted by time and content (ties in time may be kept in
- * either order). Doubles are rounded to 12 significant digits, so sums added in
- * another order compare equal.
- */
-function comparable(value: unknown, key = ''): unknown {
-  if (value instanceof Double) return `d:${Number(value.value.toPrecision(12))}`;
-  if (value instanceof Int32) return `i:${value.value}`;
-  if (value instanceof Long) return `l:${value.toString()}`;
-  if (value instanceof Date) return `t:${value.getTime()}`;
-  if (typeof value === 'number') return `n:${Number(value.toPrecision(12))}`;
-  if (Array.isArray(value)) {
-    const items = value.map((item) => comparable(item));
-    if (key === 'recent' || key === 'fields' || key === 'tagKeys') return items.map((item) => JSON.stringify(item)).sort();
-    return items;
-  }
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, comparable((value as Document)[k], k)]),
-    );
-  }
-  return value;
-}
-
-/**
- * Compares a collection of two databases, document by document in `key` order,
- * leaving out `ignore` (fields that differ by construction, such as `_id`).
- * @returns the documents of each side and up to 3 differences described.
- */
-async function compareCollection(a: Db, b: Db, name: string, key: Document, ignore: readonly string[]) {
-  const read = (db: Db) => db.collection(name).find({}, { promoteValues: false, promoteLongs: false }).sort(key).toArray();
-  const [left, right] = await Promise.all([read(a), read(b)]);
-  const differences: string[] = [];
-  if (left.length !== right.length) differences.push(`${name}: ${left.length} documents vs ${right.length}`);
-  for (let i = 0; i < Math.min(left.length, right.length) && differences.length < 3; i++) {
-    const strip = (doc: Document) => Object.fromEntries(Object.entries(doc).filter(([k]) => !ignore.includes(k)));
-    const x = JSON.stringify(comparable(strip(left[i]!)));
-    const y = JSON.stringify(comparable(strip(right[i]!)));
-    if (x !== y) {
-      let at = 0;
-      while (at < x.length && x[at] === y[at]) at++;
-      differences.push(`${name} #${i}: …${x.slice(Math.max(0, at - 60), at + 60)}… vs …${y.slice(Math.max(0, at - 60), at + 60)}…`);
-    }
-  }
-  return { documents: [left.length, right.length] as const, differences };
-}
-
-/** Sum of `$bsonSize` and number of the documents of a collection. */
-async function collectionBytes(db: Db, name: string): Promise<{ documents: number; bytes: number }> {
-  const [row] = await db
-    .collection(name)
-    .aggregate<{ documents: number; bytes: number }>([
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0 };
+async function rollupsUsable(ours: OursModel, usable: boolean): Promise<void> {
+  const from = ours.db.collection(usable ? `${ROLLUPS_COLLECTION}_aside` : ROLLUPS_COLLECTION);
+  const to = ours.db.collection(usable ? ROLLUPS_COLLECTION : `${ROLLUPS_COLLECTION}_aside`);
+  const definitions = await from.find({}).toArray();
+  if (definitions.length === 0) return;
+  await to.insertMany(definitions);
+  await from.deleteMany({ _id: { $in: definitions.map((definition) => definition._id) } });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -538,27 +219,6 @@ function queriesOf(data: DataSet): RollupQuery[] {
   ];
 }
 
-/** A data set over some of another's readings: the same name and keys, its own span and entities. */
-function subset(data: DataSet, readings: PlainReading[]): DataSet {
-  let from = Infinity;
-  let to = -Infinity;
-  const counts = new Map<string, number>();
-  for (const reading of readings) {
-    from = Math.min(from, reading.time);
-    to = Math.max(to, reading.time);
-    const entity = reading.tags.find((tag) => tag.key === data.entityTag)!.value;
-    counts.set(entity, (counts.get(entity) ?? 0) + 1);
-  }
-  return {
-    ...data,
-    description: `the first ${readings.length.toLocaleString('en-US')} readings`,
-    readings,
-    from: from - (from % 60_000),
-    to: to - (to % 60_000) + 60_000,
-    entities: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([entity]) => entity),
-  };
-}
-
 /** How long building a rollup took, and the server's share of it by command and collection (`update rollup_…`, `find buckets`, …), in seconds. */
 interface BuildTime {
   seconds: number;
@@ -576,11 +236,11 @@ function commandTimes(commands: readonly SentCommand[]): Record<string, number> 
 }
 
 /** Defines and backfills (grace 0) the rollups of a data set; returns how long each build took. */
-async function buildRollups(ours: Ours, metric: string, specs: readonly RollupSpec[]): Promise<Record<string, BuildTime>> {
+async function buildRollups(ours: OursModel, metric: string, specs: readonly RollupSpec[]): Promise<Record<string, BuildTime>> {
   const took: Record<string, BuildTime> = {};
   for (const spec of specs) {
     const begun = performance.now();
-    const { value, commands } = await ours.listen(async () => {
+    const { value, commands } = await ours.commands.listen(async () => {
       await createRollup(ours.store, { metric, ...spec });
       return backfillRollup(ours.store, metric, spec.name, { graceMs: 0 });
     });
@@ -591,9 +251,9 @@ async function buildRollups(ours: Ours, metric: string, specs: readonly RollupSp
 }
 
 /** Our answer to a query, and which rollups its pipelines read (null: the series-day documents). */
-async function oursAnswer(ours: Ours, query: BenchQuery) {
-  const { data, reads } = await ours.graphql(query.graphql);
-  return { answer: query.fromGraphql(data), rollups: reads.map((read) => read.rollup) };
+async function oursAnswer(ours: OursModel, query: BenchQuery) {
+  const body = await ours.graphqlBody<Record<string, unknown>>(query.graphql);
+  return { answer: query.fromGraphql(body.data!), rollups: (body.extensions?.reads ?? []).map((read) => read.rollup) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -636,14 +296,7 @@ async function readFigures(db: Db, collection: string, pipeline: readonly Docume
     if (!('$match' in stage)) break;
     leading.push(stage);
   }
-  const [row] = await db
-    .collection(collection)
-    .aggregate<{ documents: number; bytes: number }>([
-      ...leading,
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  const figures: ReadFigures = { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0, docsExamined: null, keysExamined: null };
+  const figures: ReadFigures = { ...(await collectionBytes(db, collection, leading)), docsExamined: null, keysExamined: null };
   try {
     const explained = await db.command({ explain: { aggregate: collection, pipeline: leading, cursor: {} }, verbosity: 'executionStats' });
     const docs = findAll(explained, 'totalDocsExamined');
@@ -669,8 +322,8 @@ async function readFigures(db: Db, collection: string, pipeline: readonly Docume
 }
 
 /** The read figures of our answer to a query: every bucket pipeline the engine sent, summed. */
-async function oursReadFigures(ours: Ours, query: BenchQuery): Promise<QueryReads> {
-  const { commands } = await ours.listen(() => ours.graphql(query.graphql));
+async function oursReadFigures(ours: OursModel, query: BenchQuery): Promise<QueryReads> {
+  const { commands } = await ours.commands.listen(() => ours.graphql(query.graphql));
   const pipelines = commands.filter(
     (command) =>
       command.name === 'aggregate' && (command.collection === CollectionName.buckets || command.collection.startsWith('rollup_')),
@@ -722,14 +375,14 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
   const plain = data.readings.slice(0, sample);
   const small = subset(data, plain);
   const readings = validated(plain);
-  const recorded = await Ours.open(uri, `bench_rollups_${data.name}_verify_record`);
-  const bulk = await Ours.open(uri, `bench_rollups_${data.name}_verify_bulk`);
+  const recorded = await openOurs(uri, `bench_rollups_${data.name}_verify_record`);
+  const bulk = await openOurs(uri, `bench_rollups_${data.name}_verify_bulk`);
   try {
     log(`${data.name}: checking the bulk load on ${plain.length} readings against recordBatch`);
     const begun = performance.now();
     await recordAll(recorded.store, readings, LOAD_BATCH);
     const recordSeconds = (performance.now() - begun) / 1000;
-    const loaded = await bulkLoad(bulk.store, readings);
+    const loaded = await bulkLoad(bulk.store, readings, log);
     const differences: string[] = [];
     const byKey = { series: 1, date: 1 };
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.buckets, byKey, ['_id'])).differences);
@@ -765,8 +418,8 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
     ];
     return { readings: plain.length, recordSeconds, documents: loaded.documents, differences, bytes, answers };
   } finally {
-    await recorded.close();
-    await bulk.close();
+    await dropAndClose(recorded);
+    await dropAndClose(bulk);
   }
 }
 
@@ -887,8 +540,8 @@ interface IngestResult {
 async function ingestCost(uri: string, data: DataSet, count: number, size: number): Promise<IngestResult> {
   const readings = validated(data.readings.slice(0, count + size));
   const [warmUp, ...timed] = batches(readings, size);
-  const without = await Ours.open(uri, `bench_rollups_${data.name}_ingest_plain`);
-  const withRollups = await Ours.open(uri, `bench_rollups_${data.name}_ingest_rollups`);
+  const without = await openOurs(uri, `bench_rollups_${data.name}_ingest_plain`);
+  const withRollups = await openOurs(uri, `bench_rollups_${data.name}_ingest_rollups`);
   const specs = rollupsOf(data);
   try {
     for (const ours of [without, withRollups]) await recordBatch(ours.store, warmUp!, { batchId: 'ingest-0', receivedAt: 0 });
@@ -911,7 +564,9 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
       const order = index % 2 === 0 ? [without, withRollups] : [withRollups, without];
       for (const ours of order) {
         const begun = performance.now();
-        const { commands } = await ours.listen(() => recordBatch(ours.store, batch, { batchId: `ingest-${index + 1}`, receivedAt: 0 }));
+        const { commands } = await ours.commands.listen(() =>
+          recordBatch(ours.store, batch, { batchId: `ingest-${index + 1}`, receivedAt: 0 }),
+        );
         const ms = performance.now() - begun;
         if (ours === without) times.without = ms;
         else {
@@ -946,7 +601,7 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
     const clean = rollups.every((rollup) => rollup.state === 'ready' && Object.keys(rollup.dirty ?? {}).length === 0);
     const query = queriesOf(subset(data, data.readings.slice(0, count + size)))[0]!.query;
     const fromRollup = await oursAnswer(withRollups, query);
-    await withRollups.rollupsUsable(false);
+    await rollupsUsable(withRollups, false);
     const fromSeries = await oursAnswer(withRollups, query);
     const fromPlain = await oursAnswer(without, query);
     result.consistent =
@@ -956,8 +611,8 @@ async function ingestCost(uri: string, data: DataSet, count: number, size: numbe
       compareAnswers(fromSeries.answer, fromPlain.answer) === null;
     return result;
   } finally {
-    await without.close();
-    await withRollups.close();
+    await dropAndClose(without);
+    await dropAndClose(withRollups);
   }
 }
 
@@ -992,8 +647,8 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const metric = data.readings[0]!.metric;
   const load: DataSetResult['load'] = [];
   log(`${data.name}: bulk-loading ${data.readings.length} readings into series-day documents`);
-  const ours = await Ours.open(uri, `bench_rollups_${data.name}_ours`);
-  const loaded = await bulkLoad(ours.store, validated(data.readings));
+  const ours = await openOurs(uri, `bench_rollups_${data.name}_ours`);
+  const loaded = await bulkLoad(ours.store, validated(data.readings), log);
   load.push({ model: 'ours (series-day documents)', ...loaded, how: 'bulk load (planWrites + dayUpdate, materialized, insertMany)' });
   log(`${data.name}: building the rollups`);
   const specs = rollupsOf(data);
@@ -1010,13 +665,13 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const contenders: Contender[] = [
     {
       name: 'series',
-      prepare: () => ours.rollupsUsable(false),
+      prepare: () => rollupsUsable(ours, false),
       answer: (query) => oursAnswer(ours, query),
       reads: (query) => oursReadFigures(ours, query),
     },
     {
       name: 'rollup',
-      prepare: () => ours.rollupsUsable(true),
+      prepare: () => rollupsUsable(ours, true),
       answer: (query) => oursAnswer(ours, query),
       reads: (query) => oursReadFigures(ours, query),
     },
@@ -1049,7 +704,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       name,
       prepare: async () => {},
       answer: async (query) => ({
-        answer: query.fromRows(await model.db.collection(model.collection).aggregate(query.pipeline(dateTrunc)).toArray()),
+        answer: await answerQuery(model, query, dateTrunc),
         rollups: [],
       }),
       reads: (query) => baselineReads(model, query, dateTrunc),
@@ -1057,9 +712,9 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   }
 
   const queries = await runQueries(contenders, queriesOf(data));
-  await ours.rollupsUsable(true);
+  await rollupsUsable(ours, true);
   for (const model of opened) await model.db.dropDatabase();
-  await ours.close();
+  await dropAndClose(ours);
 
   log(`${data.name}: ingest through recordBatch without and with rollups`);
   const ingest = await ingestCost(
@@ -1084,7 +739,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
 // Report
 // ---------------------------------------------------------------------------------------
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = format.count;
 /** The three commands that took the server longest, as `update rollup_… 12.3 s`. */
 const topCommands = (times: Record<string, number>) =>
   Object.entries(times)
@@ -1119,13 +774,21 @@ function markdown(result: DataSetResult): string {
   for (const baseline of result.baselines.filter((b) => !b.available))
     lines.push(`- **${baseline.name}**: not run, ${baseline.reason}`, '');
 
-  lines.push('**Load**', '', '| model | readings | documents | seconds | how |', '| --- | ---: | ---: | ---: | --- |');
-  for (const row of result.load)
-    lines.push(`| ${row.model} | ${count(row.readings)} | ${count(row.documents)} | ${row.seconds.toFixed(1)} | ${row.how} |`);
+  lines.push(
+    '**Load**',
+    '',
+    ...table(
+      ['model', 'readings', 'documents', 'seconds', 'how'],
+      'lrrrl',
+      result.load.map((l) => [l.model, count(l.readings), count(l.documents), l.seconds.toFixed(1), l.how]),
+    ),
+  );
   lines.push('', '**Rollups** (summed `$bsonSize`; build: `createRollup` + `backfillRollup` with grace 0)', '');
   lines.push(
-    '| documents of | tag keys | documents | bytes | bytes vs series-day documents | build s (server time of its slowest commands) |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
+    ...tableHead(
+      ['documents of', 'tag keys', 'documents', 'bytes', 'bytes vs series-day documents', 'build s (server time of its slowest commands)'],
+      'llrrrr',
+    ),
   );
   const s = result.seriesDocuments;
   lines.push(`| series-day documents | all | ${count(s.documents)} | ${format.bytes(s.bytes)} | 1.00x | |`);
@@ -1137,24 +800,25 @@ function markdown(result: DataSetResult): string {
 
   const names = ['series', 'rollup', ...result.baselines.filter((b) => b.available).map((b) => b.name)];
   lines.push('', `**Queries** (ms, median of ${reps} runs, the models taking turns; speed-up of the rollup = other / rollup)`, '');
+  const others = names.filter((n) => n !== 'rollup');
   lines.push(
-    `| query | level | answers | rollup read | ${names.join(' | ')} | ${names
-      .filter((n) => n !== 'rollup')
-      .map((n) => `rollup vs ${n}`)
-      .join(' | ')} |`,
-    `| --- | --- | --- | --- | ${names.map(() => '---:').join(' | ')} | ${names
-      .filter((n) => n !== 'rollup')
-      .map(() => '---:')
-      .join(' | ')} |`,
+    ...tableHead(
+      ['query', 'level', 'answers', 'rollup read', ...names, ...others.map((n) => `rollup vs ${n}`)],
+      `llll${'r'.repeat(names.length + others.length)}`,
+    ),
   );
   for (const q of result.queries) {
     const p50 = (name: string) => q.models[name]?.p50;
     const read = [...new Set(q.models.rollup?.rollups ?? [])].join(', ');
     lines.push(
-      `| ${q.name}: ${q.description} | ${q.unit} | ${q.agree ? 'agree' : `DIFFER (${q.difference})`} | ${read} | ${names.map((n) => format.ms(p50(n)!)).join(' | ')} | ${names
-        .filter((n) => n !== 'rollup')
-        .map((n) => (q.agree ? speedup(p50(n), p50('rollup')) : 'VOID'))
-        .join(' | ')} |`,
+      row([
+        `${q.name}: ${q.description}`,
+        q.unit,
+        q.agree ? 'agree' : `DIFFER (${q.difference})`,
+        read,
+        ...names.map((n) => format.ms(p50(n)!)),
+        ...others.map((n) => (q.agree ? speedup(p50(n), p50('rollup')) : 'VOID')),
+      ]),
     );
   }
   lines.push(
@@ -1163,8 +827,10 @@ function markdown(result: DataSetResult): string {
     '',
   );
   lines.push(
-    '| query | model | pipelines | documents | bytes | docs / keys examined | server time of the request (ours) |',
-    '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+    ...tableHead(
+      ['query', 'model', 'pipelines', 'documents', 'bytes', 'docs / keys examined', 'server time of the request (ours)'],
+      'llrrrrl',
+    ),
   );
   for (const q of result.queries) {
     for (const name of names) {
@@ -1199,10 +865,7 @@ function markdown(result: DataSetResult): string {
     `Where the time of the batches with rollups goes (\`update\` commands, per batch; the whole batch took ${format.ms(withMs / i.batches.length)} ms):`,
     '',
   );
-  lines.push(
-    '| documents written | server ms | share | documents | field paths | most paths in one update |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-  );
+  lines.push(...tableHead(['documents written', 'server ms', 'share', 'documents', 'field paths', 'most paths in one update'], 'lrrrrr'));
   for (const [target, u] of Object.entries(i.updates)) {
     const n = i.batches.length;
     lines.push(
@@ -1213,8 +876,8 @@ function markdown(result: DataSetResult): string {
 }
 
 /** The targets, checked against the figures. */
-function targets(results: DataSetResult[]): { target: string; value: string; met: boolean }[] {
-  const rows: { target: string; value: string; met: boolean }[] = [];
+function targets(results: DataSetResult[]): Target[] {
+  const rows: Target[] = [];
   const sparse = results.find((r) => r.data.name === 'sparse');
   const ratio = (q: QueryResult, other: string) => (q.models[other]?.p50 ?? Number.NaN) / q.models.rollup!.p50;
   if (sparse) {
@@ -1252,58 +915,36 @@ function targets(results: DataSetResult[]): { target: string; value: string; met
   return rows;
 }
 
-async function main(): Promise<void> {
-  const database = await benchDatabase();
-  const client = new MongoClient(database.uri);
-  await client.connect();
-  try {
-    const embedded = !loadConfig().MONGODB_URI;
-    const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
-    const server = embedded
-      ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
-      : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
-    const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    const dateTrunc = await supportsDateTrunc(client);
-    log(`server: ${server}`);
-    const sets: DataSet[] = [];
-    if (options.data !== 'dense') sets.push(await sparseDataSet(new Date(Date.UTC(2001, 1, 1)), options.rows));
-    if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, options.hours));
-    const results: DataSetResult[] = [];
-    for (const data of sets) results.push(await runDataSet(database.uri, client, data, dateTrunc));
-    const checked = targets(results);
-    const report = [
-      `Server: ${server}. Machine: ${machine}. Whole run: ${(seconds() / 60).toFixed(1)} min.`,
-      '',
-      ...results.flatMap((result) => [markdown(result), '']),
-      '**Targets**',
-      '',
-      '| target | measured | met |',
-      '| --- | --- | --- |',
-      ...checked.map((row) => `| ${row.target} | ${row.value} | ${row.met ? 'yes' : 'no'} |`),
-    ];
-    console.log(report.join('\n'));
-    const out = options.out ?? `bench-results/rollups-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(
-      out,
-      JSON.stringify({ server, machine, dateTrunc, reps, options, minutes: seconds() / 60, results, targets: checked }, null, 2),
-    );
-    log(`figures written to ${out}`);
-    const void_ = results.some(
-      (r) =>
-        r.queries.some((q) => !q.agree) ||
-        r.verification.differences.length > 0 ||
-        r.verification.answers.some((a) => !a.agree) ||
-        !r.ingest.consistent,
-    );
-    if (void_) {
-      log('Some answers or documents differ: the benchmark is void.');
-      process.exitCode = 1;
-    }
-  } finally {
-    await client.close();
-    await database.stop();
+await withBenchDatabase(async (database, client) => {
+  const server = await describeServer(client, database.embedded);
+  const machine = describeMachine();
+  const dateTrunc = await supportsDateTrunc(client);
+  log(`server: ${server}`);
+  const sets: DataSet[] = [];
+  if (options.data !== 'dense') sets.push(await sparseDataSet(new Date(Date.UTC(2001, 1, 1)), options.rows));
+  if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, options.hours));
+  const results: DataSetResult[] = [];
+  for (const data of sets) results.push(await runDataSet(database.uri, client, data, dateTrunc));
+  const checked = targets(results);
+  const report = [
+    `Server: ${server}. Machine: ${machine}. Whole run: ${(log.seconds() / 60).toFixed(1)} min.`,
+    '',
+    ...results.flatMap((result) => [markdown(result), '']),
+    ...targetsTable(checked),
+  ];
+  console.log(report.join('\n'));
+  const out = options.out ?? resultsPath('rollups');
+  writeResults(out, { server, machine, dateTrunc, reps, options, minutes: log.seconds() / 60, results, targets: checked });
+  log(`figures written to ${out}`);
+  const void_ = results.some(
+    (r) =>
+      r.queries.some((q) => !q.agree) ||
+      r.verification.differences.length > 0 ||
+      r.verification.answers.some((a) => !a.agree) ||
+      !r.ingest.consistent,
+  );
+  if (void_) {
+    log('Some answers or documents differ: the benchmark is void.');
+    process.exitCode = 1;
   }
-}
-
-await main();
+});

@@ -42,7 +42,6 @@
  */
 import { cpus } from 'node:os';
 import { Command } from 'commander';
-import { loadConfig } from '../../src/config.ts';
 import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
 import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { percentile as summaryPercentile, summarize } from '../../src/model/stats.ts';
@@ -59,13 +58,25 @@ import { granularity } from '../../src/query/granularity.ts';
 import type { Reading } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
-import { benchDatabase } from './database.ts';
-import { denseDataSet, sparseDataSet, type DataSet } from './datasets.ts';
-import { batches, format, median, percentile, positiveInt } from './measure.ts';
-import { OursModel } from './models.ts';
+import {
+  batches,
+  benchDatabase,
+  type DataSet,
+  denseDataSet,
+  dropAndClose,
+  format,
+  median,
+  OursModel,
+  percentile,
+  positiveInt,
+  progressLog,
+  shuffled,
+  sparseDataSet,
+  tableHead,
+} from './harness/index.ts';
 
 const options = new Command()
-  .name('statistics')
+  .name('bench:statistics')
   .description('Storage, ingest and query cost of the optional statistics (sketch levels, latest readings).')
   .option('--runs <n>', 'timed rounds of the queries (after one warm-up)', positiveInt, 7)
   .option('--hosts <n>', 'dense: hosts', positiveInt, 50)
@@ -77,8 +88,7 @@ const options = new Command()
   .opts<{ runs: number; hosts: number; minutes: number; days: number; origins: string; quick?: boolean }>();
 if (options.quick) Object.assign(options, { runs: 2, hosts: 20, minutes: 1, days: 1, origins: 'SJC' });
 
-const started = performance.now();
-const log = (message: string) => console.error(`[statistics ${((performance.now() - started) / 1000).toFixed(0)}s] ${message}`);
+const log = progressLog('statistics');
 
 /** Readings per `recordBatch` call, as the benchmark's loader and `import:flights` send them. */
 const BATCH = 1000;
@@ -264,18 +274,8 @@ async function measure(uri: string, data: DataSet): Promise<SettingResult[]> {
     }
     return results;
   } finally {
-    for (const model of models) {
-      await model.db.dropDatabase();
-      await model.close();
-    }
+    for (const model of models) await dropAndClose(model);
   }
-}
-
-function shuffled<T>(items: readonly T[]): T[] {
-  return items
-    .map((item) => ({ item, key: Math.random() }))
-    .sort((a, b) => a.key - b.key)
-    .map(({ item }) => item);
 }
 
 /** Markdown tables of one data set. */
@@ -287,8 +287,7 @@ function report(data: DataSet, results: SettingResult[]): string {
   lines.push(
     `**Storage and ingest** (${data.readings.length.toLocaleString('en-US')} readings, ${reference.documents.toLocaleString('en-US')} series-day documents of ${readingsPerDocument.toFixed(1)} readings on average, written in ${reference.batchSeconds.length} batch${reference.batchSeconds.length === 1 ? '' : 'es'} of up to ${BATCH.toLocaleString('en-US')}; ratios against the first row; ingest ratio: median over the batches of the first row's time over the setting's)`,
     '',
-    '| sketches, latest readings | bytes/document | bytes/reading | ratio | ingest readings/s | ratio |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...tableHead(['sketches, latest readings', 'bytes/document', 'bytes/reading', 'ratio', 'ingest readings/s', 'ratio'], 'lrrrrr'),
   );
   for (const result of results) {
     const perReading = result.bytes / data.readings.length;
@@ -318,10 +317,9 @@ function report(data: DataSet, results: SettingResult[]): string {
   return lines.join('\n');
 }
 
-const config = loadConfig();
 const database = await benchDatabase();
 try {
-  const server = config.MONGODB_URI ? 'the server at MONGODB_URI' : `SecantusDB ${SECANTUS_VERSION} (embedded, in memory)`;
+  const server = database.embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded, in memory)` : 'the server at MONGODB_URI';
   const origins = new Set(options.origins.split(',').map((code) => code.trim()));
   const sets = [
     denseDataSet(options.hosts, options.minutes / 60),
@@ -336,7 +334,7 @@ try {
     out.push(report(data, await measure(database.uri, data)), '');
   }
   console.log(out.join('\n'));
-  log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  log(`done in ${log.seconds().toFixed(0)} s`);
 } finally {
   await database.stop();
 }

@@ -13,11 +13,9 @@
  * Prints Markdown tables: the fastest and the median of `--runs` runs after a warm-up,
  * the cases of a table in a new random order each round, and each zone's ratio to UTC.
  */
-import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import type { Document } from 'mongodb';
-import { loadConfig } from '../../src/config.ts';
-import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../../src/embedded/secantus.ts';
+import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { readFlights3m, type Flight } from '../../src/importer/flights.ts';
 import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
@@ -25,10 +23,11 @@ import { granularity, type GranularityName } from '../../src/query/granularity.t
 import { parseLocalTime } from '../../src/query/zone.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { aggregateBuckets } from '../../src/storage/read.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
-import { format, median } from './measure.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { format, row, tableHead, timeCases, withScratchStore } from './harness/index.ts';
 
 const options = new Command()
+  .name('bench:zones')
   .option('--runs <n>', 'timed runs per case', (value) => Number(value), 7)
   .option('--origins <codes>', 'origin airports to load (comma-separated)', 'LAS,JFK,SJC,ORD')
   .parse()
@@ -67,28 +66,6 @@ async function record(store: Store, flights: readonly Flight[]): Promise<void> {
   }
 }
 
-/**
- * Fastest and median of `runs` timed runs of each case after one warm-up each; every
- * round runs all cases in a new random order, so load from other work on a shared
- * machine does not fall on one case (the fastest run is the steadier figure there).
- */
-async function timeCases(
-  cases: readonly { name: string; run: () => Promise<unknown> }[],
-  runs: number,
-): Promise<Map<string, { fastest: number; median: number }>> {
-  for (const c of cases) await c.run();
-  const times = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-  for (let i = 0; i < runs; i++) {
-    const order = cases.map((c) => ({ c, sortKey: Math.random() })).sort((a, b) => a.sortKey - b.sortKey);
-    for (const { c } of order) {
-      const started = performance.now();
-      await c.run();
-      times.get(c.name)!.push(performance.now() - started);
-    }
-  }
-  return new Map([...times].map(([name, values]) => [name, { fastest: Math.min(...values), median: median(values) }]));
-}
-
 /** The DAY and MONTH pipeline of a zone over its local fortnight. */
 function chart(name: GranularityName, zone: string): Document[] {
   return bucketsPipeline({
@@ -102,23 +79,26 @@ function chart(name: GranularityName, zone: string): Document[] {
   });
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  let embedded: EmbeddedServer | undefined;
-  let uri = config.MONGODB_URI;
-  if (!uri) {
-    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, log);
-    embedded = await startSecantus({ binary, dataDir: ':memory:', say: log });
-    uri = embedded.uri;
-  }
-  const store = await openStore(uri, `bench_zones_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
-  try {
+/** Times each named pipeline (see `timeCases`) and prints a table of their fastest and median ms under `title`, after a blank line. */
+async function printPipelineTimes(store: Store, title: string, cases: readonly [string, Document[]][]): Promise<void> {
+  const times = await timeCases(
+    cases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
+    options.runs,
+  );
+  console.log(['', ...tableHead([title, 'fastest ms', 'median ms'], 'lrr')].join('\n'));
+  for (const [name] of cases) console.log(row([name, format.ms(times.get(name)!.fastest), format.ms(times.get(name)!.median)]));
+}
+
+await withScratchStore(
+  'zones',
+  { defaultLayout: 'sparse' },
+  async (store, database) => {
     const origins = new Set(options.origins.split(',').map((code) => code.trim()));
     const flights = await loadFlights(origins);
     log(`recording ${flights.length} flights from ${[...origins].join(', ')}`);
     await record(store, flights);
     const documents = await store.buckets.countDocuments({});
-    const server = embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded)` : 'the server at MONGODB_URI';
+    const server = database.embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded)` : 'the server at MONGODB_URI';
     console.log(
       `${flights.length} flights of ${[...origins].join(', ')}, ${documents} route-day documents, on ${server}; ${options.runs} runs per case.\n`,
     );
@@ -128,15 +108,12 @@ async function main(): Promise<void> {
       ZONES.map((zone) => ({ name: `${name} ${zone}`, run: () => aggregateBuckets(store, chart(name, zone)) })),
     );
     const times = await timeCases(cases, options.runs);
-    console.log(`| granularity | zone | fastest ms | median ms | ratio to UTC (fastest) |`);
-    console.log('| --- | --- | ---: | ---: | ---: |');
+    console.log(tableHead(['granularity', 'zone', 'fastest ms', 'median ms', 'ratio to UTC (fastest)'], 'llrrr').join('\n'));
     for (const name of GRANULARITIES) {
       const utc = times.get(`${name} UTC`)!.fastest;
       for (const zone of ZONES) {
-        const { fastest, median: middle } = times.get(`${name} ${zone}`)!;
-        console.log(
-          `| ${name} | ${zone} | ${format.ms(fastest)} | ${format.ms(middle)} | ${zone === 'UTC' ? '' : format.ratio(fastest / utc)} |`,
-        );
+        const { fastest, median } = times.get(`${name} ${zone}`)!;
+        console.log(row([name, zone, format.ms(fastest), format.ms(median), zone === 'UTC' ? '' : format.ratio(fastest / utc)]));
       }
     }
 
@@ -167,14 +144,7 @@ async function main(): Promise<void> {
       ['MONTH: $dateTrunc (used)', keyed({ $dateTrunc: { date: '$date', unit: 'month' } })],
       ['MONTH: $dateFromParts', keyed({ $dateFromParts: { year: { $year: '$date' }, month: { $month: '$date' } } })],
     ];
-    const keyTimes = await timeCases(
-      keyCases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
-      options.runs,
-    );
-    console.log(`\n| UTC group key over day totals [${FROM}, ${TO}) | fastest ms | median ms |`);
-    console.log('| --- | ---: | ---: |');
-    for (const [name] of keyCases)
-      console.log(`| ${name} | ${format.ms(keyTimes.get(name)!.fastest)} | ${format.ms(keyTimes.get(name)!.median)} |`);
+    await printPipelineTimes(store, `UTC group key over day totals [${FROM}, ${TO})`, keyCases);
     // Slot times in ms (hour slots of an HOUR chart): arithmetic against $dateTrunc of the date made from them.
     const hourly = bucketsPipeline({
       scope: { metric: 'flights' },
@@ -189,19 +159,7 @@ async function main(): Promise<void> {
       ['HOUR: ms arithmetic (used)', withKey({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 3_600_000] }] } })],
       ['HOUR: $dateTrunc of $toDate', withKey({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'hour' } })],
     ];
-    const slotTimes = await timeCases(
-      slotCases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
-      options.runs,
-    );
-    console.log(`\n| UTC group key over hour slots [${FROM}, ${TO}) | fastest ms | median ms |`);
-    console.log('| --- | ---: | ---: |');
-    for (const [name] of slotCases)
-      console.log(`| ${name} | ${format.ms(slotTimes.get(name)!.fastest)} | ${format.ms(slotTimes.get(name)!.median)} |`);
-  } finally {
-    await store.db.dropDatabase();
-    await store.client.close();
-    await embedded?.stop();
-  }
-}
-
-await main();
+    await printPipelineTimes(store, `UTC group key over hour slots [${FROM}, ${TO})`, slotCases);
+  },
+  log,
+);

@@ -1,5 +1,5 @@
 /**
- * Keeps the benchmark script working: runs `scripts/bench.ts --quick` against the test
+ * Keeps the benchmark script working: runs `scripts/bench/main.ts --quick` against the test
  * database server and checks it compared every model's answers and reported every
  * figure. (Its timings at this size mean nothing and are not asserted.)
  */
@@ -16,7 +16,7 @@ const run = promisify(execFile);
 describe('npm run bench -- --quick', () => {
   it('runs every model on both data sets with agreeing answers', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'quick.json');
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', '--quick', '--out', out], {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/bench/main.ts', '--quick', '--out', out], {
       env: { ...process.env, MONGODB_URI: testMongoUri() },
       maxBuffer: 16 * 1024 * 1024,
     });

@@ -12,36 +12,57 @@
  *   npm run bench -- --reads-only --hosts 10 --hours 1 --rows 8000   # documents and bytes read per query only
  *   MONGODB_URI=mongodb://... npm run bench   # against a real MongoDB
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { cpus, totalmem } from 'node:os';
-import { Command, Option } from 'commander';
-import { MongoClient } from 'mongodb';
-import { loadConfig } from '../src/config.ts';
-import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
-import { sendBatch } from '../src/importer/send.ts';
-import { bucketsPipeline } from '../src/query/buckets-pipeline.ts';
-import { granularity } from '../src/query/granularity.ts';
-import { aggregateBuckets } from '../src/storage/read.ts';
-import { DAY_MS } from '../src/model/time.ts';
-import { denseDataSet, readingInput, sparseDataSet, type DataSet, type PlainReading } from './bench/datasets.ts';
-import { alternating, batches, format, latency, median, positiveInt } from './bench/measure.ts';
+import { Command } from 'commander';
+import type { MongoClient } from 'mongodb';
+import { sendBatch } from '../../src/importer/send.ts';
+import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
+import { granularity } from '../../src/query/granularity.ts';
+import { aggregateBuckets } from '../../src/storage/read.ts';
+import { DAY_MS } from '../../src/model/time.ts';
 import {
+  alternating,
+  answerQuery,
+  batches,
+  compareAnswers,
+  dataOption,
+  type DataChoice,
+  type DataSet,
+  denseDataSet,
+  denseQueries,
+  describeMachine,
+  describeServer,
+  dropAndClose,
+  format,
+  latency,
+  median,
+  type Model,
   NaiveModel,
   OursModel,
-  supportsDateTrunc,
-  TimeseriesModel,
-  type BaselineModel,
-  type Model,
+  type PlainReading,
+  positiveInt,
+  postGraphql,
+  progressLog,
+  readingInput,
+  resultsPath,
+  scalingQueries,
+  serveApp,
+  sparseDataSet,
+  sparseQueries,
   type StorageFigures,
-} from './bench/models.ts';
-import { compareAnswers, denseQueries, scalingQueries, sparseQueries, type BenchQuery } from './bench/queries.ts';
-import { measureReads, readsTable, type QueryReads } from './bench/bytes-read.ts';
+  supportsDateTrunc,
+  tableHead,
+  type Target,
+  targetsTable,
+  TimeseriesModel,
+  withBenchDatabase,
+  writeResults,
+} from './harness/index.ts';
+import { measureReads, readsTable, type QueryReads } from './bytes-read.ts';
 
 const program = new Command()
   .name('bench')
   .description('Compare ours with one document per reading and native time-series collections.')
-  .addOption(new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both'))
+  .addOption(dataOption())
   .option('--quick', 'a smoke-test size that finishes in well under a minute (2 repetitions: its figures mean little)')
   .option('--hosts <n>', 'dense: number of hosts', positiveInt, 100)
   .option('--hours <n>', 'dense: hours of data', positiveInt, 24)
@@ -59,7 +80,7 @@ const program = new Command()
   .parse();
 
 interface Options {
-  data: 'dense' | 'sparse' | 'both';
+  data: DataChoice;
   quick?: boolean;
   hosts: number;
   hours: number;
@@ -81,8 +102,7 @@ const baselines = options.models
   .split(',')
   .map((name) => name.trim())
   .filter(Boolean);
-const benchStarted = performance.now();
-const log = (message: string) => console.error(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${message}`);
+const log = progressLog('bench', 1);
 
 /** Ingest slice sizes per batch size: one warm-up slice and `reps` timed slices. */
 const SLICE = options.quick ? { 1: 5, 100: 100, 1000: 150 } : { 1: 200, 100: 2000, 1000: 5000 };
@@ -139,38 +159,26 @@ async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 
   try {
     return await sliceRates(data, batch, (slice) => timedWrite(model, slice, batch));
   } finally {
-    await model.db.dropDatabase();
-    await model.close();
+    await dropAndClose(model);
   }
 }
 
 /** GraphQL ingest over HTTP (yoga on a local port), batches of 1,000, median of `reps` slices. */
 async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigure> {
   const model = await OursModel.open(uri, 'bench_ingest_graphql', 'sparse');
-  const server = createServer(model.app);
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`;
+  const server = await serveApp(model.app);
   let sent = 0;
   try {
     return await sliceRates(data, 1000, async (slice) => {
       const payloads = batches(slice.map(readingInput), 1000);
       const started = performance.now();
-      for (const payload of payloads) await sendBatch(url, payload, { batchId: `graphql-ingest-${++sent}` });
+      for (const payload of payloads) await sendBatch(server.url, payload, { batchId: `graphql-ingest-${++sent}` });
       return slice.length / ((performance.now() - started) / 1000);
     });
   } finally {
-    await new Promise<void>((closed) => server.close(() => closed()));
-    await model.db.dropDatabase();
-    await model.close();
+    await server.close();
+    await dropAndClose(model);
   }
-}
-
-/** Runs one query on a model, normalized for comparison. */
-async function answer(model: Model, query: BenchQuery, dateTrunc: boolean): Promise<Map<string, number>> {
-  if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
-  const baseline = model as BaselineModel;
-  return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
 }
 
 interface DataSetResult {
@@ -233,7 +241,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
 
   // Answers first: a benchmark of wrong answers is void.
   for (const query of queries) {
-    const answers = await Promise.all(loaded.map((model) => answer(model, query, dateTrunc)));
+    const answers = await Promise.all(loaded.map((model) => answerQuery(model, query, dateTrunc)));
     let difference: string | undefined;
     for (let i = 1; i < answers.length && !difference; i++) {
       const diff = compareAnswers(answers[0]!, answers[i]!);
@@ -247,7 +255,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const figures = result.models.find((m) => m.name === model.name)!;
     for (const query of queries) {
       log(`${model.name}: timing ${query.name}`);
-      const { p50, p99 } = await latency(() => answer(model, query, dateTrunc), reps);
+      const { p50, p99 } = await latency(() => answerQuery(model, query, dateTrunc), reps);
       figures.queries[query.name] = { p50, p99 };
     }
   }
@@ -255,10 +263,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   // Documents and bytes read per query, and ours without and with its read projection.
   result.reads = await measureReads(loaded, queries, reps, dateTrunc, log);
   if (options.readsOnly) {
-    for (const model of loaded) {
-      await model.db.dropDatabase();
-      await model.close();
-    }
+    for (const model of loaded) await dropAndClose(model);
     return result;
   }
 
@@ -267,12 +272,12 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   const naive = loaded.find((m) => m.name === 'naive');
   if (naive) {
     for (const { label, query } of scalingQueries(data)) {
-      const diff = compareAnswers(await answer(ours, query, dateTrunc), await answer(naive, query, dateTrunc));
+      const diff = compareAnswers(await answerQuery(ours, query, dateTrunc), await answerQuery(naive, query, dateTrunc));
       if (diff) log(`VOID scaling ${label}: ${diff}`);
       result.scaling.push({
         label,
-        ours: (await latency(() => answer(ours, query, dateTrunc), reps)).p50,
-        naive: (await latency(() => answer(naive, query, dateTrunc), reps)).p50,
+        ours: (await latency(() => answerQuery(ours, query, dateTrunc), reps)).p50,
+        naive: (await latency(() => answerQuery(naive, query, dateTrunc), reps)).p50,
       });
     }
   }
@@ -295,21 +300,11 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       grouping: { by: 'none' },
     });
     // Through yoga: the HTTP response body as text (what a server sends), not parsed.
-    const viaYoga = async () =>
-      (
-        await ours.app.fetch('http://bench/graphql', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ query }),
-        })
-      ).text();
+    const viaYoga = async () => (await postGraphql(ours.app, query)).text();
     const [yogaMs, pipelineMs] = await alternating(viaYoga, () => aggregateBuckets(ours.store, pipeline), Math.max(reps, 7));
     result.overhead = { buckets: count, yogaMs, pipelineMs };
   }
-  for (const model of loaded) {
-    await model.db.dropDatabase();
-    await model.close();
-  }
+  for (const model of loaded) await dropAndClose(model);
 
   // Bucket layouts against each other, on the first readings of the data set.
   const sampleSize = Math.min(data.readings.length, options.layoutSample ?? (data.name === 'dense' ? 9_000 : 5_000));
@@ -321,7 +316,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const model = await OursModel.open(uri, `bench_layout_${layout}`, layout);
     const rate = await timedWrite(model, sample, 1000);
     const storage = await model.storage();
-    const { p50 } = await latency(() => answer(model, minuteQuery, dateTrunc), reps);
+    const { p50 } = await latency(() => answerQuery(model, minuteQuery, dateTrunc), reps);
     result.layouts.rows.push({
       layout,
       readingsPerSecond: rate,
@@ -329,8 +324,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
       largestDocument: storage.largestDocument,
       minuteQueryMs: p50,
     });
-    await model.db.dropDatabase();
-    await model.close();
+    await dropAndClose(model);
   }
   return result;
 }
@@ -350,8 +344,7 @@ function markdown(result: DataSetResult): string {
   }
   if (ours.ingest.length > 0) {
     lines.push('**Ingest** (readings/s; ratio = ours / baseline)', '');
-    lines.push(`| path | ours | ${available.map((m) => `${m.name} | ratio`).join(' | ')} |`);
-    lines.push(`| --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+    lines.push(...tableHead(['path', 'ours', ...available.flatMap((m) => [m.name, 'ratio'])], `lr${'rr'.repeat(available.length)}`));
     for (const [i, batch] of [1, 100, 1000].entries()) {
       const o = ours.ingest[i]!.readingsPerSecond;
       lines.push(
@@ -367,10 +360,7 @@ function markdown(result: DataSetResult): string {
     }
   }
   lines.push('', '**Storage** (after loading all readings; `storageSize` + `totalIndexSize`)', '');
-  lines.push(
-    '| model | documents | storage | indexes | bytes/reading | ratio | largest document |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-  );
+  lines.push(...tableHead(['model', 'documents', 'storage', 'indexes', 'bytes/reading', 'ratio', 'largest document'], 'lrrrrrr'));
   for (const model of [ours, ...available]) {
     const s = model.storage!;
     lines.push(
@@ -379,8 +369,12 @@ function markdown(result: DataSetResult): string {
   }
   if (Object.keys(ours.queries).length > 0) {
     lines.push('', `**Queries** (ms, p50 / p99 of ${reps} runs after a warm-up; speed-up = baseline p50 / ours p50)`, '');
-    lines.push(`| query | level | answers | ours | ${available.map((m) => `${m.name} | speed-up`).join(' | ')} |`);
-    lines.push(`| --- | --- | --- | ---: | ${available.map(() => '---: | ---:').join(' | ')} |`);
+    lines.push(
+      ...tableHead(
+        ['query', 'level', 'answers', 'ours', ...available.flatMap((m) => [m.name, 'speed-up'])],
+        `lllr${'rr'.repeat(available.length)}`,
+      ),
+    );
     for (const query of result.queries) {
       const o = ours.queries[query.name]!;
       const cells = available.map((m) => {
@@ -402,7 +396,7 @@ function markdown(result: DataSetResult): string {
   }
   if (result.scaling.length) {
     lines.push('', '**Scaling** (mean of one field for one entity over a growing range, p50 ms)', '');
-    lines.push('| range | ours | naive | speed-up |', '| --- | ---: | ---: | ---: |');
+    lines.push(...tableHead(['range', 'ours', 'naive', 'speed-up'], 'lrrr'));
     for (const row of result.scaling)
       lines.push(`| ${row.label} | ${format.ms(row.ours)} | ${format.ms(row.naive)} | ${format.ratio(row.naive / row.ours)} |`);
   }
@@ -415,10 +409,7 @@ function markdown(result: DataSetResult): string {
   }
   if (result.layouts) {
     lines.push('', `**Bucket layouts** (the first ${result.layouts.readings.toLocaleString('en-US')} readings, batches of 1,000)`, '');
-    lines.push(
-      '| layout | ingest readings/s | bytes/reading | largest document | minute query p50 ms |',
-      '| --- | ---: | ---: | ---: | ---: |',
-    );
+    lines.push(...tableHead(['layout', 'ingest readings/s', 'bytes/reading', 'largest document', 'minute query p50 ms'], 'lrrrr'));
     for (const row of result.layouts.rows) {
       lines.push(
         `| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`,
@@ -429,11 +420,11 @@ function markdown(result: DataSetResult): string {
 }
 
 /** The targets of the benchmark, checked against the figures (ratios against naive). */
-function targets(result: DataSetResult): { target: string; value: string; met: boolean }[] {
+function targets(result: DataSetResult): Target[] {
   const ours = result.models.find((m) => m.name === 'ours')!;
   if (options.readsOnly) return [];
   const naive = result.models.find((m) => m.name === 'naive' && m.available);
-  const rows: { target: string; value: string; met: boolean }[] = [];
+  const rows: Target[] = [];
   const speedups = (units: string[]) =>
     result.queries.filter((q) => units.includes(q.unit)).map((q) => ({ q, x: naive!.queries[q.name]!.p50 / ours.queries[q.name]!.p50 }));
   if (naive) {
@@ -474,58 +465,33 @@ function targets(result: DataSetResult): { target: string; value: string; met: b
   return rows;
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  let embedded: EmbeddedServer | undefined;
-  let uri = config.MONGODB_URI;
-  if (!uri) {
-    const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, log);
-    embedded = await startSecantus({ binary, dataDir: ':memory:', say: log });
-    uri = embedded.uri;
-  }
-  const client = new MongoClient(uri);
-  await client.connect();
-  try {
-    const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
-    const server = embedded
-      ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
-      : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
-    const dateTrunc = await supportsDateTrunc(client);
-    const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-    log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);
+await withBenchDatabase(async (database, client) => {
+  const server = await describeServer(client, database.embedded);
+  const dateTrunc = await supportsDateTrunc(client);
+  const machine = describeMachine();
+  log(`server: ${server}; $dateTrunc ${dateTrunc ? 'available' : 'missing: baselines use date arithmetic'}`);
 
-    const sets: DataSet[] = [];
-    if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, (options.minutes ?? options.hours * 60) / 60));
-    if (options.data !== 'dense') {
-      const before = new Date(Date.UTC(2001, Math.min(6, options.months), 1));
-      sets.push(await sparseDataSet(before, options.rows));
-    }
-    const results: DataSetResult[] = [];
-    const report: string[] = [`Server: ${server}. Machine: ${machine}.`, ''];
-    let void_ = false;
-    for (const data of sets) {
-      const result = await runDataSet(uri, client, data, dateTrunc);
-      results.push(result);
-      report.push(markdown(result), '');
-      const checked = targets(result);
-      if (checked.length > 0) report.push('**Targets**', '', '| target | measured | met |', '| --- | --- | --- |');
-      for (const row of checked) report.push(`| ${row.target} | ${row.value} | ${row.met ? 'yes' : 'no'} |`);
-      report.push('');
-      if (result.queries.some((q) => !q.agree)) void_ = true;
-    }
-    console.log(report.join('\n'));
-    const out = options.out ?? `bench-results/${options.data}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-    mkdirSync(new URL('.', `file://${process.cwd()}/${out}`), { recursive: true });
-    writeFileSync(out, JSON.stringify({ server, machine, dateTrunc, reps, options, results, targets: results.map(targets) }, null, 2));
-    log(`figures written to ${out}`);
-    if (void_) {
-      log('Some answers differ between models: the benchmark is void.');
-      process.exitCode = 1;
-    }
-  } finally {
-    await client.close();
-    await embedded?.stop();
+  const sets: DataSet[] = [];
+  if (options.data !== 'sparse') sets.push(denseDataSet(options.hosts, (options.minutes ?? options.hours * 60) / 60));
+  if (options.data !== 'dense') {
+    const before = new Date(Date.UTC(2001, Math.min(6, options.months), 1));
+    sets.push(await sparseDataSet(before, options.rows));
   }
-}
-
-await main();
+  const results: DataSetResult[] = [];
+  const report: string[] = [`Server: ${server}. Machine: ${machine}.`, ''];
+  let void_ = false;
+  for (const data of sets) {
+    const result = await runDataSet(database.uri, client, data, dateTrunc);
+    results.push(result);
+    report.push(markdown(result), '', ...targetsTable(targets(result)), '');
+    if (result.queries.some((q) => !q.agree)) void_ = true;
+  }
+  console.log(report.join('\n'));
+  const out = options.out ?? resultsPath(options.data);
+  writeResults(out, { server, machine, dateTrunc, reps, options, results, targets: results.map(targets) });
+  log(`figures written to ${out}`);
+  if (void_) {
+    log('Some answers differ between models: the benchmark is void.');
+    process.exitCode = 1;
+  }
+}, log);

@@ -5,14 +5,16 @@
  * - `naive`: one document per reading, `insertMany` in batches;
  * - `timeseries`: a MongoDB native time-series collection.
  */
-import { pino } from 'pino';
 import type { Db, Document, MongoClient } from 'mongodb';
-import type { DocumentLayout } from '../../src/model/day-document.ts';
-import { validateReadings, type Reading } from '../../src/record/validate.ts';
-import { recordBatch } from '../../src/engine/record.ts';
-import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
-import { createApp } from '../../src/server/yoga.ts';
+import type { DocumentLayout } from '../../../src/model/day-document.ts';
+import { validateReadings, type Reading } from '../../../src/record/validate.ts';
+import { recordBatch } from '../../../src/engine/record.ts';
+import type { AppOptions } from '../../../src/server/yoga.ts';
+import { CollectionName, ensureIndexes, openStore, type Store } from '../../../src/storage/store.ts';
+import { type BenchApp, benchApp, graphqlBody, type GraphqlBody } from './app.ts';
+import { CommandLog } from './commands.ts';
 import { readingInput, type DataSet, type PlainReading } from './datasets.ts';
+import type { BenchQuery } from './queries.ts';
 
 /** The models a run can hold (`ours-preallocated` only in the layout comparison). */
 export type ModelName = 'ours' | 'ours-preallocated' | 'naive' | 'timeseries';
@@ -81,15 +83,26 @@ async function largestDocument(db: Db, collection: string, sample?: number): Pro
 
 const tagObject = (reading: PlainReading) => Object.fromEntries(reading.tags.map((tag) => [tag.key, tag.value]));
 
+/** What {@link OursModel.open} may change beyond the layout: the store's rollup grace period, the app's options. */
+export interface OursOptions {
+  /** The rollup rebuild grace period, ms (the store's default when omitted). */
+  rollupGraceMs?: number;
+  /** App options over those of {@link benchApp} (request limits, live settings, …). */
+  app?: Partial<Omit<AppOptions, 'store'>>;
+}
+
 /** The project's record path into its own database. */
 export class OursModel implements Model {
   readonly name: ModelName;
+  /** The commands the store's client sends, caught while {@link CommandLog.listen} runs. */
+  readonly commands: CommandLog;
   private constructor(
     readonly store: Store,
-    readonly app: ReturnType<typeof createApp>,
+    readonly app: BenchApp,
     layout: DocumentLayout,
   ) {
     this.name = layout === 'sparse' ? 'ours' : 'ours-preallocated';
+    this.commands = new CommandLog(store.client);
   }
 
   get db(): Db {
@@ -97,21 +110,20 @@ export class OursModel implements Model {
   }
 
   /**
-   * Opens an empty database `dbName` on `uri` with metrics created in `layout`, the
-   * driver's command monitoring on (`bench/bytes-read.ts` catches the pipelines sent).
+   * Opens an empty database `dbName` on `uri` (dropped first) with metrics created in
+   * `layout`, the driver's command monitoring on (`bytes-read.ts` and the rollup
+   * benchmark catch the commands sent), and the GraphQL app over it.
+   * @throws Error when the database cannot be reached.
    */
-  static async open(uri: string, dbName: string, layout: DocumentLayout): Promise<OursModel> {
-    const store = await openStore(uri, dbName, { defaultLayout: layout, client: { monitorCommands: true } });
+  static async open(uri: string, dbName: string, layout: DocumentLayout = 'sparse', options: OursOptions = {}): Promise<OursModel> {
+    const store = await openStore(uri, dbName, {
+      defaultLayout: layout,
+      client: { monitorCommands: true },
+      ...(options.rollupGraceMs === undefined ? {} : { rollupGraceMs: options.rollupGraceMs }),
+    });
     await store.db.dropDatabase();
     await ensureIndexes(store.db);
-    const app = createApp({
-      store,
-      logger: pino({ level: 'silent' }),
-      limits: { maxBatchSize: 100_000, maxBuckets: 10_000_000 },
-      // In-process benchmark client: no token.
-      auth: { mode: 'off', corsOrigins: [] },
-    });
-    return new OursModel(store, app, layout);
+    return new OursModel(store, benchApp(store, options.app), layout);
   }
 
   convert(readings: readonly PlainReading[]): Reading[] {
@@ -127,16 +139,20 @@ export class OursModel implements Model {
     await recordBatch(this.store, batch as Reading[], { batchId: `bench-${this.written}`, receivedAt: 0 });
   }
 
-  /** Sends a GraphQL request through `yoga.fetch` (in process) and returns `data`. */
+  /**
+   * Sends a GraphQL request through `yoga.fetch` (in process) and returns `data`.
+   * @throws Error `GraphQL error: <message>` when the answer has errors.
+   */
   async graphql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
-    const response = await this.app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: T; errors?: { message: string }[] };
-    if (body.errors?.length) throw new Error(`GraphQL error: ${body.errors[0]!.message}`);
-    return body.data!;
+    return (await graphqlBody<T>(this.app, query, variables)).data!;
+  }
+
+  /**
+   * The same as {@link graphql}, with the whole body (`extensions.reads` among it).
+   * @throws Error `GraphQL error: <message>` when the answer has errors.
+   */
+  graphqlBody<T>(query: string, variables?: Record<string, unknown>): Promise<GraphqlBody<T>> {
+    return graphqlBody<T>(this.app, query, variables);
   }
 
   async storage(): Promise<StorageFigures> {
@@ -232,20 +248,20 @@ export class TimeseriesModel extends NaiveModel {
   }
 }
 
+/** Drops a model's database and closes its client (a benchmark's clean-up). */
+export async function dropAndClose(model: Model): Promise<void> {
+  await model.db.dropDatabase();
+  await model.close();
+}
+
 /**
- * True when the server runs `$dateTrunc` (MongoDB 5.0+): the baselines' pipelines use it
- * when it is there, and compute bucket starts in milliseconds otherwise. Probes in a
- * scratch database `bench_probe`, dropped afterwards.
+ * Runs one benchmark query on a model, its answer normalized for comparison (see
+ * `BenchQuery`): ours through its GraphQL request, a baseline by the query's pipeline on
+ * its reading collection (`$dateTrunc` in it when `dateTrunc`).
+ * @throws Error when ours answers with GraphQL errors.
  */
-export async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
-  const scratch = client.db('bench_probe').collection('probe');
-  try {
-    await scratch.insertOne({ time: new Date() });
-    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.db('bench_probe').dropDatabase();
-  }
+export async function answerQuery(model: Model, query: BenchQuery, dateTrunc: boolean): Promise<Map<string, number>> {
+  if (model instanceof OursModel) return query.fromGraphql(await model.graphql(query.graphql));
+  const baseline = model as BaselineModel;
+  return query.fromRows(await baseline.db.collection(baseline.collection).aggregate(query.pipeline(dateTrunc)).toArray());
 }

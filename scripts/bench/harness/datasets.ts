@@ -3,9 +3,9 @@
  * - dense: TSBS cpu-only (see `tsbs.ts`), default 100 hosts x 1 day every 10 s;
  * - sparse: real flights of `vega-datasets` `flights-3m.parquet`, default January 2001.
  */
-import { readFlights3m } from '../../src/importer/flights.ts';
-import { sortTags } from '../../src/model/series.ts';
-import type { ReadingInput } from '../../src/record/validate.ts';
+import { readFlights3m } from '../../../src/importer/flights.ts';
+import { sortTags } from '../../../src/model/series.ts';
+import { type Reading, type ReadingInput, validateReadings } from '../../../src/record/validate.ts';
 import { CPU_FIELDS, generateCpu, type PlainReading } from './tsbs.ts';
 
 /** One reading of a data set: metric, sorted tags, time in ms since epoch (UTC), fields by name. */
@@ -97,5 +97,32 @@ export async function sparseDataSet(before: Date, rows?: number, origins?: Reado
     entityTag: 'origin',
     entities: [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([origin]) => origin),
     fields: ['delay', 'distance'],
+  };
+}
+
+/**
+ * Plain readings validated as the record path does (series keys and ids computed),
+ * ready for `recordBatch`; no batch size limit.
+ * @throws Error when a reading is invalid.
+ */
+export const validated = (readings: readonly PlainReading[]): Reading[] =>
+  validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
+
+/**
+ * A data set over some of another's readings (the first ones, say): the same name, tags
+ * and fields, its own span, and its entities by number of readings, then by name.
+ */
+export function subset(data: DataSet, readings: PlainReading[]): DataSet {
+  const counts = new Map<string, number>();
+  for (const reading of readings) {
+    const entity = reading.tags.find((tag) => tag.key === data.entityTag)!.value;
+    counts.set(entity, (counts.get(entity) ?? 0) + 1);
+  }
+  return {
+    ...data,
+    description: `the first ${readings.length.toLocaleString('en-US')} readings`,
+    readings,
+    ...span(readings),
+    entities: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([entity]) => entity),
   };
 }

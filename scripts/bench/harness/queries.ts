@@ -5,7 +5,7 @@
  * before anything is timed.
  */
 import type { Document } from 'mongodb';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/model/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../src/model/time.ts';
 import type { DataSet } from './datasets.ts';
 
 /** The statistic a query asks for, per bucket or over the range. */

@@ -4,7 +4,7 @@
  * every 10 seconds, fields random walks with N(0, 1) steps clamped to [0, 100],
  * readings in time order (all hosts at one time, then the next time).
  */
-import type { Tag } from '../../src/model/series.ts';
+import type { Tag } from '../../../src/model/series.ts';
 
 /** The 10 field names of TSBS `cpu`. */
 export const CPU_FIELDS = [

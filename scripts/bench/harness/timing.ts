@@ -1,12 +1,4 @@
-/** Timing helpers of the benchmark: repeated runs after a warm-up, medians and percentiles. */
-import { InvalidArgumentError } from 'commander';
-
-/** Parses a command-line option that must be a positive integer. */
-export function positiveInt(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
-  return number;
-}
+/** Timing helpers of the benchmarks: repeated runs after a warm-up, medians and percentiles, all in ms. */
 
 /** The value at percentile `p` (0..100) of `values`, nearest rank. */
 export function percentile(values: readonly number[], p: number): number {
@@ -58,15 +50,47 @@ export function batches<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Formats a number of ms, bytes or a ratio for the tables. */
-export const format = {
-  ms: (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2)),
-  rate: (perSecond: number) => Math.round(perSecond).toLocaleString('en-US'),
-  bytes: (bytes: number) =>
-    bytes >= 1024 * 1024
-      ? `${(bytes / 1024 / 1024).toFixed(2)} MiB`
-      : bytes >= 1024
-        ? `${(bytes / 1024).toFixed(1)} KiB`
-        : `${Math.round(bytes)} B`,
-  ratio: (ratio: number) => (Number.isFinite(ratio) ? `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}x` : 'n/a'),
-};
+/**
+ * Times `run` `runs + 1` times and leaves the first (a warm-up) out.
+ * @returns the timed runs (ms), their median and what the last run returned.
+ */
+export async function warmedRuns<T>(run: () => T | Promise<T>, runs: number): Promise<{ ms: number[]; median: number; result: T }> {
+  const ms: number[] = [];
+  let result: T | undefined;
+  for (let i = 0; i <= runs; i++) {
+    const started = performance.now();
+    result = await run();
+    if (i > 0) ms.push(performance.now() - started);
+  }
+  return { ms, median: median(ms), result: result as T };
+}
+
+/** A copy of `items` in a random order. */
+export function shuffled<T>(items: readonly T[]): T[] {
+  return items
+    .map((item) => ({ item, key: Math.random() }))
+    .sort((a, b) => a.key - b.key)
+    .map(({ item }) => item);
+}
+
+/**
+ * Fastest and median of `runs` timed runs of each case after one warm-up each; every
+ * round runs all cases in a new random order, so load from other work on a shared
+ * machine does not fall on one case (the fastest run is the steadier figure there).
+ * @returns the figures by case name, in ms.
+ */
+export async function timeCases(
+  cases: readonly { name: string; run: () => Promise<unknown> }[],
+  runs: number,
+): Promise<Map<string, { fastest: number; median: number }>> {
+  for (const c of cases) await c.run();
+  const times = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+  for (let i = 0; i < runs; i++) {
+    for (const c of shuffled(cases)) {
+      const started = performance.now();
+      await c.run();
+      times.get(c.name)!.push(performance.now() - started);
+    }
+  }
+  return new Map([...times].map(([name, values]) => [name, { fastest: Math.min(...values), median: median(values) }]));
+}

@@ -1,0 +1,77 @@
+/**
+ * The project's GraphQL app as the benchmarks run it: in process, silent, without
+ * tokens, and requests sent to it through `yoga.fetch`.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { type AppOptions, createApp } from '../../../src/server/yoga.ts';
+import type { Store } from '../../../src/storage/store.ts';
+
+/** The app over a store, as {@link benchApp} creates it. */
+export type BenchApp = ReturnType<typeof createApp>;
+
+/**
+ * The app over `store` with a silent logger and no authentication (an in-process
+ * benchmark client has no token); batch and bucket limits of 100,000 readings and
+ * 10,000,000 buckets unless `options` say otherwise, as do any other app options.
+ */
+export function benchApp(store: Store, options: Partial<Omit<AppOptions, 'store'>> = {}): BenchApp {
+  return createApp({
+    store,
+    logger: pino({ level: 'silent' }),
+    limits: { maxBatchSize: 100_000, maxBuckets: 10_000_000 },
+    auth: { mode: 'off', corsOrigins: [] },
+    ...options,
+  });
+}
+
+/** A GraphQL response body: `data`, the errors and the extensions (`extensions.reads` among them). */
+export interface GraphqlBody<T> {
+  data?: T;
+  errors?: { message: string }[];
+  extensions?: { reads?: { rollup: string | null }[] } & Record<string, unknown>;
+}
+
+/** POSTs a GraphQL request to the app (in process, `http://bench/graphql`) and returns the response. */
+export function postGraphql(app: BenchApp, query: string, variables?: Record<string, unknown>): Promise<Response> {
+  return Promise.resolve(
+    app.fetch('http://bench/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    }),
+  );
+}
+
+/**
+ * Sends a GraphQL request through the app (see {@link postGraphql}) and returns its parsed body.
+ * @throws Error `GraphQL error: <message>` with the first error when the answer has errors.
+ */
+export async function graphqlBody<T>(app: BenchApp, query: string, variables?: Record<string, unknown>): Promise<GraphqlBody<T>> {
+  const body = (await (await postGraphql(app, query, variables)).json()) as GraphqlBody<T>;
+  if (body.errors?.length) throw new Error(`GraphQL error: ${body.errors[0]!.message}`);
+  return body;
+}
+
+/** An app served over HTTP on a local port: its GraphQL URL and how to close it. */
+export interface ServedApp {
+  /** `http://127.0.0.1:<port>/graphql`. */
+  url: string;
+  /** Drops every open connection and closes the server. */
+  close: () => Promise<void>;
+}
+
+/** Serves `app` over HTTP on a free port of 127.0.0.1 (see {@link ServedApp}). */
+export async function serveApp(app: BenchApp): Promise<ServedApp> {
+  const server = createServer(app);
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
+    close: () =>
+      new Promise<void>((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
+  };
+}

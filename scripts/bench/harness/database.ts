@@ -1,0 +1,145 @@
+/**
+ * The database a benchmark measures, and how a report describes it and the machine:
+ * `MONGODB_URI` when set, else a throw-away embedded SecantusDB in memory.
+ */
+import { cpus, totalmem } from 'node:os';
+import { type Db, type Document, MongoClient, type MongoClientOptions } from 'mongodb';
+import { loadConfig } from '../../../src/config.ts';
+import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
+import { openStore, type Store } from '../../../src/storage/store.ts';
+
+/** A database server to measure: its connection string, whether it is the embedded one, and how to stop it. */
+export interface BenchDatabase {
+  uri: string;
+  /** True for the embedded SecantusDB started here, false for `MONGODB_URI`. */
+  embedded: boolean;
+  /** Stops the embedded server (a no-op for `MONGODB_URI`). */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Connection string of the database to measure: `MONGODB_URI` when set, otherwise a
+ * new embedded SecantusDB in memory (installed on first use).
+ * @param say where the installer and the server's start report their progress (default: nowhere).
+ * @throws Error when the embedded server cannot be installed or started.
+ */
+export async function benchDatabase(say: (message: string) => void = () => {}): Promise<BenchDatabase> {
+  const config = loadConfig();
+  if (config.MONGODB_URI) return { uri: config.MONGODB_URI, embedded: false, stop: async () => {} };
+  const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
+  const server = await startSecantus({ binary, dataDir: ':memory:', say });
+  return { uri: server.uri, embedded: true, stop: () => server.stop() };
+}
+
+/**
+ * A connected driver client of `uri`.
+ * @throws Error (the driver's) when the server cannot be reached.
+ */
+export async function connect(uri: string, options?: MongoClientOptions): Promise<MongoClient> {
+  const client = new MongoClient(uri, options);
+  await client.connect();
+  return client;
+}
+
+/**
+ * Runs `work` on a connected client of the benchmark's database (see {@link benchDatabase}),
+ * then closes the client and stops the database, whether `work` succeeded or not.
+ * @returns what `work` returned.
+ */
+export async function withBenchDatabase<T>(
+  work: (database: BenchDatabase, client: MongoClient) => Promise<T>,
+  say?: (message: string) => void,
+): Promise<T> {
+  const database = await benchDatabase(say);
+  try {
+    const client = await connect(database.uri);
+    try {
+      return await work(database, client);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+/**
+ * Runs `work` on a store over a new database `bench_<name>_<ms since epoch>` of the
+ * benchmark's database (see {@link benchDatabase}), opened with `options` of `openStore`;
+ * afterwards drops that database, closes the store and stops the database, whether
+ * `work` succeeded or not.
+ * @returns what `work` returned.
+ */
+export async function withScratchStore<T>(
+  name: string,
+  options: Parameters<typeof openStore>[2],
+  work: (store: Store, database: BenchDatabase) => Promise<T>,
+  say?: (message: string) => void,
+): Promise<T> {
+  const database = await benchDatabase(say);
+  try {
+    const store = await openStore(database.uri, `bench_${name}_${Date.now()}`, options);
+    try {
+      return await work(store, database);
+    } finally {
+      await store.db.dropDatabase();
+      await store.client.close();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+/**
+ * The server a report names: the embedded SecantusDB and its version, or the version
+ * `buildInfo` gives for `MONGODB_URI`.
+ */
+export async function describeServer(client: MongoClient, embedded: boolean): Promise<string> {
+  const build = (await client.db('admin').command({ buildInfo: 1 })) as { version?: string };
+  return embedded
+    ? `SecantusDB ${SECANTUS_VERSION} (embedded, Python server on WiredTiger; not mongod)`
+    : `MongoDB-compatible server ${build.version ?? ''} at MONGODB_URI`;
+}
+
+/** The machine a report names: cores and their model, memory in GiB, Node's version. */
+export function describeMachine(): string {
+  return `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+/**
+ * Number and summed BSON size (`$bsonSize`, MongoDB 4.4), in bytes, of the documents of
+ * collection `name` that `stages` (`$match` stages, say) let through, all when none;
+ * zeros for an empty or missing collection.
+ */
+export async function collectionBytes(
+  db: Db,
+  name: string,
+  stages: readonly Document[] = [],
+): Promise<{ documents: number; bytes: number }> {
+  const [row] = await db
+    .collection(name)
+    .aggregate<{ documents: number; bytes: number }>([
+      ...stages,
+      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
+    ])
+    .toArray();
+  return { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0 };
+}
+
+/**
+ * True when the server runs `$dateTrunc` (MongoDB 5.0+): the baselines' pipelines use it
+ * when it is there, and compute bucket starts in milliseconds otherwise. Probes in a
+ * scratch database `bench_probe`, dropped afterwards.
+ */
+export async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
+  const scratch = client.db('bench_probe').collection('probe');
+  try {
+    await scratch.insertOne({ time: new Date() });
+    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.db('bench_probe').dropDatabase();
+  }
+}
