@@ -6,7 +6,7 @@
  *
  * Sources: the settings of `ConfigSchema` (src/config.ts) with their `.describe()` text
  * and defaults, `ERROR_CODES` (src/errors.ts), `SCOPES` and `SCOPE_ALLOWS`
- * (src/auth/tokens.ts), and the Query, Mutation and Subscription fields of
+ * (src/model/scopes.ts), and the Query, Mutation and Subscription fields of
  * schema/schema.graphql with their descriptions and arguments.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -135,7 +135,7 @@ export function renderScopes(): string {
     GENERATED,
     '',
     'The access levels an API token may carry (`SCOPES` in',
-    '[`src/auth/tokens.ts`](../../src/auth/tokens.ts)); a token may also be limited to',
+    '[`src/model/scopes.ts`](../../src/model/scopes.ts)); a token may also be limited to',
     'metric-name prefixes. How tokens are made and sent: [Access](../access-and-limits.md#access).',
     '',
     '| scope | allows |',
