@@ -106,7 +106,8 @@ interface Burst {
  * Write batches (mutations whose root fields only record readings: `recordReading`,
  * `recordReadings`) are not warned about: their time grows with the readings they carry,
  * and an importer sending batches of hundreds of readings takes seconds each by design.
- * One that took at least `slowQueryMs` is logged at info, `Slow write batch: NAME, R
+ * One that took at least `slowQueryMs` is logged at debug (`LOG_LEVEL=debug`), so an
+ * import through the API leaves the console to its progress line: `Slow write batch: NAME, R
  * readings in N ms`, with `operation`, `ms`, `code`, `readings` and `msPerReading` (the
  * figure to compare between batches), and without the document, which says nothing a
  * name does not.
@@ -152,7 +153,7 @@ export class SlowQueryLog {
       );
     } else {
       const msPerReading = readings > 0 ? Math.round((request.ms / readings) * 100) / 100 : null;
-      this.options.logger.info(
+      this.options.logger.debug(
         { operation: name, ms, code: request.code, readings, msPerReading, ...also },
         `Slow write batch: ${name}, ${readings} readings in ${ms} ms${tail}`,
       );

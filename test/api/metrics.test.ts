@@ -74,7 +74,7 @@ async function openMetricsApp(
   let raw = '';
   const logs: Record<string, unknown>[] = [];
   const logger = pino(
-    { level: 'info' },
+    { level: 'debug' },
     {
       write: (line: string) => {
         raw += line;
@@ -313,7 +313,7 @@ describe('the slow-query log', () => {
         expect(typeof line.ms).toBe('number');
       }
       // The one-reading write is a write batch: info, its readings, no document.
-      expect(slow[0]).toMatchObject({ level: 30, readings: 1 });
+      expect(slow[0]).toMatchObject({ level: 20, readings: 1 });
       expect(slow[0]!.msg).toBe(`Slow write batch: Seed, 1 readings in ${slow[0]!.ms} ms`);
       expect(slow[0]!.query).toBeUndefined();
       expect(slow[1]).toMatchObject({ level: 40, msg: `Slow query: Busy took ${slow[1]!.ms} ms` });
@@ -347,7 +347,7 @@ describe('the slow-query log', () => {
       for (let query = 0; query < 3; query++) expect((await t.graphql('query Names { metrics { name } }')).body.errors).toBeUndefined();
       expect(Date.now() - started).toBeLessThan(2_500);
       expect(slowLines().map((line) => [line.level, line.operation, line.readings, line.suppressed])).toEqual([
-        [30, 'ImportBatch', 25, undefined],
+        [20, 'ImportBatch', 25, undefined],
         [40, 'Names', undefined, undefined],
       ]);
       expect(slowLines()[0]!.msPerReading).toBeCloseTo((slowLines()[0]!.ms as number) / 25, 0);
@@ -357,7 +357,7 @@ describe('the slow-query log', () => {
       expect((await t.graphql(IMPORT, { readings: readings(10, 100), batchId: 'batch-4' })).body.errors).toBeUndefined();
       expect((await t.graphql('query Names { metrics { name } }')).body.errors).toBeUndefined();
       const [write, query] = slowLines().slice(2);
-      expect(write).toMatchObject({ level: 30, operation: 'ImportBatch', readings: 10, suppressed: 3 });
+      expect(write).toMatchObject({ level: 20, operation: 'ImportBatch', readings: 10, suppressed: 3 });
       expect(write!.msg).toBe(`Slow write batch: ImportBatch, 10 readings in ${write!.ms} ms; 3 similar since the last line not logged`);
       expect(query).toMatchObject({ level: 40, operation: 'Names', suppressed: 2 });
       expect(query!.msg).toBe(`Slow query: Names took ${query!.ms} ms; 2 similar since the last line not logged`);
