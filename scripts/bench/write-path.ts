@@ -720,7 +720,10 @@ function sizeRow(label: string, readings: readonly Reading[]): string[] {
     parts.noMinutes += size({ ...noRecent, hours });
     parts.identity += size(identity);
   }
-  const perReading = (bytes: number) => format.count(Math.round(bytes / readings.length));
+  const perReading = (bytes: number) => {
+    const perOne = bytes / readings.length;
+    return perOne < 10 ? perOne.toFixed(1) : format.count(Math.round(perOne));
+  };
   return [
     label,
     format.count(readings.length),
@@ -830,7 +833,7 @@ if (options.runs('size')) {
     'Documents as `dayUpdate` stores them (statistics as doubles, sketches at day and hour level, the 50 latest readings) with an ObjectId `_id`. Day and hour statistics: `fields` and `hours.H.fields`; minute slots: `hours.H.minutes`; identity: `_id`, series, metric, tags, tag pairs, date, first, last, version, readings and the document overhead.',
     table(
       [
-        'documents',
+        'data',
         'readings',
         'series-days',
         'day + hour statistics',
