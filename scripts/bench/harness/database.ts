@@ -1,8 +1,12 @@
 /**
  * The database a benchmark measures, and how a report describes it and the machine:
- * `MONGODB_URI` when set, else a throw-away embedded SecantusDB in memory.
+ * `MONGODB_URI` when set, else a throw-away embedded SecantusDB, in memory or, for a
+ * benchmark whose figures depend on the disk (journaled writes), on a temporary data
+ * directory.
  */
-import { cpus, totalmem } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { type Db, type Document, MongoClient, type MongoClientOptions } from 'mongodb';
 import { loadConfig } from '../../../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
@@ -13,22 +17,46 @@ export interface BenchDatabase {
   uri: string;
   /** True for the embedded SecantusDB started here, false for `MONGODB_URI`. */
   embedded: boolean;
-  /** Stops the embedded server (a no-op for `MONGODB_URI`). */
+  /** True when the embedded server keeps its data in a directory on disk (see {@link BenchDatabaseOptions}). */
+  onDisk: boolean;
+  /** Stops the embedded server and removes its temporary data directory (a no-op for `MONGODB_URI`). */
   stop: () => Promise<void>;
+}
+
+/** How {@link benchDatabase} starts the embedded server. */
+export interface BenchDatabaseOptions {
+  /**
+   * Keep the data in a new temporary directory on disk (removed when the server stops)
+   * instead of in memory, so that journaled writes reach the disk. Default false.
+   * Ignored for `MONGODB_URI`.
+   */
+  onDisk?: boolean;
 }
 
 /**
  * Connection string of the database to measure: `MONGODB_URI` when set, otherwise a
- * new embedded SecantusDB in memory (installed on first use).
+ * new embedded SecantusDB (installed on first use), in memory unless `options.onDisk`.
  * @param say where the installer and the server's start report their progress (default: nowhere).
  * @throws Error when the embedded server cannot be installed or started.
  */
-export async function benchDatabase(say: (message: string) => void = () => {}): Promise<BenchDatabase> {
+export async function benchDatabase(say: (message: string) => void = () => {}, options: BenchDatabaseOptions = {}): Promise<BenchDatabase> {
   const config = loadConfig();
-  if (config.MONGODB_URI) return { uri: config.MONGODB_URI, embedded: false, stop: async () => {} };
+  if (config.MONGODB_URI) return { uri: config.MONGODB_URI, embedded: false, onDisk: false, stop: async () => {} };
   const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
-  const server = await startSecantus({ binary, dataDir: ':memory:', say });
-  return { uri: server.uri, embedded: true, stop: () => server.stop() };
+  const dataDir = options.onDisk ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
+  const removeDataDir = () => (options.onDisk ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
+  const server = await startSecantus({ binary, dataDir, say }).catch(async (error: unknown) => {
+    await removeDataDir();
+    throw error;
+  });
+  const stop = async () => {
+    try {
+      await server.stop();
+    } finally {
+      await removeDataDir();
+    }
+  };
+  return { uri: server.uri, embedded: true, onDisk: options.onDisk === true, stop };
 }
 
 /**
@@ -42,17 +70,20 @@ export async function connect(uri: string, options?: MongoClientOptions): Promis
 }
 
 /**
- * Runs `work` on a connected client of the benchmark's database (see {@link benchDatabase}),
- * then closes the client and stops the database, whether `work` succeeded or not.
+ * Runs `work` on a connected client of the benchmark's database (see {@link benchDatabase},
+ * which `options` are passed to; `options.client` are the client's options, a write
+ * concern say), then closes the client and stops the database, whether `work` succeeded
+ * or not.
  * @returns what `work` returned.
  */
 export async function withBenchDatabase<T>(
   work: (database: BenchDatabase, client: MongoClient) => Promise<T>,
   say?: (message: string) => void,
+  options: BenchDatabaseOptions & { client?: MongoClientOptions } = {},
 ): Promise<T> {
-  const database = await benchDatabase(say);
+  const database = await benchDatabase(say, options);
   try {
-    const client = await connect(database.uri);
+    const client = await connect(database.uri, options.client);
     try {
       return await work(database, client);
     } finally {
