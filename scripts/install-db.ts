@@ -33,7 +33,7 @@ try {
       ? await buildRustServer(RUST_SERVER_ROOT, say)
       : await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say, 'python');
   console.log(`Embedded database server: ${binary}`);
-  if (options.server === 'rust') console.log('Use it with EMBEDDED_SERVER=rust (npm start, npm test); see README "Compatibility".');
+  if (options.server === 'rust') console.log('Use it with EMBEDDED_SERVER=rust (npm start, npm test); see docs/compatibility.md.');
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);

@@ -1,7 +1,7 @@
 /**
  * Measures series-day document sizes with the `bson` serializer the driver uses: the worst
  * case the limits allow, and typical documents of the two data sets. Prints a Markdown
- * table (quoted in the README, section "Design").
+ * table (quoted in docs/design.md).
  *
  *   npx tsx scripts/measure-document-size.ts
  */

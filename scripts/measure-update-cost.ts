@@ -11,7 +11,7 @@
  * them; each round is one `bulkWrite`, or `--concurrency` of them at once on disjoint
  * documents. Prints a Markdown table: ms per document update (wall time / documents)
  * and document updates per second, what a single database server sustains for this
- * kind of document (see README "Scaling out").
+ * kind of document (see docs/scaling-out.md).
  *
  *   npx tsx scripts/measure-update-cost.ts                      # embedded SecantusDB, in memory
  *   MONGODB_URI=mongodb://host:27017 npx tsx scripts/measure-update-cost.ts --concurrency 1,4,16

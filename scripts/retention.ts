@@ -1,5 +1,5 @@
 /**
- * Shows and applies the metrics' retention policies (see README "Retention").
+ * Shows and applies the metrics' retention policies (see docs/retention.md).
  *
  *   npm run retention -- list                          # every metric's policy and where each level begins
  *   npm run retention -- set cpu --minutes 30 --hours 365   # omitted levels: forever

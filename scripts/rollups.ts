@@ -1,5 +1,5 @@
 /**
- * Defines, lists, builds and removes rollups (see README "Rollups").
+ * Defines, lists, builds and removes rollups (see docs/rollups.md).
  *
  *   npm run rollups -- list
  *   npm run rollups -- define flights by_origin origin      # tag keys after the name; none: the whole metric

@@ -1,6 +1,6 @@
 /**
  * Runs the saved example operations of `schema/examples/` against a running server and
- * prints each answer, as quoted in the README.
+ * prints each answer, as quoted in docs/querying.md.
  *
  *   npm run examples -- --url http://127.0.0.1:4000/graphql [names...]
  *

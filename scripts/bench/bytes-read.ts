@@ -1,6 +1,6 @@
 /**
  * Documents and bytes each benchmark query reads, per model, and what the read
- * projection of our pipelines saves (README "Bytes read per query"). `npm run bench`
+ * projection of our pipelines saves (docs/performance.md, "Bytes read per query"). `npm run bench`
  * (`main.ts`) runs it on every data set after timing the queries, on the loaded models:
  *
  * - ours: the very pipelines the engine sends for the query's GraphQL request (caught

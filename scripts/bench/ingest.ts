@@ -1,5 +1,5 @@
 /**
- * What the plain HTTP routes cost (figures for README "Line protocol" and "Export"):
+ * What the plain HTTP routes cost (figures for docs/recording.md and docs/export.md):
  * - parsing line protocol alone: 10,000 TSBS cpu lines (10 tags, 10 fields), median of 3;
  * - writing the same 100 TSBS readings over HTTP as line protocol, gzipped line
  *   protocol, NDJSON and a `recordReadings` mutation (JSON), in alternation, median of

@@ -1,5 +1,5 @@
 /**
- * What the request limits cost and what they stop (figures for README "Limits"):
+ * What the request limits cost and what they stop (figures for docs/access-and-limits.md, "Limits"):
  * - the longest the event loop is blocked by an oversized document (5 MB of 300,000
  *   aliases; just under 1 MiB of aliases), with the limits and, for comparison,
  *   without them (25 MB body, no document limits);

@@ -1,5 +1,5 @@
 /**
- * Rollups: what they save and cost (README "Performance"). On the sparse data set (real
+ * Rollups: what they save and cost (docs/performance.md). On the sparse data set (real
  * flights of January 2001 from flights-3m) and the dense one (TSBS cpu-only), in one run
  * on one database server:
  * 1. query times (median of `--reps` runs, the models taking turns run by run) of
@@ -25,7 +25,7 @@
  * Prints Markdown tables and writes the figures as JSON (`bench-results/rollups-*.json`).
  *
  *   npm run bench:rollups                          # flights of January 2001, 100 hosts x 6 h (estimated well over an hour on the embedded server)
- *   npm run bench:rollups -- --rows 50000 --hosts 20 --hours 2   # the README's run, about 32 minutes
+ *   npm run bench:rollups -- --rows 50000 --hosts 20 --hours 2   # the run in docs/performance.md, about 32 minutes
  *   npm run bench:rollups -- --quick               # small sizes, about 3 minutes
  *   npm run bench:rollups -- --data sparse --rows 100000 --reps 7
  *   MONGODB_URI=mongodb://host:27017 npm run bench:rollups

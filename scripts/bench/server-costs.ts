@@ -4,7 +4,7 @@
  * a large document, and inserts; then where the time of one batch of the record path
  * goes (client: validation, planning, BSON encoding; server: the bulkWrite). This is
  * the evidence behind the benchmark's ingest and fine-grained query figures (see
- * README "Performance").
+ * docs/performance.md).
  *
  *   npx tsx scripts/bench/server-costs.ts          # embedded SecantusDB
  *   MONGODB_URI=mongodb://... npx tsx scripts/bench/server-costs.ts

@@ -29,8 +29,7 @@
  * Sizes: each batch of 1,000 dense readings spreads over 50 hosts by default (20
  * readings, 3 minutes, per host-day update), as the benchmark's 100 hosts do; a handful
  * of hosts would put 40 minutes or more of minute slots into each update, and on the
- * embedded server an update's cost grows faster than its number of paths (README
- * "Performance"). Ten minutes fill every document's 50 latest readings. Per-day costs
+ * embedded server an update's cost grows faster than its number of paths (docs/performance.md). Ten minutes fill every document's 50 latest readings. Per-day costs
  * (latest readings, day and hour sketches) are spread over 60 readings per host-day
  * here instead of a full day's 8,640: read them per document. Sparse route-day
  * documents are complete days whatever the span.

@@ -22,7 +22,7 @@ export type TypedDocument<TResult, TVariables> =
 export interface GraphQLErrorEntry {
   message: string;
   path?: readonly (string | number)[];
-  /** `code` is the stable error code (the README's "Errors" lists them), e.g. `INVALID_TIME`. */
+  /** `code` is the stable error code (docs/reference/error-codes.md lists them), e.g. `INVALID_TIME`. */
   extensions?: { code?: string; [key: string]: unknown };
 }
 

@@ -43,6 +43,6 @@ builder.addScalarType('Time', TimeScalar);
 builder.addScalarType('SafeInt', SafeIntScalar);
 builder.queryType({ description: 'Discovery of metrics and series, and time-bucketed statistics (scope `read`).' });
 builder.subscriptionType({
-  description: 'Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see README "Live updates").',
+  description: 'Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see docs/live-updates.md).',
 });
 builder.mutationType({ description: 'Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`).' });

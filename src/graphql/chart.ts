@@ -17,7 +17,7 @@ export const StatisticRef = builder.enumType('Statistic', {
 /** `Transform` enum: what `value` computes from the chosen statistic. */
 export const TransformRef = builder.enumType('Transform', {
   description:
-    'What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see README "Transforms").',
+    'What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see docs/querying.md, "Transforms").',
   values: {
     NONE: { value: 'NONE', description: 'The statistic itself.' },
     RATE: {

@@ -7,7 +7,7 @@ import { builder } from './builder.ts';
 import { SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
 
-/** `DocumentLayout` enum: how a metric's series-day documents are laid out (see README "Design"). */
+/** `DocumentLayout` enum: how a metric's series-day documents are laid out (see docs/design.md). */
 export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
   description: 'How the series-day documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT).',
   values: {
@@ -31,7 +31,7 @@ export const SlotLevelRef = builder.enumType('SlotLevel', {
 
 /** `MetricStatistics` type: a metric's optional statistics (see `model/statistics-settings.ts`). */
 const MetricStatisticsRef = builder.objectRef<StatisticsSettings>('MetricStatistics').implement({
-  description: 'Which optional statistics a metric keeps; see README "Statistics" for what each costs.',
+  description: 'Which optional statistics a metric keeps; see docs/statistics.md for what each costs.',
   fields: (t) => ({
     sketchLevels: t.field({
       type: [SlotLevelRef],
@@ -157,7 +157,7 @@ builder.mutationField('setMetricLayout', (t) =>
   t.field({
     type: MetricRef,
     description:
-      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN.',
+      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see docs/performance.md). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN.',
     authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
     args: {
       metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),

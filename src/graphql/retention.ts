@@ -16,7 +16,7 @@ const asDate = (ms: number | null) => (ms === null ? null : new Date(ms));
 /** `MetricRetention` type: a metric's retention policy and how far it has been applied (see `model/retention.ts`). */
 const MetricRetentionRef = builder.objectRef<StoredRetention | undefined>('MetricRetention').implement({
   description:
-    'How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see README "Retention").',
+    'How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see docs/retention.md).',
   fields: (t) => ({
     minutes: t.int({
       nullable: true,

@@ -16,7 +16,7 @@ const RollupStateRef = builder.enumType('RollupState', {
 /** `Rollup` type: a rollup definition and its state (see `model/rollup.ts`). */
 const RollupRef = builder.objectRef<RollupDefinition>('Rollup').implement({
   description:
-    'A metric\'s readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see README "Rollups"). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series.',
+    "A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series.",
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Name, unique per metric.' }),
     tagKeys: t.exposeStringList('tagKeys', {

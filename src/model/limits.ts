@@ -1,6 +1,6 @@
 /**
  * Fixed limits of the data model. They bound the size of a series-day document (see
- * README "Design": worst case measured by `scripts/measure-document-size.ts`) and keep
+ * docs/design.md: worst case measured by `scripts/measure-document-size.ts`) and keep
  * names safe to use as MongoDB field names.
  */
 export const Limits = {

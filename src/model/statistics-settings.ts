@@ -2,7 +2,7 @@
  * Which of the optional statistics a metric keeps, beyond count, sum, min, max, sum of
  * squares and the first and last reading that every slot keeps: the quantile sketches
  * (per level and field) and the number of latest readings kept per series-day document.
- * They cost storage and write time (see README "Statistics"), so they are chosen per
+ * They cost storage and write time (see docs/statistics.md), so they are chosen per
  * metric; every choice is applied by the same single update per series-day document.
  */
 
@@ -28,8 +28,7 @@ export interface StatisticsSettings {
 /**
  * The settings a new metric gets unless configured otherwise (config `SKETCH_LEVELS`,
  * `LATEST_READINGS`): sketches at the day and hour levels, not per minute (a minute
- * sketch costs as much as the rest of the minute slot and more, see README
- * "Statistics"), and the latest 50 readings.
+ * sketch costs as much as the rest of the minute slot and more, see docs/statistics.md), and the latest 50 readings.
  */
 export const DEFAULT_STATISTICS: StatisticsSettings = { sketchLevels: ['day', 'hour'], sketchFields: null, latestReadings: 50 };
 

@@ -2,7 +2,7 @@
  * What the server counts and times, for Prometheus: `GET /metrics` answers in the
  * Prometheus text format (prom-client), and GraphQL requests slower than SLOW_QUERY_MS
  * are logged (`slow-queries.ts`). The metric names, labels and the token rule are listed in
- * README "Metrics". Nothing here changes an answer: the plugins only watch requests,
+ * docs/operations.md, "Metrics". Nothing here changes an answer: the plugins only watch requests,
  * and the record mutations are wrapped to count what they return or throw.
  */
 import {
@@ -58,7 +58,7 @@ function processMetrics(): Registry {
 }
 
 /**
- * The metrics of one app (see README "Metrics" for each name and label). One instance
+ * The metrics of one app (see docs/operations.md, "Metrics" for each name and label). One instance
  * per `createApp`; the process metrics are shared.
  */
 export class ServerMetrics {
@@ -135,7 +135,7 @@ export class ServerMetrics {
   /** 1 while the database is reachable, 0 while it is known to be down; read at each scrape. */
   readonly databaseUp: Gauge = new Gauge({
     name: 'tsgraph_database_up',
-    help: '1 while the database is reachable, 0 while requests are refused with UNAVAILABLE (see README "Operations")',
+    help: '1 while the database is reachable, 0 while requests are refused with UNAVAILABLE (see docs/operations.md)',
     registers: [this.registry],
     collect: (): void => this.databaseUp.set(this.isDown() ? 0 : 1),
   });
@@ -474,7 +474,7 @@ export interface AppInstruments {
   onUnavailable: () => void;
 }
 
-/** The metrics of one app and what feeds them (see README "Metrics"). */
+/** The metrics of one app and what feeds them (see docs/operations.md, "Metrics"). */
 export function instrumentApp(options: InstrumentOptions): AppInstruments {
   const metrics = options.metrics ?? new ServerMetrics();
   const stopObserving = metrics.observeDatabase(options.store.client, options.isDown);

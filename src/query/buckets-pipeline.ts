@@ -559,7 +559,7 @@ const lowestVersion = (path: string) => ({ ver: { $min: { $ifNull: [path, 1] } }
  * proportion to what they walk, and a day document holds far more than one query
  * reads: the other levels, the other fields, the sketches, the latest readings. The
  * benchmark measures each pipeline without this stage too (`scripts/bench/bytes-read.ts`,
- * README "Bytes read per query").
+ * docs/performance.md, "Bytes read per query").
  */
 class ReadPaths {
   private readonly paths = new Set<string>(['date']);

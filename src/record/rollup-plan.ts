@@ -186,7 +186,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * `dayUpdate`'s upsert would store, with the same BSON types (doubles for statistics,
  * `{t: date, v: double}` pairs, integer bin counts), of layout version `version`. A rebuild
  * inserts these instead of upserting: one insert costs the same however many slots and
- * bins a document has, where an update's cost grows with its paths (see README "Performance").
+ * bins a document has, where an update's cost grows with its paths (see docs/performance.md).
  */
 export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): Record<string, unknown> {
   const doc: Record<string, unknown> = {

@@ -108,7 +108,7 @@ export function createAccessControl(store: Store, settings: AuthSettings, logger
       (count) =>
         count === 0
           ? logger.warn(
-              'AUTH=tokens and no API token exists yet: create one with `npm run token -- create --name NAME --scope read,write` (see README "Access")',
+              'AUTH=tokens and no API token exists yet: create one with `npm run token -- create --name NAME --scope read,write` (see docs/access-and-limits.md)',
             )
           : logger.info(`Access: API tokens required (${count} valid); a revocation applies within ${cacheMs / 1000} s`),
       () => {}, // the readiness check reports an unreachable database

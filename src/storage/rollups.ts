@@ -28,7 +28,7 @@ export const DEFAULT_REBUILD_GRACE_MS = 60_000;
  * on documents that a rebuild made from series-day documents already holding the batch:
  * a rebuild needs a dirty mark made after the batch's read that has rested the whole
  * grace period. The margin covers clocks that run at slightly different rates, not
- * clocks set apart (keep instances on NTP: see README "Scaling out").
+ * clocks set apart (keep instances on NTP: see docs/scaling-out.md).
  */
 export function rollupWriteWindow(graceMs: number): number {
   return Math.floor(graceMs / 2);

@@ -2,7 +2,7 @@
  * The parts of the opt-in Rust server's support that need no build of it: the message
  * when it is not built, the message when a build tool is missing, and the sweep of
  * throw-away data directories left by killed processes. Starting and stopping it is
- * covered by the whole suite run with `EMBEDDED_SERVER=rust` (see README "Compatibility").
+ * covered by the whole suite run with `EMBEDDED_SERVER=rust` (see docs/compatibility.md).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -336,7 +336,7 @@ export type MetricTagValuesArgs = {
   where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
 
-/** How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see README "Retention"). */
+/** How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see docs/retention.md). */
 export type MetricRetention = {
   /** UTC midnight from which day documents exist: days before it were deleted, and queries find no readings there. Null: none deleted yet. */
   readonly dataFrom: Maybe<Scalars['DateTime']['output']>;
@@ -354,7 +354,7 @@ export type MetricRetention = {
   readonly setAt: Maybe<Scalars['DateTime']['output']>;
 };
 
-/** Which optional statistics a metric keeps; see README "Statistics" for what each costs. */
+/** Which optional statistics a metric keeps; see docs/statistics.md for what each costs. */
 export type MetricStatistics = {
   /** Latest readings kept per series and day (`Series.latest`). */
   readonly latestReadings: Scalars['Int']['output'];
@@ -378,7 +378,7 @@ export type Mutation = {
   readonly recordReading: RecordResult;
   /** Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope `write` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings). */
   readonly recordReadings: RecordResult;
-  /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see README "Performance"). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
+  /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see docs/performance.md). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
   readonly setMetricLayout: Metric;
   /** Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN. */
   readonly setMetricStatistics: Metric;
@@ -626,7 +626,7 @@ export type RecordResult = {
   readonly series: Scalars['Int']['output'];
 };
 
-/** A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see README "Rollups"). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. */
+/** A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. */
 export type Rollup = {
   /** When it was defined (UTC). */
   readonly createdAt: Scalars['DateTime']['output'];
@@ -796,14 +796,14 @@ export type StatisticsPercentileArgs = {
   p: Scalars['Float']['input'];
 };
 
-/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see README "Live updates"). */
+/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see docs/live-updates.md). */
 export type Subscription = {
   /** Live `buckets`: the same arguments, answers, limits and errors as `Query.buckets`, pushed over Server-Sent Events (`Accept: text/event-stream`). The first push is the whole answer, at once. Then, whenever readings of `metric` inside the range (or inside the earlier period of `compareWith`) are acknowledged, a push with each group's buckets from the one holding the earliest new reading to the end of the range (they may have changed: fill, transforms and comparisons carry forward); with `fill: LINEAR`, `orderBy` or `limit` every push is the whole answer. Merge pushes into the first by bucket `start`. Writes are coalesced: at most one push every LIVE_MIN_INTERVAL_MS (default 1,000 ms) per subscription. Every push runs the query again, held to MAX_BUCKETS and QUERY_TIMEOUT_MS; a push that fails carries its error (e.g. UNAVAILABLE, QUERY_TIMEOUT) and the subscription goes on. Readings are matched by metric only, so a push may repeat unchanged buckets when the new readings were of series outside `where`. Needs scope `read` and a token that may touch `metric` (else FORBIDDEN). */
   readonly buckets: ReadonlyArray<BucketGroup>;
 };
 
 
-/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see README "Live updates"). */
+/** Live answers pushed over Server-Sent Events as readings arrive (scope `read`; see docs/live-updates.md). */
 export type SubscriptionBucketsArgs = {
   compareWith?: InputMaybe<OffsetInput>;
   field: Scalars['String']['input'];
@@ -856,7 +856,7 @@ export type TimedValue = {
   readonly value: Scalars['Float']['output'];
 };
 
-/** What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see README "Transforms"). */
+/** What a bucket list computes from the chosen `statistic`, bucket by bucket, into `value` (after fill; computed by the engine, see docs/querying.md, "Transforms"). */
 export type Transform =
   /** Running total from the start of the range; null values add nothing. */
   | 'CUMULATIVE_SUM'
