@@ -158,7 +158,7 @@ export const ConfigSchema = z
     SLOW_QUERY_MS: integer(0, 3_600_000)
       .default(1_000)
       .describe(
-        'GraphQL requests that take at least this long, in milliseconds, are logged: a query as a warning with its operation name and its document without literal values, a write batch (a mutation that only records readings) at debug level with its readings and the time per reading; at most one line per operation name every 10 s, the next saying how many were not logged (see docs/operations.md#metrics); 0 logs every request.',
+        'GraphQL requests that take at least this long, in milliseconds, are logged: a query as a warning with its operation name and its document without literal values, a write batch (a mutation that only records readings) at debug level with its readings and the time per reading; at most one line per operation name every 10 s, the next saying how many were not logged (see docs/operations.md#metrics); 0 treats every request as slow.',
       ),
     LIVE_MIN_INTERVAL_MS: integer(0, 3_600_000)
       .default(1_000)

@@ -668,7 +668,7 @@ const sameAnswer = (a: HourRow[], b: HourRow[]) =>
 
 /** Times the hourly pipeline with each tail size as `$documents` against everything folded; returns the table rows. */
 async function tailReads(db: Db, readings: Reading[]): Promise<string[][]> {
-  const match = { $match: { metric: 'cpu', date: new Date(floorTo(readings[0]!.time, DAY_MS)) } };
+  const match = { $match: { metric: 'cpu', date: new Date(floorTo(readings[readings.length - 1]!.time, DAY_MS)) } };
   await loadFolded(db, 'tail_all', readings);
   const allFolded = () =>
     db

@@ -296,7 +296,7 @@ function outcomeCode(result: unknown): string | undefined {
  * code when its answer is ready, and one that took at least `slowQueryMs` milliseconds
  * is counted in `tsgraph_slow_queries_total` and handed to the slow-query log
  * ({@link SlowQueryLog}: queries as warnings with their normalized document, write
- * batches at info with their readings, at most one line per operation name every
+ * batches at debug level with their readings, at most one line per operation name every
  * `slowQueryIntervalMs`, default 10 s); never its variables or headers, so never a token.
  * The operation name is the executed operation's, `anonymous` for an operation without
  * one, `unknown` when the document did not parse.

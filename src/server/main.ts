@@ -137,6 +137,8 @@ async function main(): Promise<void> {
       // Closes idle keep-alive connections at once, answers the requests in flight with
       // "Connection: close", and destroys what is still open after the time-out.
       const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
+      // No background pass starts from now on; the one running ends at its next day or metric.
+      const jobsStopped = jobs.stop();
       // Live subscriptions never end on their own: end them, so their streams close now.
       await live.close();
       await terminator.terminate();
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
       clearTimeout(timer);
       if (late)
         logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
-      await jobs.stop();
+      await jobsStopped;
       await yoga.dispose();
       health.close();
       await store.client.close();

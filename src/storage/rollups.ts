@@ -301,7 +301,7 @@ export async function backfillRollup(
   store: Store,
   metric: string,
   name: string,
-  options: { graceMs?: number; onProgress?: RebuildProgress; sleep?: (ms: number) => Promise<void> } = {},
+  options: { graceMs?: number; onProgress?: RebuildProgress; sleep?: (ms: number) => Promise<void>; signal?: AbortSignal } = {},
 ): Promise<{ rebuilt: number; dirty: number }> {
   const graceMs = options.graceMs ?? DEFAULT_REBUILD_GRACE_MS;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -317,11 +317,15 @@ export async function backfillRollup(
     const marks = days.length === 0 ? {} : dirtyDays(days, new Date(Date.now() - graceMs));
     await definitions(store).updateOne({ _id: id }, { ...marks, $set: { state: 'ready' } });
   }
-  return rebuildDays(store, id, graceMs, options.onProgress);
+  return rebuildDays(store, id, graceMs, options.onProgress, options.signal);
 }
 
-/** Rebuilds the dirty days of one rollup that have rested `graceMs` (see {@link rebuildRollupDay}). */
-async function rebuildDays(store: Store, id: string, graceMs: number, onProgress?: RebuildProgress) {
+/**
+ * Rebuilds the dirty days of one rollup that have rested `graceMs` (see {@link rebuildRollupDay}),
+ * one by one; once `signal` is aborted it stops before the next day (the days left stay
+ * dirty, so queries read the series for them, and the next pass rebuilds them).
+ */
+async function rebuildDays(store: Store, id: string, graceMs: number, onProgress?: RebuildProgress, signal?: AbortSignal) {
   let rebuilt = 0;
   const current = await definitions(store).findOne({ _id: id });
   const days = Object.keys(current?.dirty ?? {})
@@ -329,6 +333,7 @@ async function rebuildDays(store: Store, id: string, graceMs: number, onProgress
     .map(dayOfKey);
   onProgress?.(0, days.length);
   for (const [index, day] of days.entries()) {
+    if (signal?.aborted) break;
     if ((await rebuildRollupDay(store, id, day, graceMs)) === 'rebuilt') rebuilt += 1;
     onProgress?.(index + 1, days.length);
   }
@@ -342,7 +347,7 @@ async function rebuildDays(store: Store, id: string, graceMs: number, onProgress
  * days of the ready ones that have rested `graceMs` (days a retried batch, a failed
  * rollup write or a batch of the building phase marked). The server runs it on a
  * schedule (config `ROLLUP_REBUILD_SECONDS`, `jobs/rollups.ts`). Once `options.signal`
- * is aborted the pass stops before the next rollup (the next pass does the rest).
+ * is aborted the pass stops before the next rollup or day (the next pass does the rest).
  * @returns the days rebuilt and the days still dirty, over the rollups looked at.
  */
 export async function rebuildDirtyDays(
@@ -356,9 +361,9 @@ export async function rebuildDirtyDays(
     let outcome: { rebuilt: number; dirty: number } | undefined;
     if (rollup.state === 'building') {
       if (Date.now() - rollup.createdAt.getTime() >= graceMs)
-        outcome = await backfillRollup(store, rollup.metric, rollup.name, { graceMs });
+        outcome = await backfillRollup(store, rollup.metric, rollup.name, { graceMs, signal: options.signal });
     } else if (Object.keys(rollup.dirty ?? {}).length > 0) {
-      outcome = await rebuildDays(store, rollup._id, graceMs);
+      outcome = await rebuildDays(store, rollup._id, graceMs, undefined, options.signal);
     }
     total.rebuilt += outcome?.rebuilt ?? 0;
     total.dirty += outcome?.dirty ?? Object.keys(rollup.dirty ?? {}).length;

@@ -72,7 +72,9 @@ export async function launchChromium(): Promise<Browser> {
     console.log(`[browser] Chromium ${browser.version()} from ${choice.source} (${choice.executablePath})`);
     return browser;
   } catch (error) {
-    throw new Error(`Chromium at ${choice.executablePath} (${choice.source}) did not start: ${String(error)}`);
+    throw new Error(
+      `Chromium at ${choice.executablePath} (${choice.source}) did not start (the npm build needs the system's shared libraries, e.g. Debian's libnss3, libgbm1 and libatk-bridge2.0-0; or set CHROMIUM_PATH): ${String(error)}`,
+    );
   }
 }
 
