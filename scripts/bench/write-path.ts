@@ -35,7 +35,7 @@ import { type AnyBulkWriteOperation, BSON, type Collection, type Db, type Docume
 import { SlotPath } from '../../src/model/day-document.ts';
 import { LAYOUT_VERSION } from '../../src/model/day-document.ts';
 import type { TagMap } from '../../src/model/series.ts';
-import { isEarlier } from '../../src/model/stats.ts';
+import { isEarlier, mergeStats } from '../../src/model/stats.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
 import { DAY_MS, floorTo } from '../../src/model/time.ts';
 import { type DayWrite, dayUpdate, planWrites } from '../../src/record/plan.ts';
@@ -241,11 +241,7 @@ function mergeDocuments(into: SeriesDay, from: SeriesDay): SeriesDay {
       Object.assign(target, slot);
       continue;
     }
-    target.n += slot.n;
-    target.sum += slot.sum;
-    target.sq += slot.sq;
-    target.min = Math.min(target.min, slot.min);
-    target.max = Math.max(target.max, slot.max);
+    mergeStats(target, slot);
     if (pairEarlier(slot.first, target.first)) target.first = slot.first;
     if (pairEarlier(target.last, slot.last)) target.last = slot.last;
   }

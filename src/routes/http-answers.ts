@@ -9,25 +9,12 @@ import type { RecordOutcome } from '../engine/record.ts';
 import { GraphQLError } from 'graphql';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
 import type { Scope } from '../model/scopes.ts';
-import { CodedError, ErrorCode } from '../errors.ts';
+import { CodedError, ERROR_CODES, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import { type AuthSettings, createAuthenticator } from '../auth/authenticate.ts';
 import type { Store } from '../storage/store.ts';
-
-/** The HTTP status of our codes on these routes, where it is not 400 (and the error does not set its own). */
-const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = {
-  [ErrorCode.UNAUTHENTICATED]: 401,
-  [ErrorCode.FORBIDDEN]: 403,
-  [ErrorCode.BATCH_ID_REUSED]: 409,
-  // Telegraf answers 413 by splitting its batch in two and sending the halves.
-  [ErrorCode.BATCH_TOO_LARGE]: 413,
-  [ErrorCode.REQUEST_TOO_LARGE]: 413,
-  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
-  [ErrorCode.UNAVAILABLE]: 503,
-  [ErrorCode.QUERY_TIMEOUT]: 504,
-};
 
 /** InfluxDB's error `code` of an HTTP status (InfluxDB v2 API reference, error responses). */
 const INFLUX_CODE_OF_STATUS: Record<number, string> = {
@@ -42,9 +29,14 @@ const INFLUX_CODE_OF_STATUS: Record<number, string> = {
   504: 'unavailable',
 };
 
-/** The HTTP status of an error meant for the client. */
+/**
+ * The HTTP status of an error meant for the client: the status the error sets itself,
+ * else its code's (`ERROR_CODES` in `errors.ts`, the table the error-code reference is
+ * generated from; e.g. 413 for BATCH_TOO_LARGE, which Telegraf answers by splitting its
+ * batch in two).
+ */
 export function statusOf(error: CodedError): number {
-  return error.httpStatus ?? STATUS_OF_CODE[error.code] ?? 400;
+  return error.httpStatus ?? ERROR_CODES[error.code].status;
 }
 
 /**
