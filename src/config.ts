@@ -150,6 +150,26 @@ export const ConfigSchema = z
       .describe(
         'How long a dirty rollup day rests before it is rebuilt, in milliseconds: longer than any batch can take (a batch that found the day clean may still be writing to it). A batch writes its rollups in the same pass only within half of it (later, it marks its days dirty); 0 makes every batch mark its days dirty (see docs/rollups.md).',
       ),
+    FOLD_INTERVAL_MS: integer(0, 3_600_000)
+      .default(1_000)
+      .describe(
+        'How often the folder looks for acknowledged readings to fold into series-day documents, in milliseconds (0: never, and writes are refused with INGEST_BACKLOG once the log passes its bounds). Every instance runs a folder; a lease lets one fold at a time (see docs/ingest-design.md).',
+      ),
+    FOLD_MAX_READINGS: integer(1, 1_000_000)
+      .default(20_000)
+      .describe(
+        'Readings one fold takes at most (at least one log entry, however large); each fold writes one part per series-day it touches.',
+      ),
+    INGEST_MAX_TAIL_READINGS: integer(0, 100_000_000)
+      .default(200_000)
+      .describe(
+        'Readings acknowledged but not yet folded past which writes are refused with INGEST_BACKLOG (HTTP 503, `Retry-After`); 0: no bound. Queries read these readings from the log, so the bound also bounds what one query plans in memory.',
+      ),
+    INGEST_MAX_TAIL_SECONDS: integer(0, 86_400)
+      .default(60)
+      .describe(
+        'Age in seconds of the oldest reading not yet folded past which writes are refused with INGEST_BACKLOG (the folder is not keeping up or not running); 0: no bound.',
+      ),
     RETENTION_SECONDS: integer(0, 86_400)
       .default(3_600)
       .describe(

@@ -41,6 +41,12 @@ export const ErrorCode = {
    * the client retries it with the same `batchId`.
    */
   UNAVAILABLE: 'UNAVAILABLE',
+  /**
+   * The folder is behind: the readings acknowledged but not yet folded passed
+   * `INGEST_MAX_TAIL_READINGS` or are older than `INGEST_MAX_TAIL_SECONDS`. Nothing was
+   * written; retry after `extensions.retryAfterSeconds` (HTTP 503 with `Retry-After`).
+   */
+  INGEST_BACKLOG: 'INGEST_BACKLOG',
   /** A `batchId` was used before for different readings. */
   BATCH_ID_REUSED: 'BATCH_ID_REUSED',
   /** A `batchId` breaks its format rule. */
@@ -160,6 +166,11 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
     status: 503,
     meaning:
       'the database is unreachable or did not confirm a write; a write may or may not have been applied: retry it with the same `batchId` (HTTP 503 on the plain HTTP routes)',
+  },
+  INGEST_BACKLOG: {
+    status: 503,
+    meaning:
+      'the readings acknowledged but not yet folded passed `INGEST_MAX_TAIL_READINGS` or are older than `INGEST_MAX_TAIL_SECONDS` (the folder is behind or not running); nothing is written: retry after `extensions.retryAfterSeconds` (HTTP 503 with `Retry-After`)',
   },
   BATCH_ID_REUSED: {
     status: 409,
@@ -281,6 +292,23 @@ export class ServiceError extends CodedError {
   constructor(code: ErrorCode, message: string) {
     super(code, message);
     this.name = 'ServiceError';
+  }
+}
+
+/**
+ * INGEST_BACKLOG: a write refused because the folder is behind. It answers HTTP 503
+ * with `Retry-After: <seconds>` (RFC 9110, section 10.2.3), and the same seconds in
+ * `extensions.retryAfterSeconds`.
+ */
+export class BacklogError extends ServiceError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(ErrorCode.INGEST_BACKLOG, message);
+    this.name = 'BacklogError';
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.extensions.retryAfterSeconds = retryAfterSeconds;
+    this.extensions.http = { status: 503, headers: { 'Retry-After': String(retryAfterSeconds) } };
   }
 }
 

@@ -120,6 +120,11 @@ export interface ReadRecord {
   rollup: string | null;
   /** The rollup's tag keys (empty for the series-day documents). */
   tagKeys: string[];
+  /**
+   * The log entries not folded yet that the read added (docs/ingest-design.md, "Real-time
+   * reads"): entries read and their readings of the metric; set once the read ran.
+   */
+  tail?: { entries: number; readings: number };
 }
 
 /**
@@ -288,7 +293,9 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             rollups.filter((rollup) => rollup.metric === query.metric),
             levels,
           );
-          scope.reads.push({ metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] });
+          const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
+          scope.reads.push(read);
+          const readSource = { metric: query.metric, rollup: source };
           const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
             kind,
             granularity: query.granularity?.name ?? null,
@@ -297,11 +304,19 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           });
           const [rows, sketchRows] = await Promise.all([
             timed(scope.observe, run('buckets'), () =>
-              aggregateBuckets<BucketRow>(scope.store, batchPipeline(query, fields, series, firstLast), scope.options, source?.collection),
+              aggregateBuckets<BucketRow>(
+                scope.store,
+                batchPipeline(query, fields, series, firstLast),
+                scope.options,
+                readSource,
+                (tail) => {
+                  read.tail = tail;
+                },
+              ),
             ),
             sketch
               ? timed(scope.observe, run('sketches'), () =>
-                  aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, source?.collection),
+                  aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource),
                 )
               : [],
           ]);

@@ -5,7 +5,7 @@
  *   report each acknowledged write here, after `recordBatch` returned; one instance
  *   sees only its own writes;
  * - change stream: when the database supports change streams (a replica set; probed at
- *   start-up), one stream on the series-day collection, filtered by `$match` to the
+ *   start-up), one stream on the ingest log (each insert an acknowledged batch), filtered by `$match` to the
  *   metrics someone subscribed to, reports the writes of every instance (this one's
  *   included, so in-process reports are then ignored).
  * A subscription turns these reports into pushes at most once every `LIVE_MIN_INTERVAL_MS`
@@ -15,18 +15,16 @@ import { EventEmitter } from 'node:events';
 import { Repeater } from 'graphql-yoga';
 import type { ChangeStream, ResumeToken } from 'mongodb';
 import type { Logger } from '../logger.ts';
-import { probeChangeStreams, watchDayDocuments, type DayDocumentChange } from '../storage/changes.ts';
-import type { DayDocument } from '../model/day-document.ts';
+import { probeChangeStreams, watchIngestLog, type LogEntryChange } from '../storage/changes.ts';
+import type { LogEntryDocument } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 
 const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * New readings of one metric: they all lie in `[from, to)`, ms since the epoch (UTC),
  * whole minutes (the stored resolution). A range may be wider than the readings it
- * reports (a change stream tells the hour or the day of a write, not always its minute).
+ * reports (a change stream tells the span of a whole batch, over all its metrics).
  */
 export interface MetricWrite {
   metric: string;
@@ -118,7 +116,7 @@ export class LiveEvents {
 
   /**
    * Probes whether the database offers change streams (`storage/changes.ts`) and, if so,
-   * takes the writes from one on the series-day documents from now on (see the module
+   * takes the writes from one on the ingest log from now on (see the module
    * comment). The embedded SecantusDB runs standalone and has none.
    * @returns whether change streams are used, and the server's reason when they are not.
    */
@@ -144,50 +142,30 @@ export class LiveEvents {
 }
 
 /**
- * The readings a change of a series-day document reports: for an update, the minutes
- * its updated paths name (`hours.7.minutes.30.delay` is 07:30 of the document's day; a
- * sketch path `q.hours.…` the same), and the whole hour for an hour named without any of
- * its minutes (`hours.7` set whole); for an insert, a replacement or an update that
- * names no slot, the whole day. Undefined for a change
- * without a metric and a date.
+ * The readings a new log entry reports: one {@link MetricWrite} per metric of the entry
+ * that is listened to, from the minute of its earliest reading to the end of the minute
+ * of its latest (the entry's span covers all its metrics, so a range may be wider than
+ * one metric's readings). Empty for a change without metrics and times.
  */
-export function writeOfChange(change: DayDocumentChange): MetricWrite | undefined {
-  if (!('fullDocument' in change) || !change.fullDocument) return undefined;
-  const { metric, date } = change.fullDocument;
-  if (typeof metric !== 'string' || !(date instanceof Date)) return undefined;
-  const day = date.getTime();
-  const whole = { metric, from: day, to: day + DAY_MS };
-  if (change.operationType !== 'update') return whole;
-  // Minutes named per hour; an hour named only by its own statistics or as a whole counts whole.
-  const hours = new Map<number, number[]>();
-  for (const path of Object.keys(change.updateDescription.updatedFields ?? {})) {
-    const slot = /^(?:q\.)?hours\.(\d{1,2})(?:\.minutes\.(\d{1,2}))?(?:\.|$)/.exec(path);
-    if (slot === null) continue;
-    const minutes = hours.get(Number(slot[1])) ?? [];
-    if (slot[2] !== undefined) minutes.push(Number(slot[2]));
-    hours.set(Number(slot[1]), minutes);
-  }
-  let from = Number.POSITIVE_INFINITY;
-  let to = Number.NEGATIVE_INFINITY;
-  for (const [hour, minutes] of hours) {
-    const start = day + hour * HOUR_MS;
-    from = Math.min(from, minutes.length === 0 ? start : start + Math.min(...minutes) * MINUTE_MS);
-    to = Math.max(to, minutes.length === 0 ? start + HOUR_MS : start + (Math.max(...minutes) + 1) * MINUTE_MS);
-  }
-  return from === Number.POSITIVE_INFINITY ? whole : { metric, from, to };
+export function writesOfChange(change: LogEntryChange): MetricWrite[] {
+  if (!('fullDocument' in change) || !change.fullDocument) return [];
+  const { metrics, first, last } = change.fullDocument;
+  if (!Array.isArray(metrics) || !(first instanceof Date) || !(last instanceof Date)) return [];
+  const from = Math.floor(first.getTime() / MINUTE_MS) * MINUTE_MS;
+  const to = Math.floor(last.getTime() / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+  return metrics.filter((metric): metric is string => typeof metric === 'string').map((metric) => ({ metric, from, to }));
 }
 
 /** How long the feed waits before reopening a change stream that failed. */
 const REOPEN_DELAY_MS = 1_000;
 
 /**
- * One change stream on the series-day collection for the metrics listened to
- * (`watchDayDocuments`). When the metrics listened to change, the stream is reopened
+ * One change stream on the ingest log for the metrics listened to (`watchIngestLog`). When the metrics listened to change, the stream is reopened
  * from the last event it saw (`startAfter` its resume token), so nothing is missed in
  * between; a stream that fails is reopened after a second, from there too.
  */
 class ChangeStreamFeed {
-  private stream: ChangeStream<DayDocument, DayDocumentChange> | undefined;
+  private stream: ChangeStream<LogEntryDocument, LogEntryChange> | undefined;
   private watching = '';
   private token: ResumeToken | undefined;
   private pending = false;
@@ -228,12 +206,11 @@ class ChangeStreamFeed {
       this.token = undefined;
       return;
     }
-    const stream = watchDayDocuments(this.store, metrics, this.token);
+    const stream = watchIngestLog(this.store, metrics, this.token);
     this.stream = stream;
     stream.on('change', (change) => {
       this.token = change._id;
-      const write = writeOfChange(change);
-      if (write !== undefined) this.publish(write);
+      for (const write of writesOfChange(change)) this.publish(write);
     });
     stream.on('error', (error) => {
       if (this.stream !== stream) return;

@@ -23,6 +23,8 @@ export interface Job {
   intervalMs: number;
   /** True: the first run starts at once; false or absent: after one interval. */
   runAtStart?: boolean;
+  /** True: runs that changed something are logged at debug too (a job that runs every second, like the folder). */
+  quiet?: boolean;
   /**
    * One run. `signal` is aborted when the scheduler stops: the run should end at its
    * next safe point. An error thrown is logged as a warning; the next run tries again.
@@ -91,7 +93,7 @@ export class JobScheduler {
     try {
       const outcome = await job.run(this.stopping.signal);
       const line = { job: job.name, ms: Math.round(performance.now() - started), ...outcome.details };
-      if (outcome.changed) this.logger.info(line, outcome.message);
+      if (outcome.changed && !job.quiet) this.logger.info(line, outcome.message);
       else this.logger.debug(line, outcome.message);
     } catch (error) {
       this.logger.warn(

@@ -27,6 +27,8 @@ import type { RecordOutcome } from '../engine/record.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable } from '../storage/failures.ts';
+import type { FoldOutcome } from '../storage/fold.ts';
+import { measureBacklog, type Backlog } from '../storage/ingest-log.ts';
 import { SlowQueryLog } from './slow-queries.ts';
 import type { Store } from '../storage/store.ts';
 
@@ -139,8 +141,61 @@ export class ServerMetrics {
     registers: [this.registry],
     collect: (): void => this.databaseUp.set(this.isDown() ? 0 : 1),
   });
+  /** Readings the folds of this process folded (see `storage/fold.ts`). */
+  readonly foldedReadings = new Counter({
+    name: 'tsgraph_folded_readings_total',
+    help: 'Readings this instance folded from the ingest log into series-day documents',
+    registers: [this.registry],
+  });
+  /** Duration of each fold of this process. */
+  readonly foldSeconds = new Histogram({
+    name: 'tsgraph_fold_duration_seconds',
+    help: 'Duration of each fold this instance ran (one fold takes up to FOLD_MAX_READINGS readings)',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  /** Readings acknowledged and not yet taken by a fold, measured at each scrape. */
+  readonly foldLagReadings: Gauge = new Gauge({
+    name: 'tsgraph_fold_lag_readings',
+    help: 'Readings acknowledged but not yet taken by a fold (all instances; INGEST_MAX_TAIL_READINGS bounds it)',
+    registers: [this.registry],
+    collect: async (): Promise<void> => this.foldLagReadings.set((await this.backlog()).readings),
+  });
+  /** Age of the oldest reading not yet taken by a fold, measured at each scrape. */
+  readonly foldLagSeconds: Gauge = new Gauge({
+    name: 'tsgraph_fold_lag_seconds',
+    help: 'Age in seconds of the oldest log entry not yet taken by a fold (0 when none; INGEST_MAX_TAIL_SECONDS bounds it)',
+    registers: [this.registry],
+    collect: async (): Promise<void> => {
+      const { oldest } = await this.backlog();
+      this.foldLagSeconds.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+    },
+  });
   private readonly operations = new Set<string>();
   private isDown: () => boolean = () => false;
+  private backlogOf: (() => Promise<Backlog>) | undefined;
+  private scraped: { at: number; backlog: Promise<Backlog> } | undefined;
+
+  /** The backlog for the two lag gauges, measured once per scrape (the gauges collect one after the other). */
+  private backlog(): Promise<Backlog> {
+    const none = Promise.resolve({ readings: 0, entries: 0, oldest: null });
+    if (this.backlogOf === undefined) return none;
+    if (this.scraped === undefined || Date.now() - this.scraped.at > 100) {
+      this.scraped = { at: Date.now(), backlog: this.backlogOf().catch(() => ({ readings: 0, entries: 0, oldest: null })) };
+    }
+    return this.scraped.backlog;
+  }
+
+  /** Where the lag gauges measure the ingest log's backlog (`measureBacklog`). */
+  observeBacklog(measure: () => Promise<Backlog>): void {
+    this.backlogOf = measure;
+  }
+
+  /** Counts one fold of this process: its readings and its duration in seconds. */
+  folded(outcome: Pick<FoldOutcome, 'readings'>, seconds: number): void {
+    this.foldedReadings.inc(outcome.readings);
+    this.foldSeconds.observe(seconds);
+  }
 
   /** The `operation` label of a name: the name, or `other` once {@link MAX_OPERATION_LABELS} names are in use. */
   operationLabel(name: string): string {
@@ -478,6 +533,7 @@ export interface AppInstruments {
 export function instrumentApp(options: InstrumentOptions): AppInstruments {
   const metrics = options.metrics ?? new ServerMetrics();
   const stopObserving = metrics.observeDatabase(options.store.client, options.isDown);
+  metrics.observeBacklog(() => measureBacklog(options.store));
   return {
     metrics,
     schema: withRecordMetrics(options.schema, metrics),

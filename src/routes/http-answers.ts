@@ -50,7 +50,13 @@ export function errorAnswer(error: CodedError, where: Record<string, unknown> = 
   const status = statusOf(error);
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="tsgraph"';
-  const extensions = { code: error.code, ...(error.inputPath === undefined ? {} : { inputPath: error.inputPath }) };
+  const retryAfter = error.extensions.retryAfterSeconds;
+  if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
+  const extensions = {
+    code: error.code,
+    ...(error.inputPath === undefined ? {} : { inputPath: error.inputPath }),
+    ...(typeof retryAfter === 'number' ? { retryAfterSeconds: retryAfter } : {}),
+  };
   const body = { code: INFLUX_CODE_OF_STATUS[status] ?? 'invalid', message: error.message, ...where, extensions };
   return new Response(JSON.stringify(body), { status, headers });
 }

@@ -16,6 +16,9 @@ import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
+import { foldJob } from '../jobs/fold.ts';
+import { releaseLease } from '../storage/fold.ts';
+import { ServerMetrics } from '../observability/metrics.ts';
 import { retentionJob } from '../jobs/retention.ts';
 import { rollupRebuildJob } from '../jobs/rollups.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
+      ingest: { maxTailReadings: config.INGEST_MAX_TAIL_READINGS, maxTailSeconds: config.INGEST_MAX_TAIL_SECONDS },
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {
@@ -93,8 +97,10 @@ async function main(): Promise<void> {
     if (watched.used) logger.info('Live subscriptions: a change stream reports the writes of every instance');
     else logger.info(`Live subscriptions: this instance's own writes only (no change streams: ${watched.reason})`);
   }
+  const metrics = new ServerMetrics();
   const yoga = createApp({
     store,
+    metrics,
     logger,
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
     trackWrite,
@@ -106,6 +112,13 @@ async function main(): Promise<void> {
   });
   // Background jobs (jobs/): each repeats on its own interval; 0 turns one off.
   const jobs = new JobScheduler(logger);
+  jobs.start(
+    foldJob(store, {
+      intervalMs: config.FOLD_INTERVAL_MS,
+      maxReadings: config.FOLD_MAX_READINGS,
+      onFold: (outcome, seconds) => metrics.folded(outcome, seconds),
+    }),
+  );
   jobs.start(rollupRebuildJob(store, { everySeconds: config.ROLLUP_REBUILD_SECONDS, graceMs: config.ROLLUP_REBUILD_GRACE_MS }));
   jobs.start(retentionJob(store, { everySeconds: config.RETENTION_SECONDS }));
   let stopping = false;
@@ -153,6 +166,8 @@ async function main(): Promise<void> {
       if (late)
         logger.warn(`${inFlight.size} writes still running after ${config.SHUTDOWN_TIMEOUT_MS} ms; closing the database connection`);
       await jobsStopped;
+      // Another instance may fold at once instead of after the lease expires.
+      await releaseLease(store, store.holder).catch(() => undefined);
       await yoga.dispose();
       health.close();
       await store.client.close();

@@ -1,14 +1,11 @@
 /**
- * Change streams on the series-day documents, for live subscriptions
- * (`events/live-events.ts`): whether the database offers them, and a stream of the
- * changes to chosen metrics' documents.
+ * Change streams for live subscriptions (`events/live-events.ts`): whether the database
+ * offers them, and a stream of the acknowledged batches of chosen metrics (the inserts
+ * into the ingest log).
  */
 import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';
-import type { DayDocument } from '../model/day-document.ts';
+import { ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
-
-/** A change to a series-day document, as {@link watchDayDocuments} delivers it: the metric, the day and the updated paths' names (their values too). */
-export type DayDocumentChange = ChangeStreamDocument<{ metric?: unknown; date?: unknown }>;
 
 /**
  * Whether the database can watch the series-day collection with a change stream. A
@@ -28,22 +25,24 @@ export async function probeChangeStreams(store: Store): Promise<{ supported: boo
   }
 }
 
+/** A new log entry, as {@link watchIngestLog} delivers it: its metrics and the time span of its readings. */
+export type LogEntryChange = ChangeStreamDocument<{ metrics?: unknown; first?: unknown; last?: unknown }>;
+
 /**
- * A change stream of the inserts, updates and replacements of the series-day documents
- * of `metrics` (`$match` on `fullDocument.metric`, with `fullDocument: 'updateLookup'`,
- * as an update event carries only the changed paths; `$project` keeps the metric, the
- * day and the updated paths), from `startAfter` when given, else from now.
+ * A change stream of the inserts into the ingest log (each an acknowledged batch) that
+ * hold readings of `metrics` (`$match` on `fullDocument.metrics`; `$project` keeps the
+ * metrics and the first and last reading time), from `startAfter` when given, else from now.
  */
-export function watchDayDocuments(
+export function watchIngestLog(
   store: Store,
   metrics: readonly string[],
   startAfter?: ResumeToken,
-): ChangeStream<DayDocument, DayDocumentChange> {
-  return store.buckets.watch<DayDocument, DayDocumentChange>(
+): ChangeStream<LogEntryDocument, LogEntryChange> {
+  return ingestLog(store).watch<LogEntryDocument, LogEntryChange>(
     [
-      { $match: { operationType: { $in: ['insert', 'update', 'replace'] }, 'fullDocument.metric': { $in: [...metrics] } } },
-      { $project: { operationType: 1, 'fullDocument.metric': 1, 'fullDocument.date': 1, 'updateDescription.updatedFields': 1 } },
+      { $match: { operationType: 'insert', 'fullDocument.metrics': { $in: [...metrics] } } },
+      { $project: { operationType: 1, 'fullDocument.metrics': 1, 'fullDocument.first': 1, 'fullDocument.last': 1 } },
     ],
-    { fullDocument: 'updateLookup', ...(startAfter === undefined ? {} : { startAfter }) },
+    startAfter === undefined ? {} : { startAfter },
   );
 }

@@ -1,3 +1,4 @@
+import { foldPending } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import type { Store } from './store.ts';
 
@@ -17,7 +18,8 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
 }
 
 /**
- * Deletes metric `name` with all its data: its rollups, its series-day documents, then its series
+ * Deletes metric `name` with all its data: first folds its readings still in the ingest
+ * log (`foldPending`), then deletes its rollups, its series-day documents, then its series
  * registry entries, then its metric registry entry (so an interrupted deletion leaves
  * the registry pointing at less data, never data without registry, and running it
  * again finishes it), and clears this process's registry caches for it. Readings of the
@@ -30,6 +32,7 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
  * @returns how many documents of each kind were deleted (all 0: the metric was unknown).
  */
 export async function deleteMetric(store: Store, name: string): Promise<DeleteSummary> {
+  await foldPending(store, name);
   for (const rollup of await findRollups(store, [name])) await dropRollup(store, name, rollup.name);
   const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
   const buckets = await store.buckets.deleteMany({ metric: name });
@@ -40,7 +43,8 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
 }
 
 /**
- * Deletes one series (by its id, the hash of its key): its series-day documents, then its
+ * Deletes one series (by its id, the hash of its key): folds its metric's readings still
+ * in the ingest log (`foldPending`), then deletes its series-day documents, then its
  * registry entry, then counts the deletion in the metric's registry entry
  * (`seriesDeletions`, so other processes stop trusting their cached registrations of
  * the metric's series), and clears this process's caches for it. The metric's fields,
@@ -52,6 +56,7 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
  */
 export async function deleteSeries(store: Store, id: string): Promise<DeleteSummary> {
   const entry = await store.series.findOne({ _id: id }, { projection: { metric: 1 } });
+  if (entry !== null) await foldPending(store, entry.metric);
   const rollups = entry === null ? [] : await findRollups(store, [entry.metric]);
   let dirty: { rollup: (typeof rollups)[number]; days: number[] }[] = [];
   if (rollups.length > 0) {

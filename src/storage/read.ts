@@ -1,24 +1,111 @@
 import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
-import type { TimedValue } from '../model/stats.ts';
+import type { RollupDefinition } from '../model/rollup.ts';
+import { horizonsOf } from '../model/retention.ts';
+import { isEarlier, type TimedValue } from '../model/stats.ts';
+import { DAY_MS } from '../model/time.ts';
+import { foldDocuments, planReadings, rollupWrites } from '../record/fold-plan.ts';
+import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
-import type { MetricDocument, SeriesDocument, Store } from './store.ts';
+import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
+import { readTail, readVisible, visibleAt } from './visibility.ts';
 
 /**
- * Runs a pipeline (built by `query/buckets-pipeline.ts`) on the collection of series-day
- * documents, or on the collection of a rollup (whose documents have the same layout),
- * and returns its rows, typed `T` by the caller.
- * @param collection a rollup's collection (`RollupDefinition.collection`); omitted: the series-day documents.
+ * What a pipeline reads: the metric (for the tail; null for a query on given series,
+ * whose tail is read across metrics and selected by the pipeline's `$match`), and the
+ * rollup whose documents it reads (none: the series-day documents).
+ */
+export interface ReadSource {
+  metric: string | null;
+  rollup?: Pick<RollupDefinition, 'collection' | 'metric' | 'tagKeys'> | null;
+}
+
+/** The tail one read added: log entries read and their readings of the metric. */
+export interface TailRead {
+  entries: number;
+  readings: number;
+}
+
+/**
+ * The tail's readings as the documents the pipeline's source would hold once they are
+ * folded: series-day documents, or the rollup's group-day documents, planned with the
+ * metric's current settings and retention horizons (the same planner as a fold).
+ */
+async function tailDocuments(
+  store: Store,
+  readings: readonly Reading[],
+  source: ReadSource,
+  driver: { maxTimeMS?: number; signal?: AbortSignal },
+): Promise<Record<string, unknown>[]> {
+  const metrics = [...new Set(readings.map((reading) => reading.metric))];
+  const entries = await store.metrics.find({ _id: { $in: metrics } }, { ...driver, projection: { statistics: 1, retention: 1 } }).toArray();
+  const entryOf = new Map<string, Pick<MetricDocument, 'statistics' | 'retention'>>(entries.map((entry) => [entry._id, entry]));
+  const plan = planReadings(readings, {
+    settingsOf: (metric) => entryOf.get(metric)?.statistics ?? store.defaultStatistics,
+    horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
+  });
+  const writes = source.rollup ? rollupWrites(plan.buckets, source.rollup) : plan.buckets;
+  return foldDocuments(writes, 0).map(({ _id, f, ...doc }) => doc);
+}
+
+/** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
+function selectingStages(pipeline: readonly Document[]): number {
+  let count = 0;
+  while (count < pipeline.length && '$match' in pipeline[count]!) count += 1;
+  if (count < pipeline.length && '$project' in pipeline[count]!) count += 1;
+  return count;
+}
+
+/**
+ * Runs a pipeline (built by `query/buckets-pipeline.ts`, starting with `$match`) on what
+ * a reader sees of the series-day documents, or of a rollup's documents (the same
+ * layout), and returns its rows, typed `T` by the caller (docs/ingest-design.md,
+ * "Real-time reads"):
+ * 1. reads the visible fold number V and adds `$match: visibleAt(V)` after the first `$match`;
+ * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
+ *    when there is any, plans it into documents in memory and runs the pipeline as a
+ *    database aggregate: `$documents` of the tail, the pipeline's `$match` and
+ *    `$project` stages, `$unionWith` the collection through the same stages (with the
+ *    visibility condition), then the rest of the pipeline. The pipeline adds up the
+ *    documents of a bucket, so tail documents add up with folded ones like parts do.
+ *    `$documents` needs MongoDB 5.1.
+ * @param onTail told how many tail entries and readings the read added.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
 export async function aggregateBuckets<T extends Document = Document>(
   store: Store,
   pipeline: Document[],
   options: QueryOptions = {},
-  collection?: string,
+  source: ReadSource = { metric: null },
+  onTail?: (tail: TailRead) => void,
 ): Promise<T[]> {
-  const source = collection === undefined ? store.buckets : store.db.collection(collection);
-  return limitedRead(options, (driver) => source.aggregate<T>(pipeline, driver).toArray());
+  const [first, ...rest] = pipeline;
+  if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
+  const visible = await readVisible(store);
+  const tail = await limitedRead(options, (driver) => readTail(store, source.metric, visible, driver));
+  onTail?.({ entries: tail.entries, readings: tail.readings.length });
+  // A stage of its own after the first $match, which stays exactly an index range: a
+  // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
+  // the first and scans the collection for a merged or $and-wrapped filter.
+  const visibility = { $match: visibleAt(visible) };
+  const collection = source.rollup?.collection ?? CollectionName.buckets;
+  if (tail.readings.length === 0) {
+    return limitedRead(options, (driver) =>
+      store.db
+        .collection(collection)
+        .aggregate<T>([first, visibility, ...rest], driver)
+        .toArray(),
+    );
+  }
+  const documents = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
+  const selecting = selectingStages(pipeline);
+  const combined = [
+    { $documents: documents },
+    ...pipeline.slice(0, selecting),
+    { $unionWith: { coll: collection, pipeline: [first, visibility, ...pipeline.slice(1, selecting)] } },
+    ...pipeline.slice(selecting),
+  ];
+  return limitedRead(options, (driver) => store.db.aggregate<T>(combined, driver).toArray());
 }
 
 /**
@@ -100,10 +187,28 @@ export async function tagValues(store: Store, key: string, filter: Filter<Series
 export type Edge = 'first' | 'last';
 
 /**
+ * The readings of the tail (every metric) of the series `ids`, by series id: what the
+ * point look-ups below add to the folded documents.
+ */
+async function tailBySeries(store: Store, ids: readonly string[], visible: number, options: QueryOptions): Promise<Map<string, Reading[]>> {
+  const wanted = new Set(ids);
+  const tail = await limitedRead(options, (driver) => readTail(store, null, visible, driver));
+  const bySeries = new Map<string, Reading[]>();
+  for (const reading of tail.readings) {
+    if (!wanted.has(reading.seriesId)) continue;
+    const list = bySeries.get(reading.seriesId);
+    if (list) list.push(reading);
+    else bySeries.set(reading.seriesId, [reading]);
+  }
+  return bySeries;
+}
+
+/**
  * Exact time of the earliest (`first`) or latest (`last`) reading of each series of
- * `ids`, in that order (null for a series without readings): the `first` of its
- * earliest series-day document or the `last` of its latest, one index lookup on
- * `{series, date}` per series.
+ * `ids`, in that order (null for a series without readings): the `first` (or `last`)
+ * over the parts of its earliest (or latest) visible series-day, found with one index
+ * look-up on `{series, date}` and one read of that day's parts per series, and over
+ * its readings in the tail.
  * @throws ServiceError QUERY_TIMEOUT when a lookup runs longer than `options.maxTimeMS`.
  */
 export async function seriesReadingTimes(
@@ -113,15 +218,24 @@ export async function seriesReadingTimes(
   options: QueryOptions = {},
 ): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
+  const visible = await readVisible(store);
+  const tail = await tailBySeries(store, ids, visible, options);
+  const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
   return Promise.all(
     ids.map(async (series) => {
-      const doc = await limitedRead(options, (driver) =>
-        store.buckets.findOne(
-          { series, [edge]: { $exists: true } },
-          { sort: { series: 1, date: direction }, projection: { [edge]: 1 }, ...driver },
-        ),
-      );
-      return doc?.[edge] ?? null;
+      let best: number | null = null;
+      for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
+      const stored = await limitedRead(options, async (driver) => {
+        const filter = { series, [edge]: { $exists: true }, ...visibleAt(visible) };
+        const edgeDoc = await store.buckets.findOne(filter, { sort: { series: 1, date: direction }, projection: { date: 1 }, ...driver });
+        if (edgeDoc === null) return [];
+        return store.buckets.find({ ...filter, date: edgeDoc.date }, { projection: { [edge]: 1 }, ...driver }).toArray();
+      });
+      for (const doc of stored) {
+        const time = doc[edge]?.getTime();
+        if (time !== undefined && (best === null || better(time, best))) best = time;
+      }
+      return best === null ? null : new Date(best);
     }),
   );
 }
@@ -134,11 +248,12 @@ export async function seriesReadingTimes(
 export type LatestValue = TimedValue | null | undefined;
 
 /**
- * The latest reading of `field` in each series of `ids`, in that order: the `last` pair
- * of the day totals of the newest series-day document holding the field (one indexed
- * look-up per series, `series_date`). Undefined when the series has no reading of the
- * field; null when that document was created before first and last values were kept
- * (layout version 1), whose `last` may miss readings.
+ * The latest reading of `field` in each series of `ids`, in that order: the latest of
+ * the `last` pairs of the day totals of the visible parts of the newest series-day
+ * holding the field (one indexed look-up per series, `series_date_f`, and one read of
+ * that day's parts), and of the series' readings of the field in the tail. Undefined
+ * when the series has no reading of the field; null when that day's document was created
+ * before first and last values were kept (layout version 1), whose `last` may miss readings.
  * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
  */
 export async function latestValues(
@@ -147,18 +262,39 @@ export async function latestValues(
   field: string,
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
+  const visible = await readVisible(store);
+  const tail = await tailBySeries(store, ids, visible, options);
   return Promise.all(
     ids.map(async (id) => {
-      const doc = await limitedRead(options, (driver) =>
-        store.buckets.findOne(
-          { series: id, [`fields.${field}.n`]: { $gt: 0 } },
-          { ...driver, sort: { date: -1 }, projection: { _id: 0, v: 1, [`fields.${field}.last`]: 1 } },
-        ),
-      );
-      if (doc === null) return undefined;
-      const last = doc.fields?.[field]?.last;
-      if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) return null;
-      return { t: last.t.getTime(), v: last.v };
+      let best: TimedValue | undefined;
+      for (const reading of tail.get(id) ?? []) {
+        const value = reading.fields.find((entry) => entry.name === field)?.value;
+        if (value === undefined) continue;
+        const pair = { t: reading.time, v: value };
+        if (best === undefined || isEarlier(best, pair)) best = pair;
+      }
+      const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleAt(visible) };
+      const docs = await limitedRead(options, async (driver) => {
+        const newest = await store.buckets.findOne(filter, { ...driver, sort: { date: -1 }, projection: { date: 1 } });
+        if (newest === null) return [];
+        return store.buckets
+          .find({ ...filter, date: newest.date }, { ...driver, projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 } })
+          .toArray();
+      });
+      // A document of layout version 1 may hold any reading of its day: unknown unless
+      // something later than that day is known.
+      let unknownUntil = Number.NEGATIVE_INFINITY;
+      for (const doc of docs) {
+        const last = doc.fields?.[field]?.last;
+        if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) {
+          unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
+          continue;
+        }
+        const pair = { t: last.t.getTime(), v: last.v };
+        if (best === undefined || isEarlier(best, pair)) best = pair;
+      }
+      if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
+      return best;
     }),
   );
 }
@@ -170,31 +306,69 @@ export interface LatestReading {
 }
 
 /**
- * The latest `n` readings of series `id`, newest first, from the `recent` lists of its
- * newest series-day documents (the days are read newest first until `n` readings are
- * found). A document's list holds its day's latest readings only, so the walk stops
- * after a document whose list is shorter than its number of readings, and before a
- * document of layout version 1 (which has none): fewer than `n` readings come back then,
- * never a wrong one.
+ * The latest `n` readings of series `id`, newest first: its readings in the tail, and
+ * the `recent` lists of the visible parts of its newest series-days (days read newest
+ * first until `n` readings are found). A part's list holds its own latest readings
+ * only, so the walk stops at a day with a part whose list is shorter than its readings,
+ * keeping only the readings of that day no later than the earliest such part's list
+ * could have left out; and before a document of layout version 1 (which has none):
+ * fewer than `n` readings come back then, never a wrong one.
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
 export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
-  return limitedRead(options, async (driver) => {
+  const visible = await readVisible(store);
+  const tail = (await tailBySeries(store, [id], visible, options)).get(id) ?? [];
+  const stored: LatestReading[] = [];
+  // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
+  let cutoff = -Infinity;
+  await limitedRead(options, async (driver) => {
     const cursor = store.buckets.find(
-      { series: id },
-      { ...driver, sort: { date: -1 }, projection: { _id: 0, v: 1, readings: 1, recent: 1 }, batchSize: 4 },
+      { series: id, ...visibleAt(visible) },
+      { ...driver, sort: { date: -1 }, projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 }, batchSize: 16 },
     );
-    const found: LatestReading[] = [];
+    let day: number | null = null;
+    let dayReadings: LatestReading[] = [];
+    let dayCutoff = -Infinity;
+    let stop = false;
+    const closeDay = () => {
+      dayReadings.sort((a, b) => b.t - a.t);
+      for (const reading of dayReadings) if (reading.t >= dayCutoff) stored.push(reading);
+      if (dayCutoff > -Infinity || stored.length >= n) {
+        cutoff = dayCutoff > -Infinity ? dayCutoff : (stored[stored.length - 1]?.t ?? -Infinity);
+        stop = true;
+      }
+      dayReadings = [];
+      dayCutoff = -Infinity;
+    };
     try {
       for await (const doc of cursor) {
-        if ((doc.v ?? 1) < LAYOUT_VERSION) break;
+        const date = doc.date.getTime();
+        if (day !== null && date !== day) {
+          closeDay();
+          if (stop) break;
+        }
+        day = date;
+        if ((doc.v ?? 1) < LAYOUT_VERSION) {
+          // No latest readings kept: nothing of this day or earlier can be vouched for.
+          dayCutoff = Math.max(dayCutoff, date + DAY_MS);
+          continue;
+        }
         const recent = doc.recent ?? [];
-        for (let i = recent.length - 1; i >= 0 && found.length < n; i--) found.push({ t: recent[i]!.t.getTime(), f: recent[i]!.f });
-        if (found.length >= n || recent.length < (doc.readings ?? 0)) break;
+        for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
+        if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
       }
+      if (!stop && day !== null) closeDay();
     } finally {
       await cursor.close();
     }
-    return found;
   });
+  const merged = [
+    ...stored,
+    ...tail.filter((reading) => reading.time >= cutoff).map((reading) => ({ t: reading.time, f: fieldsOf(reading) })),
+  ];
+  merged.sort((a, b) => b.t - a.t);
+  return merged.slice(0, n);
 }
+
+/** A reading's field values by name. */
+const fieldsOf = (reading: Reading): Record<string, number> => Object.fromEntries(reading.fields.map((field) => [field.name, field.value]));

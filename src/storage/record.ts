@@ -1,23 +1,9 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import type { DayDocument } from '../model/day-document.ts';
-import { daySkeleton } from '../model/day-document.ts';
 import { Limits } from '../model/limits.ts';
-import type { DayOperation, DayWrite, MetricWrite, SeriesWrite, WritePlan } from '../record/plan.ts';
+import type { MetricWrite, SeriesWrite, WritePlan } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
 import { registryGeneration, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-
-/** What applying a write plan did to the series-day documents. */
-export interface ApplyOutcome {
-  /** Series-day documents this call applied the batch to. */
-  appliedDocuments: number;
-  /** Readings in those documents. */
-  appliedReadings: number;
-  /** Series-day documents that had applied the batch before (an earlier attempt with the same batch id). */
-  alreadyAppliedDocuments: number;
-  /** Readings in those documents. */
-  alreadyAppliedReadings: number;
-}
 
 /** How often an upsert that lost a first-insert race (error 11000) without a batch mark is retried. */
 const DUPLICATE_KEY_RETRIES = 5;
@@ -53,42 +39,24 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
 }
 
 /**
- * Applies a validated, planned batch (see `record/plan.ts`) to the database:
- * 1. registers new metrics, fields and tag keys, re-checking the per-metric limits
- *    atomically in the update's filter (a concurrent writer may have added names since
+ * Registers what a validated, planned batch names, before its log entry is written, so
+ * the next request finds it (docs/ingest-design.md, step 1 of the acknowledgement):
+ * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
+ *    the update's filter (a concurrent writer may have added names since
  *    {@link checkMetricLimits});
- * 2. registers series not known to be registered (before their series-day documents, so a
- *    query that finds series through the registry never misses data);
- * 3. applies ONE atomic update per series-day document, the day, hour and minute levels at
- *    once, in one unordered `bulkWrite`. With a batch `mark`, each update is refused by
- *    a document that carries the mark already and appends the mark otherwise, so every
- *    document applies the batch exactly once however often it is sent;
- * 4. widens the metrics' first/last reading times.
- * Every step is idempotent, so a retry after any failure completes what is missing.
+ * 2. series not known to be registered (see `Store.seriesCache`);
+ * 3. the metrics' first/last reading times, widened.
+ * Every step is idempotent, so a retry after any failure completes what is missing; a
+ * steady stream of known series writes nothing here.
  * @param registered the registry entries from {@link checkMetricLimits}.
- * @param operations the batch's series-day operations (`dayOperations` in `record/plan.ts`), built with `mark`.
- * @param mark the batch's mark (`model/batch.ts`), when the client sent a batch id.
- * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a
- * limit (nothing of the batch is written then). Driver errors propagate unchanged,
- * including a `MongoBulkWriteError` without write errors (a connection lost mid-write:
- * some updates may have been applied); `isUnavailable` recognises those.
+ * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a limit.
+ * Driver errors propagate unchanged.
  */
-export async function applyWritePlan(
-  store: Store,
-  plan: WritePlan,
-  registered: ReadonlyMap<string, MetricDocument>,
-  operations: readonly DayOperation[],
-  mark?: string,
-): Promise<ApplyOutcome> {
-  const outcome: ApplyOutcome = { appliedDocuments: 0, appliedReadings: 0, alreadyAppliedDocuments: 0, alreadyAppliedReadings: 0 };
-  if (plan.buckets.length === 0) return outcome;
+export async function registerBatch(store: Store, plan: WritePlan, registered: ReadonlyMap<string, MetricDocument>): Promise<void> {
+  if (plan.buckets.length === 0) return;
   const metrics = await registerMetrics(store, plan.metrics, registered);
   await registerSeries(store, plan.series, metrics);
-  const preallocated = plan.buckets.filter((write) => metrics.get(write.metric)?.layout === 'preallocated');
-  if (preallocated.length > 0) await insertSkeletons(store, preallocated, metrics);
-  await writeBuckets(store, operations, mark, outcome);
   await widenMetricSpans(store, plan.metrics, metrics);
-  return outcome;
 }
 
 /**
@@ -231,80 +199,5 @@ export async function bulkWriteDuplicates<T extends Document>(
     const writeErrors = [error.writeErrors].flat();
     if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
     return writeErrors.map((writeError) => writeError.index);
-  }
-}
-
-/**
- * Applies the batch's bucket writes, one atomic upsert per series-day document, and counts
- * which documents applied the batch now and which had applied it before (see
- * `dayFilter`). An upsert that fails with a duplicate key lost a first-insert race
- * (without a mark) or met a document that carries the mark (with one): it is retried as
- * a plain update with the same filter, which applies it in the first case and matches
- * nothing in the second.
- */
-async function writeBuckets(
-  store: Store,
-  operations: readonly DayOperation[],
-  mark: string | undefined,
-  outcome: ApplyOutcome,
-): Promise<void> {
-  const failed = await bulkWriteDuplicates(
-    store.buckets,
-    operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
-  );
-  const retried = new Set(failed);
-  operations.forEach(({ write }, index) => {
-    if (retried.has(index)) return;
-    outcome.appliedDocuments += 1;
-    outcome.appliedReadings += write.readings;
-  });
-  for (const index of failed) {
-    const { write, filter, update } = operations[index]!;
-    const result = await store.buckets.updateOne(filter, update);
-    if (result.matchedCount === 1) {
-      outcome.appliedDocuments += 1;
-      outcome.appliedReadings += write.readings;
-    } else if (
-      mark !== undefined &&
-      (await store.buckets.countDocuments({ series: write.series, date: write.date, batches: mark }, { limit: 1 })) === 1
-    ) {
-      outcome.alreadyAppliedDocuments += 1;
-      outcome.alreadyAppliedReadings += write.readings;
-    } else {
-      throw new Error(
-        `Series-day document of series ${write.series} on ${write.date.toISOString()} neither took the update nor carries the batch`,
-      );
-    }
-  }
-}
-
-/**
- * The `preallocated` layout: seed-style three-step initialization for a whole batch.
- * (1) find which target documents exist, (2) insert zeroed skeletons for the missing
- * ones, ignoring duplicates a concurrent writer inserted first; the updates that follow
- * then find every document in place and keep its size.
- */
-async function insertSkeletons(store: Store, writes: readonly DayWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
-  const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
-  const existing = await store.buckets
-    .find(
-      { series: { $in: [...new Set(writes.map((write) => write.series))] }, date: { $in: days } },
-      { projection: { _id: 0, series: 1, date: 1 } },
-    )
-    .toArray();
-  const found = new Set(existing.map((doc) => `${doc.series}:${doc.date.getTime()}`));
-  const missing = writes.filter((write) => !found.has(`${write.series}:${write.date.getTime()}`));
-  if (missing.length === 0) return;
-  const skeletons = missing.map((write) =>
-    daySkeleton({ series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date }, [
-      ...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields]),
-    ]),
-  );
-  try {
-    await store.buckets.insertMany(skeletons as unknown as DayDocument[], { ordered: false });
-  } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
-    const writeErrors = [error.writeErrors].flat();
-    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
   }
 }

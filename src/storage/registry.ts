@@ -1,3 +1,4 @@
+import { ingestLog } from './ingest-log.ts';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DocumentLayout } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
@@ -31,7 +32,10 @@ export async function setMetricLayout(store: Store, name: string, layout: Docume
       }
     }
     if (existing.layout === layout) return existing;
-    if ((await store.buckets.findOne({ metric: name }, { projection: { _id: 1 } })) !== null) {
+    const hasData =
+      (await store.buckets.findOne({ metric: name }, { projection: { _id: 1 } })) !== null ||
+      (await ingestLog(store).findOne({ metrics: name }, { projection: { _id: 1 } })) !== null;
+    if (hasData) {
       throw new InputError(
         ErrorCode.LAYOUT_LOCKED,
         `Metric "${name}" already has data in the ${existing.layout} layout; its layout cannot change`,

@@ -8,7 +8,8 @@ import { dayDocument, mergeIntoRollup, oldestVersion, storedDayWrite } from '../
 import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
-import type { Store } from './store.ts';
+import { dropIndexIfPresent, type Store } from './store.ts';
+import { readVisible, visibleAt } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -43,15 +44,16 @@ const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>)
 
 /**
  * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
- * collection's: `{series, date}` unique (one document per rollup group and day),
+ * collection's: `{series, date, f}` unique (one part per rollup group, day and fold),
  * `{metric, date}` and `{metric, tagPairs, date}`.
  */
 export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
   await db.collection(collection).createIndexes([
-    { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
+    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
   ]);
+  await dropIndexIfPresent(db, collection, 'series_date');
 }
 
 /**
@@ -221,15 +223,17 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  * 1. reads the day's dirty counter `n0` (a day marked within `graceMs` is left alone) and
  *    takes a lease on the day (compare and set on `n0` and no other live lease), so two
  *    server instances never rebuild the same day at once;
- * 2. reads every series-day document of the metric and day, merges them per rollup
- *    group (`mergeIntoRollup`) and replaces the day's rollup documents with the result
- *    (deleted, then inserted whole: `dayDocument`);
+ * 2. reads the visible fold number V and every series-day document of the metric and
+ *    day visible at V, merges them per rollup group (`mergeIntoRollup`) and replaces the
+ *    day's rollup documents visible at V with the result (deleted, then inserted whole
+ *    with `f: V`: `dayDocument`); rollup parts of later folds (`f > V`) stay, and add the
+ *    readings the series-day documents read here did not hold yet;
  * 3. clears the day only if its counter is still `n0` and the lease still its own;
  *    otherwise gives the lease back and leaves the day dirty.
- * A batch writes a dirty day's series-day documents between two increments of its
- * counter and never writes its rollup documents, so a batch whose documents the rebuild
- * may have missed makes step 3 fail, and the day stays dirty. A batch that finds the day
- * clean started after step 3, so its own rollup update adds to the rebuilt documents.
+ * A fold writes a dirty day's series-day parts between two increments of its counter
+ * and writes no rollup part for it, so a fold whose parts the rebuild may have missed
+ * makes step 3 fail, and the day stays dirty. A fold that finds the day clean writes
+ * its own rollup parts, with its number, which add to the rebuilt documents.
  * Queries read the series-day documents of a dirty day, so they never see step 2 half done.
  */
 export async function rebuildRollupDay(
@@ -254,17 +258,22 @@ export async function rebuildRollupDay(
   const date = new Date(day);
   const writes: DayWrite[] = [];
   const sources: Pick<DayDocument, 'v'>[] = [];
-  for await (const doc of store.buckets.find({ metric: rollup.metric, date }, { projection: { recent: 0, batches: 0 } })) {
+  // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
+  const visible = await readVisible(store);
+  for await (const doc of store.buckets.find(
+    { metric: rollup.metric, date, ...visibleAt(visible) },
+    { projection: { recent: 0, batches: 0 } },
+  )) {
     writes.push(storedDayWrite(doc));
     sources.push(doc);
   }
   const merged = mergeIntoRollup(writes, rollup);
   const collection = documentsOf(store, rollup);
-  await collection.deleteMany({ metric: rollup.metric, date });
+  await collection.deleteMany({ metric: rollup.metric, date, ...visibleAt(visible) });
   const version = oldestVersion(sources);
   if (merged.length > 0) {
     await collection.insertMany(
-      merged.map((write) => dayDocument(write, version) as unknown as DayDocument),
+      merged.map((write) => ({ ...dayDocument(write, version), f: visible }) as unknown as DayDocument),
       { ordered: false },
     );
   }

@@ -1,9 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
+import { randomUUID } from 'node:crypto';
 import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
+import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
+import { ensureFoldState } from './visibility.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
@@ -122,19 +125,44 @@ export interface Store {
    * back (a restore, a manual delete) is written again after at most the TTL.
    */
   seriesCache: LRUCache<string, CachedSeries>;
+  /**
+   * This process's name as a folder (a random UUID): the holder of the fold lease when
+   * it folds (`storage/fold.ts`), whether as the background job or for a deletion.
+   */
+  holder: string;
+  /**
+   * Bounds of the unfolded log (see `checkBacklog` in `storage/ingest-log.ts`): past
+   * either, writes are refused with INGEST_BACKLOG. 0 turns a bound off.
+   */
+  ingest: {
+    /** `INGEST_MAX_TAIL_READINGS`. */
+    maxTailReadings: number;
+    /** `INGEST_MAX_TAIL_SECONDS`. */
+    maxTailSeconds: number;
+    /** Readings per second the folder is expected to fold, for `Retry-After` (default 20,000). */
+    foldRate: number;
+    /** The last backlog this process measured, and when (ms since epoch). */
+    measured?: { at: number; backlog: Backlog };
+  };
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
 export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches' } as const;
+
+/** Default bound of the unfolded log, in readings (`INGEST_MAX_TAIL_READINGS`). */
+export const DEFAULT_MAX_TAIL_READINGS = 200_000;
+
+/** Default bound of the age of the oldest unfolded log entry, in seconds (`INGEST_MAX_TAIL_SECONDS`). */
+export const DEFAULT_MAX_TAIL_SECONDS = 60;
 
 /** Default retention of batch claims: 24 hours, in seconds. */
 export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
 
 /**
  * Creates the indexes the queries and the record path rely on (idempotent):
- * - `buckets {series, date}` unique: one document per series and day; it is what makes
- *   concurrent first writes to a new bucket safe (the loser gets error 11000 and retries
- *   as an update), and it serves every query scoped to series.
+ * - `buckets {series, date, f}` unique: one part per series, day and fold (`f` absent in
+ *   documents written before folds, one per series and day); it serves every query
+ *   scoped to series. The unique `{series, date}` index of earlier versions is dropped.
  * - `buckets {metric, date}`: queries over a whole metric.
  * - `buckets {metric, tagPairs, date}` (multikey): queries filtered by tags, one
  *   equality on a `key=value` string plus the day range.
@@ -145,10 +173,13 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  */
 export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
   await db.collection(CollectionName.buckets).createIndexes([
-    { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
+    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
   ]);
+  await dropIndexIfPresent(db, CollectionName.buckets, 'series_date');
+  await ensureIngestLogIndexes(db, batchRetentionSeconds);
+  await ensureFoldState(db);
   await db.collection(CollectionName.series).createIndexes([
     { key: { metric: 1, key: 1 }, name: 'metric_key' },
     { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
@@ -160,6 +191,21 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
     // 85 IndexOptionsConflict: the index exists with another retention.
     if (!(error instanceof MongoServerError && error.code === 85)) throw error;
     await db.command({ collMod: CollectionName.batches, index: { name: ttl.name, expireAfterSeconds: batchRetentionSeconds } });
+  }
+}
+
+/**
+ * Drops index `name` of `collection` when it exists (the unique one-document-per-day
+ * index of earlier versions, which parts of several folds would break).
+ */
+export async function dropIndexIfPresent(db: Db, collection: string, name: string): Promise<void> {
+  try {
+    await db.collection(collection).dropIndex(name);
+  } catch (error) {
+    // 27 IndexNotFound, 26 NamespaceNotFound: nothing to drop.
+    if (!(error instanceof MongoServerError && (error.code === 27 || error.code === 26))) {
+      if (!/not found|doesn't exist|does not exist/i.test((error as Error).message)) throw error;
+    }
   }
 }
 
@@ -193,6 +239,8 @@ export async function openStore(
     registryCacheTtlMs?: number;
     /** The rollup rebuild grace period, in ms (default 60,000; see `Store.rollupGraceMs`). */
     rollupGraceMs?: number;
+    /** Bounds of the unfolded log (default 200,000 readings and 60 s; see `Store.ingest`). */
+    ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
   } = {},
 ): Promise<Store> {
   const writeConcern = options.writeConcern ?? { w: 'majority', journal: true };
@@ -218,6 +266,12 @@ export async function openStore(
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
     batches: db.collection<BatchDocument>(CollectionName.batches),
     seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
+    holder: randomUUID(),
+    ingest: {
+      maxTailReadings: options.ingest?.maxTailReadings ?? DEFAULT_MAX_TAIL_READINGS,
+      maxTailSeconds: options.ingest?.maxTailSeconds ?? DEFAULT_MAX_TAIL_SECONDS,
+      foldRate: 20_000,
+    },
     defaultLayout: options.defaultLayout ?? 'sparse',
     rollupGraceMs: options.rollupGraceMs ?? 60_000,
     defaultStatistics: options.defaultStatistics ?? DEFAULT_STATISTICS,

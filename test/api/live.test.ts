@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken } from '../../src/auth/manage.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled } from '../../src/embedded/secantus.ts';
-import { LiveEvents, writeOfChange } from '../../src/events/live-events.ts';
+import { LiveEvents, writesOfChange } from '../../src/events/live-events.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
 import { testMongoUri } from '../helpers/db.ts';
 
@@ -445,17 +445,17 @@ describe('change streams', () => {
           { host: 'a', minute: 21, value: 6 },
           { host: 'a', minute: 27, value: 0.5 },
         ];
-        // One series, one series-day document: one change.
+        // One batch: one log entry, one change.
         const answer = await writer.app.graphql(RECORD, { readings: asInput('cs', readings) });
         expect(answer.errors).toBeUndefined();
         const pushed = await stream.next(10_000);
         expect(pushed.errors).toBeUndefined();
-        // The first write of a series-day document is an insert: the change names the whole day.
-        expect(pushed.data!.buckets[0]!.buckets).toEqual(expectedBuckets(readings));
+        // The change names the batch's minutes: the buckets from 00:20 on.
+        expect(pushed.data!.buckets[0]!.buckets).toEqual(expectedBuckets(readings, 21));
         const more: Reading[] = [{ host: 'a', minute: 44, value: 3 }];
         await sleep(INTERVAL_MS);
         expect((await writer.app.graphql(RECORD, { readings: asInput('cs', more) })).errors).toBeUndefined();
-        // An update names its minute: the buckets from 00:40 on.
+        // The next batch names its minute: the buckets from 00:40 on.
         const update = await stream.next(10_000);
         expect(update.data!.buckets[0]!.buckets).toEqual(expectedBuckets([...readings, ...more], 44));
       } finally {
@@ -471,30 +471,17 @@ describe('change streams', () => {
     }
   }, 60_000);
 
-  it('tell the minutes and hours an update touched', () => {
-    const date = new Date(T0);
-    const change = (operationType: 'insert' | 'update', updatedFields?: Record<string, unknown>) =>
-      ({
-        operationType,
-        fullDocument: { metric: 'm', date },
-        ...(updatedFields ? { updateDescription: { updatedFields } } : {}),
-      }) as unknown as Parameters<typeof writeOfChange>[0];
-    expect(writeOfChange(change('insert'))).toEqual({ metric: 'm', from: T0, to: T0 + 1440 * MIN });
-    expect(
-      writeOfChange(change('update', { 'hours.7.minutes.30.usage': {}, 'hours.7.minutes.5': {}, 'fields.usage.n': 2, readings: 3 })),
-    ).toEqual({ metric: 'm', from: T0 + (7 * 60 + 5) * MIN, to: T0 + (7 * 60 + 31) * MIN });
-    // An hour's own statistics change with its minutes: the minutes tell.
-    expect(writeOfChange(change('update', { 'hours.7.fields.usage.n': 1, 'hours.7.minutes.44.usage': {} }))).toEqual({
-      metric: 'm',
-      from: T0 + (7 * 60 + 44) * MIN,
-      to: T0 + (7 * 60 + 45) * MIN,
-    });
-    expect(writeOfChange(change('update', { 'hours.23': {}, 'q.hours.2.minutes.59.usage': {} }))).toEqual({
-      metric: 'm',
-      from: T0 + (2 * 60 + 59) * MIN,
-      to: T0 + 1440 * MIN,
-    });
-    expect(writeOfChange(change('update', { readings: 1 }))).toEqual({ metric: 'm', from: T0, to: T0 + 1440 * MIN });
+  it('tell the minutes of a new log entry, for each of its metrics', () => {
+    const change = (metrics: unknown, first: unknown, last: unknown) =>
+      ({ operationType: 'insert', fullDocument: { metrics, first, last } }) as unknown as Parameters<typeof writesOfChange>[0];
+    expect(writesOfChange(change(['m'], new Date(T0 + 5 * MIN + 1234), new Date(T0 + 7 * MIN)))).toEqual([
+      { metric: 'm', from: T0 + 5 * MIN, to: T0 + 8 * MIN },
+    ]);
+    expect(writesOfChange(change(['a', 'b'], new Date(T0), new Date(T0 + 59_999)))).toEqual([
+      { metric: 'a', from: T0, to: T0 + MIN },
+      { metric: 'b', from: T0, to: T0 + MIN },
+    ]);
+    expect(writesOfChange(change(undefined, new Date(T0), new Date(T0)))).toEqual([]);
   });
 });
 

@@ -364,16 +364,28 @@ describe('several API instances on one database', { timeout: 400_000 }, () => {
       }
     }
 
-    // In the database: one claim per distinct batch, all applied; one rollup document per
-    // region and day; one registry entry per series.
+    // In the database: one log entry per distinct batch, all folded by the instances'
+    // folders; rollup parts for 3 regions x 2 days holding every reading once; one
+    // registry entry per series.
     const client = new MongoClient(testMongoUri());
     await client.connect();
     try {
       const db = client.db(dbName);
-      expect(await db.collection('batches').countDocuments({})).toBe(distinct.length);
-      expect(await db.collection('batches').countDocuments({ state: 'applied' })).toBe(distinct.length);
+      expect(await db.collection('ingest_log').countDocuments({})).toBe(distinct.length);
+      await waitUntil(async () => (await db.collection('ingest_log').countDocuments({ fold: null })) === 0, 30_000, 'every entry folded');
+      await waitUntil(
+        async () => (await db.collection<{ _id: string }>('fold_state').countDocuments({ _id: 'folds', running: null })) === 1,
+        30_000,
+        'no fold under way',
+      );
+      const state = await db.collection<{ _id: string; visible: number }>('fold_state').findOne({ _id: 'folds' });
       const [rollup] = await db.collection<{ collection: string }>('rollups').find({}).toArray();
-      expect(await db.collection(rollup!.collection).countDocuments({})).toBe(3 * 2);
+      const parts = await db
+        .collection<{ series: string; date: Date; readings: number }>(rollup!.collection)
+        .find({ f: { $lte: state!.visible } })
+        .toArray();
+      expect(new Set(parts.map((part) => `${part.series}:${part.date.getTime()}`)).size).toBe(3 * 2);
+      expect(parts.reduce((sum, part) => sum + part.readings, 0)).toBe(distinct.length * READINGS_PER_BATCH);
       expect(await db.collection('series').countDocuments({})).toBe(HOSTS);
     } finally {
       await client.close();

@@ -2,6 +2,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { DocumentLayout } from '../../src/model/day-document.ts';
+import { foldAll } from '../../src/storage/fold.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { createApp, type AppOptions } from '../../src/server/yoga.ts';
 import { testMongoUri } from './db.ts';
@@ -13,6 +14,13 @@ export interface TestApp {
   /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate`. */
   commands: string[];
   resetCommands(): void;
+  /**
+   * Folds every acknowledged reading into series-day documents now (`foldAll`), as the
+   * server's folder does in the background: what a test that reads the stored
+   * documents themselves calls first. Queries need no fold: they read the log's tail.
+   * @returns the readings folded.
+   */
+  settle(): Promise<number>;
   /**
    * Sends a GraphQL request through `yoga.fetch` (no socket) and returns the parsed JSON
    * body. `request.token` sends `Authorization: Bearer <token>` (default: the app's
@@ -60,6 +68,8 @@ export async function openTestApp(
     uri?: string;
     /** The database name (default: a fresh one from `label`), for two apps on one database. */
     database?: string;
+    /** Bounds of the unfolded log (default: none, as no folder runs; see `Store.ingest`). */
+    ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -68,6 +78,8 @@ export async function openTestApp(
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,
     writeConcern: { w: 'majority', journal: options.journal ?? true },
+    // No folder runs in the background here: tests fold with settle(), so no backlog bound.
+    ingest: options.ingest ?? { maxTailReadings: 0, maxTailSeconds: 0 },
   });
   const commands: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {
@@ -89,6 +101,7 @@ export async function openTestApp(
     app,
     commands,
     resetCommands: () => commands.splice(0, commands.length),
+    settle: () => foldAll(store, store.holder),
     async graphql<T>(query: string, variables?: Record<string, unknown>, request: { token?: string | null } = {}) {
       const token = request.token === undefined ? options.token : request.token;
       const response = await app.fetch('http://yoga/graphql', {

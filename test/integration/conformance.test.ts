@@ -415,8 +415,9 @@ describe('first/last pairs, sketches and latest readings', () => {
  * Every operator (stage, expression, accumulator, query operator) a pipeline of the
  * engine may use, with the MongoDB version that introduced it (MongoDB Manual, each
  * operator's page: "New in version …"; the aggregation framework came in 2.2). The
- * pipelines must run on MongoDB 5.0 and later and on wire-compatible servers, so an
- * operator newer than 5.0, or one not listed here, fails the test below until it is
+ * pipelines must run on MongoDB 5.1 and later and on wire-compatible servers (5.1 for
+ * `$documents`, which carries the unfolded tail of a read: docs/ingest-design.md), so an
+ * operator newer than 5.1, or one not listed here, fails the test below until it is
  * looked up and listed.
  */
 const OPERATORS: Record<string, string> = {
@@ -431,6 +432,8 @@ const OPERATORS: Record<string, string> = {
   $replaceRoot: '3.4',
   $count: '3.4',
   $set: '4.2',
+  $unionWith: '4.4',
+  $documents: '5.1',
   // Query operators (in $match), and the comparison and logical expressions of the same name.
   $and: '2.2',
   $or: '2.2',
@@ -438,6 +441,7 @@ const OPERATORS: Record<string, string> = {
   $gt: '2.2',
   $gte: '2.2',
   $lt: '2.2',
+  $not: '2.2',
   // Accumulators, and the expressions of the same name (over an array: 3.2).
   $sum: '3.2',
   $min: '3.2',
@@ -516,7 +520,10 @@ describe('operators of the pipelines the engine sends', () => {
     app = await openTestApp('conformance_operators', { journal: false });
     app.store.client.on('commandStarted', (event: CommandStartedEvent) => {
       if (event.commandName === 'aggregate' && event.databaseName === app.store.db.databaseName) {
-        sent.push({ collection: String(event.command.aggregate), pipeline: event.command.pipeline });
+        // A read with a tail is a database aggregate ({aggregate: 1}) whose $unionWith names the collection.
+        const pipeline = event.command.pipeline as Document[];
+        const union = pipeline.find((stage) => '$unionWith' in stage)?.$unionWith?.coll;
+        sent.push({ collection: event.command.aggregate === 1 ? `${union} (with tail)` : String(event.command.aggregate), pipeline });
       }
     });
     const set = await app.graphql(
@@ -543,11 +550,18 @@ describe('operators of the pipelines the engine sends', () => {
       `mutation { defineRollup(metric: "flights", name: "by_destination", tagKeys: ["destination"]) { name } }`,
     );
     expect(defined.errors).toBeUndefined();
+    await app.settle();
     await backfillRollup(app.store, 'flights', 'by_destination', { graceMs: 0 });
+    // A few more flights left unfolded, so every read also carries a tail.
+    const tail = readings
+      .slice(0, 6)
+      .map((reading, i) => ({ ...reading, time: new Date(Date.parse(reading.time) + 60_000 * (i + 1)).toISOString() }));
+    const more = await app.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { applied } }`, { r: tail });
+    expect(more.errors).toBeUndefined();
   });
   afterAll(async () => app.close());
 
-  it('are all MongoDB 5.0 or older, and listed: every granularity, zones, filters, groups, first/last, percentiles, ranking, fill, rollups', async () => {
+  it('are all MongoDB 5.1 or older, and listed: every granularity, zones, filters, groups, first/last, percentiles, ranking, fill, rollups, the tail', async () => {
     const range = 'from: "2001-01-01T05:17:00Z", to: "2001-01-03T20:43:00Z"';
     const bucket = 'start count sum min max avg stddev first { time value } last { time value } p50 percentile(p: 90) value filled';
     const requests: string[] = [];
@@ -591,7 +605,7 @@ describe('operators of the pipelines the engine sends', () => {
     for (const { pipeline } of sent) operatorsOf(pipeline, found);
     const unlisted = [...found.keys()].filter((operator) => OPERATORS[operator] === undefined);
     expect(unlisted, 'operators to look up and list in OPERATORS').toEqual([]);
-    const newer = [...found.keys()].filter((operator) => !atMost(OPERATORS[operator]!, '5.0'));
+    const newer = [...found.keys()].filter((operator) => !atMost(OPERATORS[operator]!, '5.1'));
     expect(newer).toEqual([]);
     // Listed and never sent: an entry to remove (the list names what the engine uses).
     expect(Object.keys(OPERATORS).filter((operator) => !found.has(operator))).toEqual([]);

@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
-import { batchFingerprint, batchMark, BATCH_MARKS_KEPT } from '../../src/model/batch.ts';
-import { dayOperations, planWrites } from '../../src/record/plan.ts';
+import { foldDocuments } from '../../src/record/fold-plan.ts';
+import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { claimBatch } from '../../src/storage/batches.ts';
-import { applyWritePlan, checkMetricLimits } from '../../src/storage/record.ts';
+import { ingestLog } from '../../src/storage/ingest-log.ts';
+import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
 
 interface Outcome {
   batchId: string | null;
@@ -132,55 +132,50 @@ describe('a batch sent again with its batch id', () => {
     expect(hours).toEqual(expectedHours(readings));
   });
 
-  it('completes a batch that an interrupted attempt applied to some documents only', async () => {
+  it('is folded once when a fold stopped after writing some of its parts, and a retry writes nothing', async () => {
     const readings = readingsOf(500, 3000);
     const inputs = asInput('m4', readings);
-    // The state a crash leaves: the id claimed, half the series-day documents updated.
+    expect(((await t.graphql(RECORD, { readings: inputs, batchId: 'crashed' })) as Answer).errors).toBeUndefined();
+    await t.settle();
+    // The state a folder killed mid-fold leaves: the fold recorded as running with its
+    // entry stamped, half of its parts inserted, nothing visible yet.
+    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+    const seq = state!.visible + 1;
+    const second = readingsOf(300, 4000);
+    expect(((await t.graphql(RECORD, { readings: asInput('m4', second), batchId: 'crashed-2' })) as Answer).errors).toBeUndefined();
+    await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { running: { seq, entries: ['crashed-2'] } } });
+    await ingestLog(t.store).updateOne({ _id: 'crashed-2' }, { $set: { fold: seq, foldedAt: new Date() } });
     const valid = validateReadings(
-      inputs.map((input) => ({ ...input, time: new Date(input.time) })),
+      asInput('m4', second).map((input) => ({ ...input, time: new Date(input.time) })),
       { maxBatchSize: 1000, receivedAt: 0 },
     );
-    const plan = planWrites(valid);
-    await claimBatch(t.store, { id: 'crashed', fingerprint: batchFingerprint(valid), readings: 500, receivedAt: Date.now() });
-    const half = plan.buckets.slice(0, Math.floor(plan.buckets.length / 2));
-    const halfReadings = half.reduce((sum, write) => sum + write.readings, 0);
-    const halfPlan = { ...plan, buckets: half };
-    await applyWritePlan(
-      t.store,
-      halfPlan,
-      await checkMetricLimits(t.store, plan.metrics),
-      dayOperations(halfPlan, batchMark('crashed')),
-      batchMark('crashed'),
-    );
-
-    const retry = (await t.graphql(RECORD, { readings: inputs, batchId: 'crashed' })) as Answer;
-    expect(retry.errors).toBeUndefined();
-    expect(retry.data?.recordReadings).toEqual({
-      batchId: 'crashed',
-      recorded: 500,
-      applied: 500 - halfReadings,
-      alreadyApplied: halfReadings,
-    });
+    const parts = foldDocuments(planWrites(valid).buckets, seq);
+    await t.store.buckets.insertMany(parts.slice(0, Math.floor(parts.length / 2)) as never[]);
+    // Queries read the fold's entry from the log, not its invisible parts.
+    expect((await stored('m4')).total).toEqual(expectedTotals([...readings, ...second]));
+    await t.settle();
+    expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))?.visible).toBe(seq);
+    expect(await t.store.buckets.countDocuments({ metric: 'm4', f: seq })).toBe(parts.length);
     const { total, hours } = await stored('m4');
-    expect(total).toEqual(expectedTotals(readings));
-    expect(hours).toEqual(expectedHours(readings));
-    // Completed now: a further retry writes nothing.
-    const again = (await t.graphql(RECORD, { readings: inputs, batchId: 'crashed' })) as Answer;
-    expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 500 });
+    expect(total).toEqual(expectedTotals([...readings, ...second]));
+    expect(hours).toEqual(expectedHours([...readings, ...second]));
+    const again = (await t.graphql(RECORD, { readings: asInput('m4', second), batchId: 'crashed-2' })) as Answer;
+    expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 300 });
+    expect((await stored('m4')).total?.count).toBe(800);
   });
 
-  it('is still recognised after more batches than a document keeps marks of have written to it', async () => {
+  it('is still recognised after it was folded and many batches wrote to the same series-day since', async () => {
     const first = readingsOf(1, 5000);
     expect(((await t.graphql(RECORD, { readings: asInput('m5', first), batchId: 'old' })) as Answer).errors).toBeUndefined();
-    for (let i = 0; i < BATCH_MARKS_KEPT + 6; i++) {
+    for (let i = 0; i < 70; i++) {
       const answer = (await t.graphql(RECORD, { readings: asInput('m5', first), batchId: `later-${i}` })) as Answer;
       expect(answer.errors).toBeUndefined();
+      if (i % 20 === 0) await t.settle();
     }
-    const doc = await t.store.buckets.findOne({ metric: 'm5' });
-    expect(doc?.batches).toHaveLength(BATCH_MARKS_KEPT);
+    await t.settle();
     const retry = (await t.graphql(RECORD, { readings: asInput('m5', first), batchId: 'old' })) as Answer;
     expect(retry.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 1 });
-    expect((await stored('m5')).total?.count).toBe(BATCH_MARKS_KEPT + 7);
+    expect((await stored('m5')).total?.count).toBe(71);
   });
 
   it("gives readings sent without a time the first attempt's time", async () => {
@@ -190,6 +185,8 @@ describe('a batch sent again with its batch id', () => {
     await new Promise((done) => setTimeout(done, 1100));
     const again = (await t.graphql(mutation)) as Answer;
     expect(again.data?.recordReading).toEqual({ applied: 0, alreadyApplied: 1 });
+    expect(await ingestLog(t.store).countDocuments({ metrics: 'm6' })).toBe(1);
+    await t.settle();
     expect(await t.store.buckets.countDocuments({ metric: 'm6' })).toBe(1);
   });
 
@@ -208,7 +205,7 @@ describe('a batch sent again with its batch id', () => {
     ];
     const refused = (await t.graphql(RECORD, { readings: tooWide, batchId: 'fix-me' })) as Answer;
     expect(refused.errors?.[0]?.extensions?.code).toBe('TOO_MANY_NAMES');
-    expect(await t.store.batches.countDocuments({ _id: 'fix-me' })).toBe(0);
+    expect(await ingestLog(t.store).countDocuments({ _id: 'fix-me' })).toBe(0);
     const corrected = (await t.graphql(RECORD, { readings: tooWide.slice(0, 1), batchId: 'fix-me' })) as Answer;
     expect(corrected.data?.recordReadings).toMatchObject({ applied: 1, alreadyApplied: 0 });
   });

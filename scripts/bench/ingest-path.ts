@@ -1,0 +1,222 @@
+/**
+ * The built write path, measured end to end on one embedded server with journaled
+ * writes (`{w: 1, journal: true}`) on a temporary data directory on disk:
+ *
+ * 1. Acknowledgement through GraphQL: `recordReadings` of batches of 1,000 readings with
+ *    batch ids (in process, no socket), against `insertMany` of one document per reading
+ *    (with the naive model's two indexes) of the same batch; the two take turns.
+ * 2. Folding: `foldAll` of everything acknowledged (folds of `FOLD_MAX_READINGS`
+ *    readings), in readings per second, and the parts it wrote; the folded parts'
+ *    readings are checked against the readings sent.
+ * 3. Tail read: the same hourly `aggregate` over a day of dense data on two metrics with
+ *    the same readings, one entirely folded and one whose last 1,000 readings are still
+ *    in the log; medians of 7 runs taking turns.
+ *
+ *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
+ *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
+ *
+ * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
+ */
+import { Command } from 'commander';
+import type { Db, Document } from 'mongodb';
+import { foldAll } from '../../src/storage/fold.ts';
+import { openStore, type Store } from '../../src/storage/store.ts';
+import {
+  batches,
+  benchApp,
+  describeMachine,
+  describeServer,
+  format,
+  generateCpu,
+  graphqlBody,
+  type PlainReading,
+  positiveInt,
+  progressLog,
+  readingInput,
+  sparseDataSet,
+  table,
+  withBenchDatabase,
+} from './harness/index.ts';
+
+const given = new Command()
+  .option('--dense <n>', 'dense readings (TSBS cpu-only, 20 hosts, 10 fields, every 10 s)', positiveInt, 40_000)
+  .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
+  .parse()
+  .opts<{ dense: number; sparse: number }>();
+const log = progressLog('ingest-path');
+const BATCH = 1_000;
+const failures: string[] = [];
+
+const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { applied } }`;
+
+/** The readings of a data set as GraphQL `ReadingInput` values (times as ISO strings). */
+const inputs = (readings: readonly PlainReading[]) =>
+  readings.map((reading) => {
+    const input = readingInput(reading);
+    return { ...input, time: (input.time as Date).toISOString() };
+  });
+
+/** One reading as the naive model stores it. */
+const naiveDocument = (reading: PlainReading): Document => ({
+  metric: reading.metric,
+  tags: Object.fromEntries(reading.tags.map((tag) => [tag.key, tag.value])),
+  time: new Date(reading.time),
+  fields: reading.fields,
+});
+
+/** `count` dense readings: TSBS cpu-only, 20 hosts, every 10 s from 2016-01-01 UTC, in time order. */
+function denseReadings(count: number): PlainReading[] {
+  const plain: PlainReading[] = [];
+  for (const chunk of generateCpu({ hosts: 20, durationMs: Math.ceil(count / 20) * 10_000 })) plain.push(...chunk);
+  return plain.slice(0, count);
+}
+
+/** Acknowledges every batch through GraphQL and with insertMany, taking turns; returns the row and the store's readings. */
+async function acknowledge(store: Store, db: Db, name: string, readings: PlainReading[], entityTag: string): Promise<string[]> {
+  const app = benchApp(store);
+  const naive = db.collection(`naive_${name}`);
+  await naive.createIndexes([{ key: { metric: 1, [`tags.${entityTag}`]: 1, time: 1 } }, { key: { metric: 1, time: 1 } }]);
+  const ms = { graphql: 0, insertMany: 0 };
+  for (const [i, batch] of batches(readings, BATCH).entries()) {
+    const ways: [keyof typeof ms, () => Promise<unknown>][] = [
+      ['graphql', () => graphqlBody(app, RECORD, { readings: inputs(batch), batchId: `${name}-${i}` })],
+      ['insertMany', () => naive.insertMany(batch.map(naiveDocument), { ordered: false })],
+    ];
+    if (i % 2 === 1) ways.reverse();
+    for (const [way, write] of ways) {
+      const started = performance.now();
+      await write();
+      ms[way] += performance.now() - started;
+    }
+  }
+  return [
+    name,
+    format.count(readings.length),
+    format.rate(readings.length / (ms.graphql / 1000)),
+    format.rate(readings.length / (ms.insertMany / 1000)),
+    format.ratio(ms.insertMany / ms.graphql),
+  ];
+}
+
+/** Folds everything acknowledged, checks the parts against the readings sent; returns the row. */
+async function fold(store: Store, name: string, readings: number): Promise<string[]> {
+  const started = performance.now();
+  const folded = await foldAll(store, store.holder);
+  const seconds = (performance.now() - started) / 1000;
+  const parts = await store.buckets.countDocuments({});
+  const [row] = await store.buckets.aggregate<{ readings: number }>([{ $group: { _id: null, readings: { $sum: '$readings' } } }]).toArray();
+  const check = folded === readings && row?.readings === readings ? 'exact' : `MISMATCH: folded ${folded}, in parts ${row?.readings}`;
+  if (check !== 'exact') failures.push(`${name} fold: ${check}`);
+  return [name, format.count(folded), format.rate(folded / seconds), format.count(parts), check];
+}
+
+/** The median of `values`. */
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Times the hourly aggregate on a folded metric and on the same readings with a tail of `tail` readings; returns the row. */
+async function tailRead(store: Store, readings: PlainReading[], tail: number): Promise<string[]> {
+  const app = benchApp(store);
+  const day = readings.filter((reading) => reading.time < readings[0]!.time + 86_400_000);
+  const as = (metric: string) => day.map((reading) => ({ ...reading, metric }));
+  for (const [i, batch] of batches(as('folded'), BATCH).entries())
+    await graphqlBody(app, RECORD, { readings: inputs(batch), batchId: `f-${i}` });
+  const withTail = as('withtail');
+  for (const [i, batch] of batches(withTail.slice(0, withTail.length - tail), BATCH).entries()) {
+    await graphqlBody(app, RECORD, { readings: inputs(batch), batchId: `t-${i}` });
+  }
+  await foldAll(store, store.holder);
+  for (const [i, batch] of batches(withTail.slice(withTail.length - tail), BATCH).entries()) {
+    await graphqlBody(app, RECORD, { readings: inputs(batch), batchId: `u-${i}` });
+  }
+  const from = new Date(Math.floor(day[0]!.time / 86_400_000) * 86_400_000);
+  const query = (metric: string) =>
+    `{ buckets(metric: "${metric}", field: "usage_user", granularity: HOUR, from: "${from.toISOString()}", to: "${new Date(from.getTime() + 86_400_000).toISOString()}", fill: NONE) { buckets { start count sum } } }`;
+  const times: Record<string, number[]> = { folded: [], withtail: [] };
+  const answers: Record<string, string> = {};
+  for (let run = 0; run < 7; run++) {
+    for (const metric of run % 2 === 0 ? ['folded', 'withtail'] : ['withtail', 'folded']) {
+      const started = performance.now();
+      const body = await graphqlBody<{ buckets: unknown[] }>(app, query(metric));
+      times[metric]!.push(performance.now() - started);
+      answers[metric] = JSON.stringify(body.data);
+    }
+  }
+  // Counts exactly; sums to 1e-9 relative (the tail adds the same values in another order).
+  const rows = (answer: string) =>
+    (JSON.parse(answer) as { buckets: { buckets: { start: string; count: number; sum: number }[] }[] }).buckets[0]?.buckets ?? [];
+  const [a, b] = [rows(answers.folded!), rows(answers.withtail!)];
+  const equal =
+    a.length === b.length &&
+    a.every(
+      (row, i) => row.start === b[i]!.start && row.count === b[i]!.count && Math.abs(row.sum - b[i]!.sum) <= 1e-9 * Math.abs(row.sum),
+    );
+  if (!equal) failures.push(`tail read: the answers differ:\n  folded    ${answers.folded}\n  with tail ${answers.withtail}`);
+  const [withMs, foldedMs] = [median(times.withtail!), median(times.folded!)];
+  return [
+    format.count(tail),
+    format.count(day.length - tail),
+    format.ms(withMs),
+    format.ms(foldedMs),
+    format.ratio(withMs / foldedMs),
+    equal ? 'equal (sums to 1e-9)' : 'DIFFER',
+  ];
+}
+
+log(`generating ${given.dense} dense readings, loading ${given.sparse} flights`);
+const dense = denseReadings(given.dense);
+const sparse = (await sparseDataSet(new Date('2002-01-01T00:00:00Z'), given.sparse)).readings;
+
+await withBenchDatabase(
+  async (database, client) => {
+    const caption = `${new Date().toISOString().slice(0, 10)}; ${await describeServer(client, database.embedded)}, ${database.onDisk ? 'data directory on disk' : 'MONGODB_URI'}, writes journaled (w: 1, j: true); ${describeMachine()}`;
+    const ack: string[][] = [];
+    const folds: string[][] = [];
+    for (const [name, readings, entityTag] of [
+      ['dense', dense, 'hostname'],
+      ['sparse', sparse, 'origin'],
+    ] as const) {
+      const store = await openStore(database.uri, `bench_ingest_${name}_${Date.now()}`, {
+        writeConcern: { w: 1, journal: true },
+        ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
+      });
+      try {
+        log(`${name}: acknowledging ${readings.length} readings through GraphQL and insertMany`);
+        ack.push(await acknowledge(store, store.db, name, [...readings], entityTag));
+        log(`${name}: folding`);
+        folds.push(await fold(store, name, readings.length));
+      } finally {
+        await store.db.dropDatabase();
+        await store.client.close();
+      }
+    }
+    const store = await openStore(database.uri, `bench_ingest_tail_${Date.now()}`, {
+      writeConcern: { w: 1, journal: true },
+      ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
+    });
+    let tail: string[][];
+    try {
+      log('tail read');
+      tail = [await tailRead(store, dense, 1_000)];
+    } finally {
+      await store.db.dropDatabase();
+      await store.client.close();
+    }
+    console.log(`## Ingest path\n\n_${caption}_\n`);
+    console.log('### Acknowledging batches of 1,000 readings\n');
+    console.log(
+      table(['data', 'readings', 'GraphQL readings/s', 'insertMany readings/s', 'GraphQL vs insertMany'], 'lrrrr', ack).join('\n'),
+    );
+    console.log('\n### Folding everything acknowledged\n');
+    console.log(table(['data', 'readings', 'readings/s', 'parts', 'check'], 'lrrrl', folds).join('\n'));
+    console.log('\n### An hourly query over a day of 20 dense hosts, with and without a tail\n');
+    console.log(
+      table(['tail readings', 'folded readings', 'with tail ms', 'all folded ms', 'ratio', 'answers'], 'rrrrrl', tail).join('\n'),
+    );
+  },
+  log,
+  { onDisk: true },
+);
+if (failures.length > 0) {
+  console.error(`Checks failed:\n${failures.join('\n')}`);
+  process.exitCode = 1;
+}

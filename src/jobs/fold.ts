@@ -1,0 +1,50 @@
+/**
+ * The folder as a background job (docs/ingest-design.md, "Who folds"): every server
+ * instance runs it; the lease in `fold_state` lets one of them fold at a time, and
+ * another takes over within the lease's time when that one stops.
+ */
+import { foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
+import type { Store } from '../storage/store.ts';
+import type { Job } from './scheduler.ts';
+
+/** Totals of the folds this process ran, for `/metrics`. */
+export interface FoldTotals {
+  folds: number;
+  readings: number;
+  /** Seconds spent folding (the folds that folded something). */
+  seconds: number;
+}
+
+/**
+ * A job that folds the ingest log every `intervalMs` (0: never; then writes pile up
+ * until INGEST_BACKLOG): each run folds until the log is empty, another instance holds
+ * the lease, or the scheduler stops. Its log line carries the folds, readings and parts
+ * of the run, at debug level (it runs every second).
+ * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
+ * @param options.onFold told every fold that folded something, with its duration in seconds.
+ */
+export function foldJob(
+  store: Store,
+  options: { intervalMs: number; maxReadings: number; onFold?: (outcome: FoldOutcome, seconds: number) => void },
+): Job {
+  return {
+    name: 'fold',
+    intervalMs: options.intervalMs,
+    runAtStart: true,
+    quiet: true,
+    async run(signal) {
+      const run = { folds: 0, readings: 0, parts: 0 };
+      while (!signal.aborted) {
+        const started = performance.now();
+        const outcome = await foldOnce(store, store.holder, { maxReadings: options.maxReadings });
+        if (outcome.fold === null) break;
+        options.onFold?.(outcome, (performance.now() - started) / 1000);
+        run.folds += 1;
+        run.readings += outcome.readings;
+        run.parts += outcome.parts + outcome.rollupParts;
+      }
+      if (signal.aborted) await releaseLease(store, store.holder).catch(() => undefined);
+      return { changed: run.folds > 0, message: run.folds > 0 ? 'Folded acknowledged readings' : 'Fold: nothing to fold', details: run };
+    },
+  };
+}

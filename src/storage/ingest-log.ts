@@ -1,0 +1,179 @@
+/**
+ * The ingest log (collection `ingest_log`): every acknowledged batch as one entry, kept
+ * until the folder (`storage/fold.ts`) has folded it into series-day documents, and then
+ * as the record of its batch id for `BATCH_RETENTION_HOURS`. See docs/ingest-design.md.
+ */
+import { ObjectId, type Collection, type Db } from 'mongodb';
+import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
+import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
+import type { Reading } from '../record/validate.ts';
+import type { Store } from './store.ts';
+
+/** Collection name of the ingest log. */
+export const INGEST_LOG_COLLECTION = 'ingest_log';
+
+/** One acknowledged batch (see `record/log-entry.ts` for its columns). */
+export interface LogEntryDocument extends LogColumns {
+  /** The client's batch id, or an ObjectId for a batch sent without one. */
+  _id: string | ObjectId;
+  /** SHA-256 of the batch as sent (see `batchFingerprint`), for a batch with an id; tells a retry from a reuse of the id. */
+  fingerprint?: string;
+  /** When the server acknowledged the batch; the time of its readings sent without one. */
+  receivedAt: Date;
+  /** Metrics of the batch, each once (index `{metrics, fold}`: a query's tail). */
+  metrics: string[];
+  /** Earliest and latest reading time of the batch. */
+  first: Date;
+  last: Date;
+  /** Number of readings. */
+  readings: number;
+  /** The number of the fold that took the entry; absent (null) until a fold takes it. */
+  fold?: number | null;
+  /** When a fold took the entry; a TTL index removes the entry `BATCH_RETENTION_HOURS` later. */
+  foldedAt?: Date;
+}
+
+/** The ingest log collection of a store. */
+export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument> =>
+  store.db.collection<LogEntryDocument>(INGEST_LOG_COLLECTION);
+
+/**
+ * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes the
+ * oldest entries without a fold), `{metrics, fold}` (a query's tail), and a TTL index on
+ * `foldedAt`, so an entry is removed `retentionSeconds` after it was folded and never
+ * before (MongoDB manual, "TTL Indexes": documents without the field never expire).
+ */
+export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): Promise<void> {
+  const log = db.collection(INGEST_LOG_COLLECTION);
+  await log.createIndexes([
+    { key: { fold: 1, receivedAt: 1 }, name: 'fold_receivedAt' },
+    { key: { metrics: 1, fold: 1 }, name: 'metrics_fold' },
+  ]);
+  try {
+    await log.createIndexes([{ key: { foldedAt: 1 }, name: 'foldedAt_ttl', expireAfterSeconds: retentionSeconds }]);
+  } catch (error) {
+    // 85 IndexOptionsConflict: the index exists with another retention.
+    if ((error as { code?: number }).code !== 85) throw error;
+    await db.command({ collMod: INGEST_LOG_COLLECTION, index: { name: 'foldedAt_ttl', expireAfterSeconds: retentionSeconds } });
+  }
+}
+
+/** What appending a batch to the log found. */
+export type AppendOutcome =
+  /** The entry was written now. */
+  | { status: 'appended'; receivedAt: number }
+  /** An entry with the same batch id and readings was there already (a retry, or a concurrent twin). */
+  | { status: 'retry'; receivedAt: number };
+
+/**
+ * Appends a validated batch to the log as one entry: one insert, journaled by the
+ * store's write concern, so the answer that follows means stored. With a batch id the id
+ * is the entry's `_id`, so the database itself recognises a resend (duplicate key,
+ * error 11000), concurrent resends included; the entry found then must have the same
+ * fingerprint.
+ * @param batch.receivedAt when the request arrived (ms since epoch, UTC).
+ * @throws InputError BATCH_ID_REUSED when the id was used for other readings (nothing written).
+ * Driver errors propagate (the caller reports UNAVAILABLE; the client retries with its id).
+ */
+export async function appendEntry(
+  store: Pick<Store, 'db'>,
+  readings: readonly Reading[],
+  batch: { id?: string; fingerprint?: string; receivedAt: number },
+): Promise<AppendOutcome> {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const reading of readings) {
+    if (reading.time < first) first = reading.time;
+    if (reading.time > last) last = reading.time;
+  }
+  const entry: LogEntryDocument = {
+    _id: batch.id ?? new ObjectId(),
+    ...(batch.fingerprint === undefined ? {} : { fingerprint: batch.fingerprint }),
+    receivedAt: new Date(batch.receivedAt),
+    metrics: [...new Set(readings.map((reading) => reading.metric))],
+    first: new Date(first),
+    last: new Date(last),
+    readings: readings.length,
+    ...toColumns(readings),
+  };
+  try {
+    await ingestLog(store).insertOne(entry);
+    return { status: 'appended', receivedAt: batch.receivedAt };
+  } catch (error) {
+    if (!isDuplicateKeyError(error) || batch.id === undefined) throw error;
+  }
+  const before = await ingestLog(store).findOne({ _id: batch.id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1 } });
+  if (before === null) throw new Error(`Batch ${batch.id} was reported stored (duplicate key) but its log entry is gone`);
+  if (before.fingerprint !== batch.fingerprint) {
+    throw new InputError(
+      ErrorCode.BATCH_ID_REUSED,
+      `batchId "${batch.id}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings; a retry must send exactly the same readings, new readings need a new batchId`,
+      'batchId',
+    );
+  }
+  return { status: 'retry', receivedAt: before.receivedAt.getTime() };
+}
+
+/**
+ * The stored entry of batch id `id` with the time it was received, or null: what a
+ * retry of a batch whose readings carry no time needs (they take the first attempt's time).
+ */
+export async function findEntryTime(store: Pick<Store, 'db'>, id: string): Promise<{ receivedAt: number; fingerprint?: string } | null> {
+  const found = await ingestLog(store).findOne({ _id: id }, { projection: { receivedAt: 1, fingerprint: 1 } });
+  return found === null
+    ? null
+    : { receivedAt: found.receivedAt.getTime(), ...(found.fingerprint ? { fingerprint: found.fingerprint } : {}) };
+}
+
+/** The readings of a stored entry, in the order sent. */
+export const entryReadings = (entry: LogEntryDocument): Reading[] => fromColumns(entry);
+
+/** The unfolded part of the log: readings in entries no fold has taken yet, and the age of the oldest. */
+export interface Backlog {
+  readings: number;
+  entries: number;
+  /** When the oldest such entry was received (ms since epoch); null when there is none. */
+  oldest: number | null;
+}
+
+/** Measures the {@link Backlog} (one aggregation on the `{fold, receivedAt}` index). */
+export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog> {
+  const [row] = await ingestLog(store)
+    .aggregate<{ readings: number; entries: number; oldest: Date | null }>([
+      { $match: { fold: null } },
+      { $group: { _id: null, readings: { $sum: '$readings' }, entries: { $sum: 1 }, oldest: { $min: '$receivedAt' } } },
+    ])
+    .toArray();
+  return { readings: row?.readings ?? 0, entries: row?.entries ?? 0, oldest: row?.oldest?.getTime() ?? null };
+}
+
+/** How long a measured backlog is reused by the writes of one process, in ms. */
+const BACKLOG_REUSE_MS = 500;
+
+/**
+ * Refuses a write while the unfolded log is past the store's bounds
+ * (`Store.ingest`: `INGEST_MAX_TAIL_READINGS` readings, or an oldest entry older than
+ * `INGEST_MAX_TAIL_SECONDS`). The backlog is measured at most every 500 ms per process
+ * (`measureBacklog`), so a steady stream of writes costs one small aggregation a second
+ * or two, not one per batch.
+ * @throws BacklogError INGEST_BACKLOG with the seconds to wait: the excess readings at
+ * `Store.ingest.foldRate` readings per second, or the excess age, at least 1.
+ */
+export async function checkBacklog(store: Pick<Store, 'db' | 'ingest'>): Promise<void> {
+  const { ingest } = store;
+  if (ingest.maxTailReadings <= 0 && ingest.maxTailSeconds <= 0) return;
+  const now = Date.now();
+  if (ingest.measured === undefined || now - ingest.measured.at > BACKLOG_REUSE_MS) {
+    ingest.measured = { at: now, backlog: await measureBacklog(store) };
+  }
+  const { backlog } = ingest.measured;
+  const excessReadings = ingest.maxTailReadings > 0 ? backlog.readings - ingest.maxTailReadings : 0;
+  const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
+  const excessAge = ingest.maxTailSeconds > 0 ? age - ingest.maxTailSeconds : 0;
+  if (excessReadings <= 0 && excessAge <= 0) return;
+  const wait = Math.max(1, Math.ceil(Math.max(excessReadings / Math.max(1, ingest.foldRate), excessAge)));
+  throw new BacklogError(
+    `The server is ${backlog.readings.toLocaleString('en-US')} readings behind in folding acknowledged writes (oldest ${Math.round(age)} s old; bounds ${ingest.maxTailReadings.toLocaleString('en-US')} readings, ${ingest.maxTailSeconds} s). Nothing was written: retry the batch after ${wait} s.`,
+    wait,
+  );
+}
