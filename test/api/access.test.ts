@@ -241,6 +241,8 @@ describe('metric prefixes', () => {
     ];
     const response = await t.graphql(RECORD, { readings }, { token: tokens['cpu-writer'] });
     expect(response.data).toEqual({ recordReadings: { recorded: 2, series: 2, documents: 2 } });
+    // The batch is acknowledged as a log entry; the fold writes its series-day documents.
+    await t.settle();
     const stored = await t.store.buckets.countDocuments({ date: new Date('2024-01-07T00:00:00Z') });
     expect(stored).toBe(2);
   });

@@ -343,42 +343,78 @@ describe('readings without a time', () => {
 });
 
 describe('per-metric bucket layout', () => {
-  it('a metric set to PREALLOCATED before its first reading gets full day skeletons', async () => {
+  it('a metric set to PREALLOCATED before its first reading records and answers exactly, in the same documents as SPARSE', async () => {
     const set = await t.graphql(`mutation { setMetricLayout(metric: "dense", layout: PREALLOCATED) { name layout fields } }`);
     expect(set).toEqual({ data: { setMetricLayout: { name: 'dense', layout: 'PREALLOCATED', fields: [] } } });
-    const recorded = await t.graphql(
-      `mutation { recordReading(reading: {metric: "dense", tags: [{key: "host", value: "a"}], time: "2024-05-01T10:20:30Z", fields: [{name: "v", value: 7}]}) { recorded buckets } }`,
-    );
-    expect(recorded.data).toEqual({ recordReading: { recorded: 1, buckets: 1 } });
-    const [doc] = await t.store.buckets.find({ metric: 'dense' }).toArray();
-    expect(Object.keys(doc!.hours)).toHaveLength(24);
-    expect(Object.values(doc!.hours).reduce((sum, hour) => sum + Object.keys(hour.minutes).length, 0)).toBe(1440);
-    const reading = { t: new Date('2024-05-01T10:20:30Z'), v: 7 };
-    expect(doc!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
-    // An empty slot's first/last placeholders lie after and before every possible reading.
-    expect(doc!.hours['10']!.minutes['21']!.v).toEqual({
-      n: 0,
-      sum: 0,
-      min: Infinity,
-      max: -Infinity,
-      sq: 0,
-      first: { t: new Date('9999-01-01T00:00:00Z'), v: 0 },
-      last: { t: new Date('1969-12-31T23:59:59.999Z'), v: 0 },
-    });
-    const buckets = await t.graphql(
-      `{ buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:19:00Z", to: "2024-05-01T10:22:00Z") { buckets { count sum min max } } }`,
-    );
-    expect(buckets.data).toEqual({
-      buckets: [
-        {
-          buckets: [
-            { count: 0, sum: null, min: null, max: null },
-            { count: 1, sum: 7, min: 7, max: 7 },
-            { count: 0, sum: null, min: null, max: null },
-          ],
-        },
+    // Two batches of host a on 2024-05-01, each folded on its own: two parts of the day, minute 10:20 in both.
+    const batches: [string, number][][] = [
+      [
+        ['2024-05-01T10:20:30Z', 7],
+        ['2024-05-01T10:19:05Z', -2],
+        ['2024-05-01T10:21:59Z', 4],
+        ['2024-05-01T10:21:00Z', 10],
+        ['2024-05-01T13:00:00Z', 100],
       ],
-    });
+      [
+        ['2024-05-01T10:19:40Z', 3],
+        ['2024-05-01T10:21:30Z', -6],
+        ['2024-05-01T10:20:10Z', 1],
+        ['2024-05-01T23:59:59Z', 50],
+      ],
+    ];
+    const sent: [string, number][] = [];
+    // Fold what earlier tests recorded, so each fold below takes this test's batches only.
+    await t.settle();
+    /** The buckets of `dense` by a plain loop over the readings sent so far. */
+    const expected = (from: string, step: number, n: number) =>
+      Array.from({ length: n }, (_, i) => {
+        const start = Date.parse(from) + i * step;
+        const values = sent.filter(([time]) => Date.parse(time) >= start && Date.parse(time) < start + step).map(([, value]) => value);
+        return values.length === 0
+          ? { count: 0, sum: null, min: null, max: null }
+          : { count: values.length, sum: values.reduce((a, b) => a + b, 0), min: Math.min(...values), max: Math.max(...values) };
+      });
+    const answersExactly = async () => {
+      const response = await t.graphql(`{
+        minutes: buckets(metric: "dense", field: "v", granularity: MINUTE, from: "2024-05-01T10:18:00Z", to: "2024-05-01T10:23:00Z") { buckets { count sum min max } }
+        day: buckets(metric: "dense", field: "v", granularity: DAY, from: "2024-05-01T00:00:00Z", to: "2024-05-02T00:00:00Z") { buckets { count sum min max } }
+      }`);
+      expect(response.errors).toBeUndefined();
+      expect(response.data).toEqual({
+        minutes: [{ buckets: expected('2024-05-01T10:18:00Z', 60_000, 5) }],
+        day: [{ buckets: expected('2024-05-01T00:00:00Z', 86_400_000, 1) }],
+      });
+    };
+    const record = (metric: string, batch: [string, number][]) =>
+      t.graphql(RECORD, {
+        readings: batch.map(([time, value]) => ({ metric, tags: [{ key: 'host', value: 'a' }], time, fields: [{ name: 'v', value }] })),
+      });
+    for (const batch of batches) {
+      expect((await record('dense', batch)).data).toEqual({ recordReadings: { recorded: batch.length, series: 1, documents: 1 } });
+      // The same readings into a metric of the default layout (SPARSE), folded alike.
+      expect((await record('loose', batch)).data).toEqual({ recordReadings: { recorded: batch.length, series: 1, documents: 1 } });
+      sent.push(...batch);
+      // From the log alone (first batch), then from a folded part and the log (second batch)…
+      await answersExactly();
+      expect(await t.settle()).toBe(2 * batch.length);
+      // …then from the folded parts alone.
+      await answersExactly();
+    }
+    const metrics = await t.graphql(`{ dense: metric(name: "dense") { layout fields } loose: metric(name: "loose") { layout } }`);
+    expect(metrics.data).toEqual({ dense: { layout: 'PREALLOCATED', fields: ['v'] }, loose: { layout: 'SPARSE' } });
+    const parts = await t.store.buckets.find({ metric: 'dense' }).sort({ f: 1 }).toArray();
+    expect(parts.map((part) => part.date)).toEqual([new Date('2024-05-01T00:00:00Z'), new Date('2024-05-01T00:00:00Z')]);
+    // No skeleton: each part holds the hour and minute slots of its own readings only.
+    const slots = (part: (typeof parts)[number]) =>
+      Object.fromEntries(Object.entries(part.hours).map(([hour, slot]) => [hour, Object.keys(slot.minutes).sort()]));
+    expect(slots(parts[0]!)).toEqual({ '10': ['19', '20', '21'], '13': ['0'] });
+    expect(slots(parts[1]!)).toEqual({ '10': ['19', '20', '21'], '23': ['59'] });
+    const reading = { t: new Date('2024-05-01T10:20:30Z'), v: 7 };
+    expect(parts[0]!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
+    // The layout changes no byte of the statistics: the parts equal those of the SPARSE twin.
+    const twin = await t.store.buckets.find({ metric: 'loose' }).sort({ f: 1 }).toArray();
+    const content = ({ _id, series, metric, ...rest }: Record<string, unknown>) => rest;
+    expect(twin.map(content)).toEqual(parts.map(content));
   });
 
   it('keeps the layout of a metric that has data, and says so', async () => {

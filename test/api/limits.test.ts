@@ -37,17 +37,23 @@ beforeAll(async () => {
   ).flat();
   const recorded = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded series } }`, { r: readings });
   expect(recorded.data).toEqual({ recordReadings: { recorded: 600, series: 200 } });
-  // A metric whose day documents hold all 1,440 minute slots: a MINUTE query over it does real work.
-  expect((await t.graphql(`mutation { setMetricLayout(metric: "heavy", layout: PREALLOCATED) { layout } }`)).errors).toBeUndefined();
-  const heavy = Array.from({ length: HEAVY_HOSTS }, (_, i) => ({
-    metric: 'heavy',
-    tags: [{ key: 'host', value: host(i) }],
-    time: '2024-03-01T12:00:00Z',
-    fields: [{ name: 'v', value: i }],
-  }));
-  expect(
-    (await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: heavy })).errors,
-  ).toBeUndefined();
+  // A metric with a reading in every minute of 2024-03-01 for each of 40 hosts: its day documents
+  // hold all 1,440 minute slots, so a MINUTE query over it does real work. Sent an hour at a time
+  // (2,400 readings a batch, within the 1 MiB request body limit).
+  for (let hour = 0; hour < 24; hour++) {
+    const heavy = Array.from({ length: HEAVY_HOSTS }, (_, i) =>
+      Array.from({ length: 60 }, (_, minute) => ({
+        metric: 'heavy',
+        tags: [{ key: 'host', value: host(i) }],
+        time: new Date(Date.UTC(2024, 2, 1, hour, minute)).toISOString(),
+        fields: [{ name: 'v', value: i }],
+      })),
+    ).flat();
+    const answer = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: heavy });
+    expect(answer).toEqual({ data: { recordReadings: { recorded: HEAVY_HOSTS * 60 } } });
+  }
+  // Fold everything: the reads below run their pipelines on the series-day documents (`aggregate buckets`), with no tail.
+  expect(await t.settle()).toBe(HOSTS * 3 + HEAVY_HOSTS * 1440);
 }, 600_000);
 afterAll(async () => t?.close());
 
@@ -103,8 +109,10 @@ describe('one budget of buckets per request', () => {
     expect(response.errors).toBeUndefined();
     expect(response.data!.buckets).toHaveLength(200);
     expect(response.data!.buckets[0]).toEqual({ tags: [{ value: 'h000' }], buckets: [{ count: 1 }, { count: 1 }, { count: 1 }] });
-    // Minute slots: the metric's retention horizons are read (once) before the pipeline runs.
-    expect(commands).toEqual(['aggregate series', 'find metrics', 'aggregate buckets']);
+    // Minute slots: the metric's retention horizons are read (once) before the pipeline runs; then
+    // the visible fold number and the metric's unfolded log entries (none: all folded), and the
+    // pipeline runs on the series-day documents.
+    expect(commands).toEqual(['aggregate series', 'find metrics', 'find fold_state', 'find ingest_log', 'aggregate buckets']);
   });
 
   const weekOfMinutes = (i: number) =>
@@ -180,7 +188,7 @@ describe('series lists', () => {
       id: 'cpu,host=h199',
       buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
     });
-    expect(commands).toEqual(['find series', 'find metrics', 'aggregate buckets']);
+    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'find ingest_log', 'aggregate buckets']);
   });
 
   it('refuses 200 series x a day of minutes (288,000 buckets) after the look-up, with one error and no pipeline', async () => {
@@ -380,15 +388,15 @@ async function openTestAppOnSameStore(options: { maxBuckets?: number; queryTimeo
   };
 }
 
-/** A MINUTE query over the 40 day documents of `heavy`, each holding 1,440 minute slots. */
+/** A MINUTE query over the 40 series-days of `heavy`, each with readings in all 1,440 minute slots. */
 const HEAVY = `{ buckets(metric: "heavy", field: "v", granularity: MINUTE, from: "2024-03-01T00:00:00Z", to: "2024-03-02T00:00:00Z", fill: NONE) { buckets { count } } }`;
 
 describe('query time limit', () => {
   it('answers the heavy query under the default limit', async () => {
     const { response, commands } = await measured<{ buckets: { buckets: { count: number }[] }[] }>(HEAVY);
     expect(response.errors).toBeUndefined();
-    // 40 readings, 1 per host, all at 12:00.
-    expect(response.data!.buckets).toEqual([{ buckets: [{ count: HEAVY_HOSTS }] }]);
+    // One reading per host in every minute of the day.
+    expect(response.data!.buckets).toEqual([{ buckets: Array.from({ length: 1440 }, () => ({ count: HEAVY_HOSTS })) }]);
     expect(bucketPipelines(commands)).toBe(1);
   });
 
@@ -402,10 +410,15 @@ describe('query time limit', () => {
   });
 
   it('sends maxTimeMS with every read', async () => {
-    const sent: { name: string; maxTimeMS: unknown }[] = [];
+    const sent: { name: string; collection: string; filter: unknown; maxTimeMS: unknown }[] = [];
     const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
       if (['find', 'aggregate', 'distinct', 'count'].includes(event.commandName))
-        sent.push({ name: event.commandName, maxTimeMS: event.command.maxTimeMS });
+        sent.push({
+          name: event.commandName,
+          collection: String(event.command[event.commandName]),
+          filter: event.command.filter,
+          maxTimeMS: event.command.maxTimeMS,
+        });
     };
     t.store.client.on('commandStarted', listener);
     try {
@@ -421,7 +434,15 @@ describe('query time limit', () => {
       t.store.client.off('commandStarted', listener);
     }
     expect(new Set(sent.map((command) => command.name))).toEqual(new Set(['find', 'aggregate', 'distinct']));
-    expect(sent.filter((command) => command.maxTimeMS !== 30_000)).toEqual([]);
+    // Every read of the data carries the limit, the reads of the ingest log (the tail) included…
+    expect(sent.filter((command) => command.collection === 'ingest_log').length).toBeGreaterThan(0);
+    expect(sent.filter((command) => command.collection !== 'fold_state' && command.maxTimeMS !== 30_000)).toEqual([]);
+    // …but the visible fold number, read first by each read of series-day documents: one look-up by _id.
+    const foldState = sent.filter((command) => command.collection === 'fold_state');
+    expect(foldState.length).toBeGreaterThan(0);
+    expect(foldState.map(({ name, filter }) => ({ name, filter }))).toEqual(
+      foldState.map(() => ({ name: 'find', filter: { _id: 'folds' } })),
+    );
   });
 });
 

@@ -100,8 +100,11 @@ describe('latestValues', () => {
   });
 
   it('answers null for a group whose newest document predates latest values', async () => {
-    // Make host a's newest document look like one written before layout version 2.
+    // Make host a's newest document look like one written before layout version 2: fold the
+    // acknowledged readings into series-day documents first (one batch, one fold: one part a day).
+    expect(await t.settle()).toBe(sent.length);
     const newest = await t.store.buckets.find({ 'tags.host': 'a' }).sort({ date: -1 }).limit(1).next();
+    expect(await t.store.buckets.countDocuments({ 'tags.host': 'a', date: newest!.date })).toBe(1);
     await t.store.buckets.updateOne({ _id: newest!._id }, { $unset: { v: '' } });
     const answer = await t.graphql<{ latestValues: { tags: { value: string }[]; latest: unknown }[] }>(LATEST, {
       groupBy: ['rack'],
