@@ -41,9 +41,18 @@ export interface PlanSettings {
   horizonsOf: (metric: string) => Horizons;
 }
 
-/** Plans readings per series-day document (see `planWrites`), trimmed to the retention horizons. */
+/**
+ * Plans readings per series-day document (see `planWrites`), trimmed to the retention
+ * horizons: days before the day horizon (deleted by a retention pass after the readings
+ * were acknowledged) are left out whole, the rest trimmed by {@link trimToHorizons}.
+ */
 export function planReadings(readings: readonly Reading[], settings: PlanSettings): WritePlan {
   const plan = planWrites(readings, settings.settingsOf);
+  // A day retention deleted after the reading was acknowledged keeps nothing of it.
+  plan.buckets = plan.buckets.filter((write) => {
+    const day = settings.horizonsOf(write.metric).day;
+    return day === null || write.date.getTime() >= day;
+  });
   trimToHorizons(plan.buckets, settings.horizonsOf);
   return plan;
 }

@@ -1,28 +1,55 @@
 /**
  * Atomicity: many writers, several store instances (as several server processes would
  * have), all recording into the same series and minute of a day that has no document
- * yet. Every level must end with exact counts and sums, the earliest and latest reading,
- * sketches counting every reading and the latest readings: no lost update, no duplicate
- * document, for both bucket layouts.
+ * yet, each batch acknowledged by its own entry of the ingest log. Queries answer every
+ * reading from the log's tail before anything is folded; the store instances then fold
+ * at once (one of them holds the lease), and every level must end with exact counts and
+ * sums, the earliest and latest reading, sketches counting every reading and the latest
+ * readings: no lost reading, no reading folded twice, for both bucket layouts. Writers
+ * and folders running at the same time leave several parts per series-day, which add up
+ * to exactly the readings sent at every level.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DocumentLayout } from '../../src/model/day-document.ts';
+import type { DayDocument, DocumentLayout } from '../../src/model/day-document.ts';
+import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
+import { foldAll, foldOnce } from '../../src/storage/fold.ts';
+import { ingestLog } from '../../src/storage/ingest-log.ts';
+import { aggregateBuckets, latestReadings, seriesReadingTimes } from '../../src/storage/read.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
+import { readVisible } from '../../src/storage/visibility.ts';
 import { randomBytes } from 'node:crypto';
 import { testMongoUri } from '../helpers/db.ts';
 
 const WRITERS = 60;
 const STORES = 4;
 
+/** A stored part: a series-day document with the number of the fold that wrote it. */
+type Part = DayDocument & { f?: number };
+
+/**
+ * Folds everything from every store instance at once, as several servers' folders would:
+ * one holds the lease and folds, the others find it taken.
+ * @returns the readings folded, over all of them.
+ */
+async function foldFromEveryStore(stores: readonly Store[]): Promise<number> {
+  const folded = await Promise.all(stores.map((store) => foldAll(store, store.holder)));
+  return folded.reduce((a, b) => a + b, 0);
+}
+
 describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) => {
   let stores: Store[];
   const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    stores = await Promise.all(Array.from({ length: STORES }, () => openStore(testMongoUri(), dbName, { defaultLayout: layout })));
+    // No bounds of the unfolded log: the tests fold themselves (and date their batches at receivedAt 0).
+    stores = await Promise.all(
+      Array.from({ length: STORES }, () =>
+        openStore(testMongoUri(), dbName, { defaultLayout: layout, ingest: { maxTailReadings: 0, maxTailSeconds: 0 } }),
+      ),
+    );
   });
   afterAll(async () => {
     await stores[0]!.db.dropDatabase();
@@ -38,7 +65,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     // earliest millisecond, readings 17 and 18 the latest.
     const seconds = values.map((_, i) => (i === 1 ? 0 : i === 18 ? 59 : (i * 7) % 60));
     const times = seconds.map((second) => Date.UTC(2024, 4, 1, 13, 45, second));
-    await Promise.all(
+    const outcomes = await Promise.all(
       values.map((value, i) => {
         const readings = validateReadings(
           [
@@ -57,10 +84,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
         return recordBatch(stores[i % STORES]!, readings, { batchId: `w${i}`, receivedAt: 0 });
       }),
     );
-
-    const docs = await stores[0]!.buckets.find({ metric: 'cpu' }).toArray();
-    expect(docs).toHaveLength(1);
-    const doc = docs[0]!;
+    expect(outcomes.map((outcome) => [outcome.applied, outcome.alreadyApplied])).toEqual(values.map(() => [1, 0]));
     let sum = 0;
     let sq = 0;
     for (const v of values) {
@@ -68,6 +92,79 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
       sq += v * v;
     }
     const expected = { n: WRITERS, min: Math.min(...values), max: Math.max(...values) };
+    const series = seriesId(seriesKey({ metric: 'cpu', tags: [{ key: 'host', value: 'h1' }] }));
+    const newest = values
+      .map((value, i) => ({ t: times[i]!, value }))
+      .sort((a, b) => a.t - b.t)
+      .slice(-50);
+    // Readings of the same millisecond may be kept in either order.
+    const byValue = (a: { t: number; value?: number }, b: { t: number; value?: number }) => a.t - b.t || a.value! - b.value!;
+
+    /** What queries answer, read through a given store instance: every level's statistics, the latest readings and the edges. */
+    const expectAnswers = async (store: Store) => {
+      const stats = (path: string) => ({
+        [`${path}n`]: { $sum: `$${path}.n` },
+        [`${path}sum`]: { $sum: `$${path}.sum` },
+        [`${path}sq`]: { $sum: `$${path}.sq` },
+        [`${path}min`]: { $min: `$${path}.min` },
+        [`${path}max`]: { $max: `$${path}.max` },
+      });
+      const paths = ['fields.usage', 'hours.13.fields.usage', 'hours.13.minutes.45.usage'];
+      const [row] = await aggregateBuckets<Record<string, number>>(
+        store,
+        [
+          { $match: { metric: 'cpu' } },
+          { $group: { _id: null, ...Object.assign({}, ...paths.map(stats)), count: { $sum: '$hours.13.minutes.45.count.sum' } } },
+        ],
+        {},
+        { metric: 'cpu' },
+      );
+      for (const path of paths) {
+        expect({
+          path,
+          n: row![`${path}n`],
+          sum: row![`${path}sum`],
+          sq: row![`${path}sq`],
+          min: row![`${path}min`],
+          max: row![`${path}max`],
+        }).toEqual({
+          path,
+          n: WRITERS,
+          sum,
+          sq,
+          min: expected.min,
+          max: expected.max,
+        });
+      }
+      expect(row!.count).toBe(WRITERS);
+      const latest = await latestReadings(store, series, 50);
+      expect(latest.map((r) => r.t)).toEqual(newest.map((r) => r.t).reverse());
+      expect(latest.map((r) => ({ t: r.t, value: r.f.usage, count: r.f.count })).sort(byValue)).toEqual(
+        newest.map((r) => ({ ...r, count: 1 })).sort(byValue),
+      );
+      expect(await seriesReadingTimes(store, [series], 'first')).toEqual([new Date(Math.min(...times))]);
+      expect(await seriesReadingTimes(store, [series], 'last')).toEqual([new Date(Math.max(...times))]);
+    };
+
+    // Acknowledged: one log entry per batch, nothing folded, no series-day document yet;
+    // every store instance answers every reading from the tail.
+    const entries = await ingestLog(stores[0]!).find({ metrics: 'cpu' }).toArray();
+    expect(entries.map((entry) => String(entry._id)).sort()).toEqual(values.map((_, i) => `w${i}`).sort());
+    expect(entries.every((entry) => entry.readings === 1 && (entry.fold ?? null) === null)).toBe(true);
+    expect(await stores[0]!.buckets.countDocuments({ metric: 'cpu' })).toBe(0);
+    for (const store of stores) await expectAnswers(store);
+
+    // Every instance folds at once: the readings are folded once, by one fold, into one part.
+    expect(await foldFromEveryStore(stores)).toBe(WRITERS);
+    const visible = await readVisible(stores[0]!);
+    expect(await ingestLog(stores[0]!).distinct('fold', { metrics: 'cpu' })).toEqual([visible]);
+    const docs = (await stores[0]!.buckets.find({ metric: 'cpu' }).toArray()) as Part[];
+    expect(docs).toHaveLength(1);
+    const doc = docs[0]!;
+    expect(doc.f).toBe(visible);
+    // Written whole, in either layout: only the slots that hold readings.
+    expect(Object.keys(doc.hours)).toEqual(['13']);
+    expect(Object.keys(doc.hours['13']!.minutes)).toEqual(['45']);
     for (const stats of [doc.fields.usage, doc.hours['13']?.fields.usage, doc.hours['13']?.minutes['45']?.usage]) {
       expect(stats).toBeDefined();
       expect({ n: stats!.n, min: stats!.min, max: stats!.max }).toEqual(expected);
@@ -122,18 +219,42 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
 
     // The latest readings: the 50 newest by time, oldest first, and the number of readings.
     expect(doc.readings).toBe(WRITERS);
-    const newest = values
-      .map((value, i) => ({ t: times[i]!, value }))
-      .sort((a, b) => a.t - b.t)
-      .slice(-50);
     expect(doc.recent?.length).toBe(50);
     const stored = doc.recent!.map((r) => ({ t: r.t.getTime(), value: r.f.usage, count: r.f.count }));
     expect(stored.map((r) => r.t)).toEqual(newest.map((r) => r.t));
-    // Readings of the same millisecond may be kept in either order.
-    const byValue = (a: { t: number; value?: number }, b: { t: number; value?: number }) => a.t - b.t || a.value! - b.value!;
     expect([...stored].sort(byValue)).toEqual(newest.map((r) => ({ ...r, count: 1 })).sort(byValue));
     expect(await stores[0]!.series.countDocuments({ metric: 'cpu' })).toBe(1);
     expect(await stores[0]!.metrics.findOne({ _id: 'cpu' })).toMatchObject({ layout, fields: expect.arrayContaining(['usage', 'count']) });
+
+    // The same answers from the folded part, and the batches sent again are recognised without writing.
+    for (const store of stores) await expectAnswers(store);
+    const again = await Promise.all(
+      values.map((value, i) =>
+        recordBatch(
+          stores[(i + 1) % STORES]!,
+          validateReadings(
+            [
+              {
+                metric: 'cpu',
+                tags: [{ key: 'host', value: 'h1' }],
+                time: new Date(times[i]!),
+                fields: [
+                  { name: 'usage', value },
+                  { name: 'count', value: 1 },
+                ],
+              },
+            ],
+            { maxBatchSize: 1, receivedAt: 0 },
+          ),
+          { batchId: `w${i}`, receivedAt: 0 },
+        ),
+      ),
+    );
+    expect(again.map((outcome) => [outcome.applied, outcome.alreadyApplied])).toEqual(values.map(() => [0, 1]));
+    expect(await ingestLog(stores[0]!).countDocuments({ metrics: 'cpu' })).toBe(WRITERS);
+    expect(await foldFromEveryStore(stores)).toBe(0);
+    expect(await stores[0]!.buckets.countDocuments({ metric: 'cpu' })).toBe(1);
+    await expectAnswers(stores[1]!);
   });
 
   it('concurrent batches over many minutes and two days sum exactly at every level', async () => {
@@ -145,28 +266,151 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
         fields: [{ name: 'used', value: b * 100 + i }],
       })),
     );
-    await Promise.all(
-      batches.map((batch, b) =>
-        recordBatch(stores[b % STORES]!, validateReadings(batch, { maxBatchSize: 50, receivedAt: 0 }), { batchId: `b${b}`, receivedAt: 0 }),
-      ),
-    );
     const all = batches.flat();
-    const docs = await stores[0]!.buckets.find({ metric: 'mem' }).toArray();
-    expect(docs).toHaveLength(6); // 3 hosts x 2 days
-    for (const doc of docs) {
-      const mine = all.filter(
-        (r) =>
-          `h${r.tags[0]!.value.slice(1)}` === doc.tags.host && r.time.getTime() - (r.time.getTime() % 86_400_000) === doc.date.getTime(),
-      );
-      expect(doc.fields.used?.n).toBe(mine.length);
-      expect(doc.fields.used?.sum).toBe(mine.reduce((s, r) => s + r.fields[0]!.value, 0));
-      let hourTotal = 0;
-      let minuteTotal = 0;
-      for (const hour of Object.values(doc.hours)) {
-        hourTotal += hour.fields.used?.n ?? 0;
-        for (const minute of Object.values(hour.minutes)) minuteTotal += minute.used?.n ?? 0;
-      }
-      expect([hourTotal, minuteTotal]).toEqual([mine.length, mine.length]);
+    const dayOf = (ms: number) => ms - (ms % 86_400_000);
+    // By a plain loop: count and sum per series-day (`host|day`) at the day level, and per
+    // hour and minute slot (`host|day|hour` and `host|day|hour|minute`).
+    const loop = new Map<string, { n: number; sum: number }>();
+    const add = (key: string, value: number) => {
+      const acc = loop.get(key) ?? { n: 0, sum: 0 };
+      acc.n += 1;
+      acc.sum += value;
+      loop.set(key, acc);
+    };
+    for (const r of all) {
+      const ms = r.time.getTime();
+      const day = `${r.tags[0]!.value}|${dayOf(ms)}`;
+      add(day, r.fields[0]!.value);
+      add(`${day}|${r.time.getUTCHours()}`, r.fields[0]!.value);
+      add(`${day}|${r.time.getUTCHours()}|${r.time.getUTCMinutes()}`, r.fields[0]!.value);
     }
+    expect([...loop.keys()].filter((key) => key.split('|').length === 2)).toHaveLength(6); // 3 hosts x 2 days
+
+    // Writers in two waves, every store instance folding all the while (one holds the
+    // lease, the others find it taken); the first wave is folded completely before the
+    // second, so every series-day gets parts of at least two folds. The last 4 batches
+    // are sent once the folders stopped: they are in the tail for the first check.
+    let writing = true;
+    const folders = stores.map(async (store) => {
+      while (writing) {
+        await foldOnce(store, store.holder);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    });
+    const send = (from: number, to: number) =>
+      Promise.all(
+        batches.slice(from, to).map((batch, i) =>
+          recordBatch(stores[(from + i) % STORES]!, validateReadings(batch, { maxBatchSize: 50, receivedAt: 0 }), {
+            batchId: `b${from + i}`,
+            receivedAt: 0,
+          }),
+        ),
+      );
+    try {
+      await send(0, 12);
+      await foldFromEveryStore(stores);
+      await send(12, 20);
+    } finally {
+      writing = false;
+      await Promise.all(folders);
+    }
+    await send(20, 24);
+    expect(await ingestLog(stores[0]!).countDocuments({ metrics: 'mem', fold: null })).toBeGreaterThanOrEqual(4);
+
+    /** Count and sum per series-day, hour and minute as queries read them (visible parts plus the tail), keyed as the loop's. */
+    const answered = async (store: Store) => {
+      const rows = await aggregateBuckets<{
+        _id: { host: string; date: Date };
+        n: number;
+        sum: number;
+        hours: Record<string, DayDocument['hours'][string]>[];
+      }>(
+        store,
+        [
+          { $match: { metric: 'mem' } },
+          {
+            $group: {
+              _id: { host: '$tags.host', date: '$date' },
+              n: { $sum: '$fields.used.n' },
+              sum: { $sum: '$fields.used.sum' },
+              hours: { $push: '$hours' },
+            },
+          },
+        ],
+        {},
+        { metric: 'mem' },
+      );
+      const got = new Map<string, { n: number; sum: number }>();
+      const put = (key: string, n: number, sum: number) => {
+        const acc = got.get(key) ?? { n: 0, sum: 0 };
+        acc.n += n;
+        acc.sum += sum;
+        got.set(key, acc);
+      };
+      for (const row of rows) {
+        const day = `${row._id.host}|${row._id.date.getTime()}`;
+        put(day, row.n, row.sum);
+        for (const hours of row.hours) {
+          for (const [hour, slot] of Object.entries(hours)) {
+            put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
+            for (const [minute, stats] of Object.entries(slot.minutes ?? {}))
+              put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+          }
+        }
+      }
+      return got;
+    };
+    // Before the last fold: folded parts and the tail together answer exactly.
+    for (const store of stores) expect(await answered(store)).toEqual(loop);
+
+    await foldFromEveryStore(stores);
+    const entries = await ingestLog(stores[0]!).find({ metrics: 'mem' }).toArray();
+    const visible = await readVisible(stores[0]!);
+    expect(entries).toHaveLength(24);
+    expect(entries.every((entry) => typeof entry.fold === 'number' && entry.fold <= visible)).toBe(true);
+    expect(entries.reduce((n, entry) => n + entry.readings, 0)).toBe(all.length);
+
+    // The parts: several per series-day, one per fold that took its readings, adding up to the loop at every level.
+    const docs = (await stores[0]!.buckets.find({ metric: 'mem' }).toArray()) as Part[];
+    const partsOf = new Map<string, Part[]>();
+    for (const doc of docs) {
+      const key = `${doc.tags.host}|${doc.date.getTime()}`;
+      partsOf.set(key, [...(partsOf.get(key) ?? []), doc]);
+    }
+    expect(partsOf.size).toBe(6);
+    for (const [key, parts] of partsOf) {
+      expect(parts.length, key).toBeGreaterThanOrEqual(2);
+      const folds = parts.map((part) => part.f!);
+      expect(new Set(folds).size, key).toBe(parts.length);
+      expect(folds.every((f) => f >= 1 && f <= visible)).toBe(true);
+      const foldsOfDay = new Set(
+        entries
+          .filter((entry) =>
+            batches[Number(String(entry._id).slice(1))]!.some((r) => `${r.tags[0]!.value}|${dayOf(r.time.getTime())}` === key),
+          )
+          .map((entry) => entry.fold),
+      );
+      expect(new Set(folds), key).toEqual(foldsOfDay);
+    }
+    const stored = new Map<string, { n: number; sum: number }>();
+    const put = (key: string, n: number, sum: number) => {
+      const acc = stored.get(key) ?? { n: 0, sum: 0 };
+      acc.n += n;
+      acc.sum += sum;
+      stored.set(key, acc);
+    };
+    for (const doc of docs) {
+      const day = `${doc.tags.host}|${doc.date.getTime()}`;
+      put(day, doc.fields.used!.n, doc.fields.used!.sum);
+      expect(doc.readings).toBe(doc.fields.used!.n);
+      for (const [hour, slot] of Object.entries(doc.hours)) {
+        put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
+        for (const [minute, stats] of Object.entries(slot.minutes)) put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+      }
+    }
+    expect(stored).toEqual(loop);
+    // And the same answers from the parts alone.
+    for (const store of stores) expect(await answered(store)).toEqual(loop);
+    expect(await stores[0]!.series.countDocuments({ metric: 'mem' })).toBe(3);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * `npm run migrate`: series-day documents in the layout of version 1 (no `v`, aggregates
- * only), written directly in that shape, and documents of version 2 written through the
- * record path. The migration stamps the old ones `v: 1` and changes no other byte of any
- * document, gives metrics without statistics settings the default, reports exact counts,
- * changes nothing when run again or with `--dry-run`, and queries over the migrated days
- * answer exact counts and sums with null first, last and percentiles.
+ * only), written directly in that shape (one of them then updated in place as the record
+ * path of version 2, before folds, did), and documents of version 2 written through the
+ * record path (folded parts, `f`). The migration stamps the old ones `v: 1` and changes
+ * no other byte of any document, gives metrics without statistics settings the default,
+ * reports exact counts, changes nothing when run again or with `--dry-run`, and queries
+ * over the migrated days answer exact counts and sums with null first, last and
+ * percentiles.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
+import { dayOperations, planWrites } from '../../src/record/plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
+import { foldAll } from '../../src/storage/fold.ts';
 import { layoutVersions, migrateLayout, pendingMigration } from '../../src/storage/migrate.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import type { MetricDocument } from '../../src/storage/store.ts';
@@ -140,8 +144,8 @@ function withoutVersion(raw: Buffer): Buffer {
 
 const CUSTOM: StatisticsSettings = { sketchLevels: ['minute'], sketchFields: ['x'], latestReadings: 3 };
 
-async function record(t: TestApp, metric: string, readings: { host: string; time: number; value: number }[]) {
-  const valid = validateReadings(
+const validReadings = (metric: string, readings: { host: string; time: number; value: number }[]) =>
+  validateReadings(
     readings.map(({ host, time, value }) => ({
       metric,
       tags: [{ key: 'host', value: host }],
@@ -150,7 +154,21 @@ async function record(t: TestApp, metric: string, readings: { host: string; time
     })),
     { maxBatchSize: 100, receivedAt: 0 },
   );
-  await recordBatch(t.store, valid, { receivedAt: 0 });
+
+/** Records readings through the record path and folds them: whole parts of layout version 2 (with `f`). */
+async function record(t: TestApp, metric: string, readings: { host: string; time: number; value: number }[]) {
+  await recordBatch(t.store, validReadings(metric, readings), { receivedAt: 0 });
+  await foldAll(t.store, t.store.holder);
+}
+
+/**
+ * Writes readings as the record path of version 2 before folds did: one atomic upsert per
+ * series-day document on `{series, date}` (`dayOperations`, without a batch mark), which
+ * updates an existing document in place and sets `v` only on a document it creates.
+ */
+async function recordInPlace(t: TestApp, metric: string, readings: { host: string; time: number; value: number }[]) {
+  const operations = dayOperations(planWrites(validReadings(metric, readings), () => t.store.defaultStatistics));
+  await t.store.buckets.bulkWrite(operations.map(({ filter, upsert }) => ({ updateOne: { filter, update: upsert, upsert: true } })));
 }
 
 let t: TestApp;
@@ -159,6 +177,8 @@ let legacyMetricBefore: Document;
 /** The legacy readings of each (day, host) document, plus the one recorded through the record path. */
 const legacy = new Map<string, Reading[]>();
 const TOUCH = { host: 'a', time: FIRST_DAY + 12 * 3_600_000 + 30 * 60_000, value: 2.5 };
+/** A reading recorded (and folded) today into the version-1 day 1 of host b: a part of version 2 next to the old document. */
+const LATE = { host: 'b', time: FIRST_DAY + DAY_MS + 14 * 3_600_000 + 7 * 60_000, value: -1.75 };
 
 beforeAll(async () => {
   t = await openTestApp('migrate');
@@ -199,9 +219,13 @@ beforeAll(async () => {
     },
     { _id: 'empty', fields: [], tagKeys: [], layout: 'sparse', createdAt },
   ]);
-  // A version-1 document receiving a reading through the record path stays version 1.
-  await record(t, 'legacy', [TOUCH]);
+  // A version-1 document that received a reading through the record path before folds
+  // (updated in place) stayed version 1.
+  await recordInPlace(t, 'legacy', [TOUCH]);
   legacy.get('0/a')!.push({ time: TOUCH.time, value: TOUCH.value });
+  // Today's record path leaves the old document alone and adds a version-2 part to its day.
+  await record(t, 'legacy', [LATE]);
+  legacy.get('1/b')!.push({ time: LATE.time, value: LATE.value });
   // Version 2 through the record path (the metric gets the default statistics), and a metric with its own settings.
   await record(t, 'fresh', [
     { host: 'a', time: FIRST_DAY + 3_600_000, value: 4 },
@@ -219,19 +243,26 @@ describe('npm run migrate', () => {
   let buckets0: Map<string, Buffer>;
   let metrics0: Map<string, Buffer>;
 
-  it('starts from 12 version-1 documents without v (one of them written to since) and 3 of version 2', async () => {
+  it('starts from 12 version-1 documents without v (one of them written to since) and 4 of version 2', async () => {
     const docs = await t.store.buckets.find({}).toArray();
-    expect(docs).toHaveLength(15);
+    expect(docs).toHaveLength(16);
     const old = docs.filter((doc) => legacyIds.has(String(doc._id)));
     expect(old).toHaveLength(12);
-    expect(old.every((doc) => !('v' in doc))).toBe(true);
-    // The record path wrote into the old document of day 0, host a, and left it without v.
+    expect(old.every((doc) => !('v' in doc) && !('f' in doc))).toBe(true);
+    // The record path before folds wrote into the old document of day 0, host a, and left it without v.
     const touched = old.find((doc) => doc.tags.host === 'a' && doc.date.getTime() === FIRST_DAY)!;
     expect(touched.fields.temp!.n).toBe(7);
     expect(touched.readings).toBe(1);
+    // Today's record path left the old document of day 1, host b, as it was, and folded its reading into a part of its own.
+    const day1b = docs.filter((doc) => doc.tags.host === 'b' && doc.metric === 'legacy' && doc.date.getTime() === FIRST_DAY + DAY_MS);
+    expect(day1b.map((doc) => [legacyIds.has(String(doc._id)), doc.v, doc.fields.temp!.n]).sort()).toEqual([
+      [false, 2, 1],
+      [true, undefined, 6],
+    ]);
     const fresh = docs.filter((doc) => !legacyIds.has(String(doc._id)));
-    expect(fresh.map((doc) => doc.v)).toEqual([2, 2, 2]);
-    expect(await layoutVersions(t.store)).toEqual({ 1: 12, 2: 3 });
+    expect(fresh.map((doc) => doc.v)).toEqual([2, 2, 2, 2]);
+    expect(fresh.every((doc) => typeof (doc as { f?: unknown }).f === 'number')).toBe(true);
+    expect(await layoutVersions(t.store)).toEqual({ 1: 12, 2: 4 });
     buckets0 = await snapshot(t.store.db.collection('buckets'));
     metrics0 = await snapshot(t.store.db.collection('metrics'));
     expect(metrics0.size).toBe(4);
@@ -240,10 +271,10 @@ describe('npm run migrate', () => {
   it('--dry-run through the script reports the versions and what would change, and changes nothing', async () => {
     const run = await cli(t.store.db.databaseName, ['--dry-run', '--json']);
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ dryRun: true, versions: { 1: 12, 2: 3 }, unstamped: 12, metricsWithoutStatistics: 2 });
+    expect(JSON.parse(run.stdout)).toEqual({ dryRun: true, versions: { 1: 12, 2: 4 }, unstamped: 12, metricsWithoutStatistics: 2 });
     expect(await snapshot(t.store.db.collection('buckets'))).toEqual(buckets0);
     expect(await snapshot(t.store.db.collection('metrics'))).toEqual(metrics0);
-    expect(await pendingMigration(t.store)).toEqual({ versions: { 1: 12, 2: 3 }, unstamped: 12, metricsWithoutStatistics: 2 });
+    expect(await pendingMigration(t.store)).toEqual({ versions: { 1: 12, 2: 4 }, unstamped: 12, metricsWithoutStatistics: 2 });
   });
 
   it('stamps the old documents v: 1 in batches, changing no other byte, and reports exact counts', async () => {
@@ -251,7 +282,7 @@ describe('npm run migrate', () => {
     const started = performance.now();
     const report = await migrateLayout(t.store, { batchSize: 5, onProgress: (done, total) => progress.push([done, total]) });
     const wall = performance.now() - started;
-    expect(report).toMatchObject({ before: { 1: 12, 2: 3 }, after: { 1: 12, 2: 3 }, stamped: 12, metricsGivenStatistics: 2 });
+    expect(report).toMatchObject({ before: { 1: 12, 2: 4 }, after: { 1: 12, 2: 4 }, stamped: 12, metricsGivenStatistics: 2 });
     expect(Number.isInteger(report.elapsedMs) && report.elapsedMs > 0 && report.elapsedMs <= Math.ceil(wall)).toBe(true);
     expect(progress).toEqual([
       [0, 12],
@@ -289,7 +320,7 @@ describe('npm run migrate', () => {
     const metrics1 = await snapshot(t.store.db.collection('metrics'));
     const progress: [number, number][] = [];
     const report = await migrateLayout(t.store, { batchSize: 5, onProgress: (done, total) => progress.push([done, total]) });
-    expect(report).toMatchObject({ before: { 1: 12, 2: 3 }, after: { 1: 12, 2: 3 }, stamped: 0, metricsGivenStatistics: 0 });
+    expect(report).toMatchObject({ before: { 1: 12, 2: 4 }, after: { 1: 12, 2: 4 }, stamped: 0, metricsGivenStatistics: 0 });
     expect(progress).toEqual([[0, 0]]);
     expect(await snapshot(t.store.db.collection('buckets'))).toEqual(buckets1);
     expect(await snapshot(t.store.db.collection('metrics'))).toEqual(metrics1);
@@ -330,6 +361,10 @@ describe('npm run migrate', () => {
       ...expected(legacy.get('0/a')!, FIRST_DAY, FIRST_DAY + DAY_MS),
       ...nulls,
     });
+    // A version-1 day with a version-2 part: counted together, still null first, last and p50.
+    const day1 = FIRST_DAY + DAY_MS;
+    expect(expected(legacy.get('1/b')!, day1, day1 + DAY_MS).count).toBe(7);
+    expect(await aggregate('legacy', 'b', day1, day1 + DAY_MS)).toEqual({ ...expected(legacy.get('1/b')!, day1, day1 + DAY_MS), ...nulls });
 
     // The same query over a version-2 day answers them.
     const fresh = await aggregate('fresh', 'a', FIRST_DAY, FIRST_DAY + DAY_MS);

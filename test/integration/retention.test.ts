@@ -7,13 +7,19 @@
  * days past the day horizon are gone, that readings older than that are refused with
  * nothing written, that late readings into days without minutes or hours leave none
  * behind, and that a second pass changes nothing.
+ *
+ * Retention works on the stored documents: each batch is folded (`settle`) before the
+ * next is sent, so a series-day has one part per batch that wrote to it, and the plain
+ * loops count parts (`host|day|fold`).
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retentionJob } from '../../src/jobs/retention.ts';
+import type { DayDocument } from '../../src/model/day-document.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
+import { readVisible } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 
@@ -34,6 +40,14 @@ interface Sent {
   host: string;
   time: number;
   value: number;
+}
+
+/** A stored part of a series-day (or rollup group-day) document: written whole by fold `f`. */
+type Part = DayDocument & { f?: number };
+
+/** A reading sent, with the number of the fold that wrote it into a part of its series-day. */
+interface Folded extends Sent {
+  fold: number;
 }
 
 /** `count` readings from `seed` on, spread over ten days and three hosts, values with repeats and negatives. */
@@ -80,12 +94,12 @@ function expectedBuckets(readings: readonly Sent[], width: number, from: number,
   return [...buckets.entries()].sort(([a], [b]) => a - b).map(([, bucket]) => bucket);
 }
 
-/** Distinct series-day documents (`host|day`) of `readings` whose day lies in `[from, to)`. */
-function documentsIn(readings: readonly Sent[], from: number, to: number): number {
+/** Distinct parts of series-day documents (`host|day|fold`) of `readings` whose day lies in `[from, to)`. */
+function documentsIn(readings: readonly Folded[], from: number, to: number): number {
   const keys = new Set<string>();
   for (const r of readings) {
     const day = r.time - (r.time % DAY);
-    if (day >= from && day < to) keys.add(`${r.host}|${day}`);
+    if (day >= from && day < to) keys.add(`${r.host}|${day}|${r.fold}`);
   }
   return keys.size;
 }
@@ -118,11 +132,15 @@ type Answer = {
 
 describe('retention', { timeout: 120_000 }, () => {
   let t: TestApp;
-  const sent: Sent[] = [];
-  const record = async (readings: Sent[]) => {
+  const sent: Folded[] = [];
+  /** Records a batch and, unless told not to, folds it (one fold: one part per series-day it writes to). */
+  const record = async (readings: Sent[], options: { settle?: boolean } = {}) => {
     const answer = await t.graphql(RECORD, { readings: asInput(readings) });
     expect(answer.errors).toBeUndefined();
-    sent.push(...readings);
+    if (options.settle === false) return;
+    expect(await t.settle()).toBe(readings.length);
+    const fold = await readVisible(t.store);
+    sent.push(...readings.map((r) => ({ ...r, fold })));
   };
   const buckets = async (granularity: string, from: number, to: number, host?: string) =>
     (await t.graphql(BUCKETS, {
@@ -152,6 +170,10 @@ describe('retention', { timeout: 120_000 }, () => {
     t = await openTestApp('retention', { journal: false });
     const readings = readingsOf(900, 0);
     for (let i = 0; i < readings.length; i += 300) await record(readings.slice(i, i + 300));
+    // Three folds: most series-days have a part of each.
+    expect(new Set(sent.map((r) => r.fold)).size).toBe(3);
+    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(documentsIn(sent, 0, Infinity));
+    expect(documentsIn(sent, 0, Infinity)).toBeGreaterThan(2 * 30);
     const defined = await t.graphql(`mutation { defineRollup(metric: "sensor", name: "all", tagKeys: []) { state } }`);
     expect(defined.errors).toBeUndefined();
     await backfillRollup(t.store, METRIC, 'all', { graceMs: 0 });
@@ -217,6 +239,7 @@ describe('retention', { timeout: 120_000 }, () => {
 
     const docs = await t.store.buckets.find({ metric: METRIC }).toArray();
     expect(docs.length).toBe(documentsIn(sent, DAY_FROM, Infinity));
+    const perDay = new Map<string, number>();
     for (const doc of docs) {
       const day = doc.date.getTime();
       const hours = Object.values(doc.hours ?? {});
@@ -230,7 +253,17 @@ describe('retention', { timeout: 120_000 }, () => {
       } else {
         expect(hours.every((hour) => Object.keys(hour.minutes ?? {}).length > 0)).toBe(true);
       }
-      expect(doc.fields.value!.n).toBe(sent.filter((r) => r.host === doc.tags.host && r.time - (r.time % DAY) === day).length);
+      const fold = (doc as Part).f;
+      expect(doc.fields.value!.n).toBe(
+        sent.filter((r) => r.host === doc.tags.host && r.time - (r.time % DAY) === day && r.fold === fold).length,
+      );
+      const key = `${doc.tags.host}|${day}`;
+      perDay.set(key, (perDay.get(key) ?? 0) + doc.fields.value!.n);
+    }
+    // The parts of each series-day add up to its readings.
+    for (const [key, n] of perDay) {
+      const [host, day] = key.split('|');
+      expect(n, key).toBe(sent.filter((r) => r.host === host && r.time - (r.time % DAY) === Number(day)).length);
     }
     const [rollup] = await findRollups(t.store, [METRIC]);
     const rolled = await t.store.db.collection(rollup!.collection).find({}).toArray();
@@ -309,17 +342,45 @@ describe('retention', { timeout: 120_000 }, () => {
   it('keeps no minute or hour slots of late readings into days that lost them', async () => {
     const lateMinute = { host: 'h1', time: HOUR_FROM + DAY + 10 * HOUR + 15 * MINUTE, value: 500 };
     const lateHour = { host: 'h2', time: DAY_FROM + 3 * HOUR, value: -500 };
-    await record([lateMinute, lateHour]);
-    const minuteDoc = await t.store.buckets.findOne({ series: { $exists: true }, 'tags.host': 'h1', date: new Date(HOUR_FROM + DAY) });
-    expect(Object.values(minuteDoc!.hours).every((hour) => hour.minutes === undefined)).toBe(true);
-    const hourDoc = await t.store.buckets.findOne({ 'tags.host': 'h2', date: new Date(DAY_FROM) });
-    expect(hourDoc!.hours).toBeUndefined();
-    const [rollup] = await findRollups(t.store, [METRIC]);
-    const rolled = await t.store.db.collection(rollup!.collection).findOne({ date: new Date(DAY_FROM) });
-    expect(rolled!.hours).toBeUndefined();
     const end = START + 11 * DAY;
-    expectBuckets(await buckets('HOUR', HOUR_FROM, end, 'h1'), expectedBuckets(sent, HOUR, HOUR_FROM, end, 'h1'));
-    expectBuckets(await buckets('DAY', START, end), expectedBuckets(sent, DAY, DAY_FROM, end));
+    const answers = async (readings: readonly Sent[]) => {
+      expectBuckets(await buckets('HOUR', HOUR_FROM, end, 'h1'), expectedBuckets(readings, HOUR, HOUR_FROM, end, 'h1'));
+      expectBuckets(await buckets('DAY', START, end), expectedBuckets(readings, DAY, DAY_FROM, end));
+      expectBuckets(await buckets('DAY', START, end, 'h2'), expectedBuckets(readings, DAY, DAY_FROM, end, 'h2'));
+    };
+    // Before the fold the readings are answered from the log's tail.
+    await record([lateMinute, lateHour], { settle: false });
+    await answers([...sent, lateMinute, lateHour]);
+    const parts = await t.store.buckets.countDocuments({ metric: METRIC });
+    expect(await t.settle()).toBe(2);
+    const fold = await readVisible(t.store);
+    sent.push({ ...lateMinute, fold }, { ...lateHour, fold });
+    // The fold wrote one part per series-day, trimmed to what the days keep.
+    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(parts + 2);
+    const minuteDocs = await t.store.buckets
+      .find({ series: { $exists: true }, 'tags.host': 'h1', date: new Date(HOUR_FROM + DAY) })
+      .toArray();
+    expect(minuteDocs.find((doc) => (doc as Part).f === fold)?.fields.value?.sum).toBe(500);
+    for (const doc of minuteDocs) {
+      expect(Object.keys(doc.hours).length).toBeGreaterThan(0);
+      expect(Object.values(doc.hours).every((hour) => hour.minutes === undefined)).toBe(true);
+      expect(Object.values(doc.q?.hours ?? {}).every((hour) => hour.minutes === undefined)).toBe(true);
+    }
+    const hourDocs = await t.store.buckets.find({ 'tags.host': 'h2', date: new Date(DAY_FROM) }).toArray();
+    expect(hourDocs.find((doc) => (doc as Part).f === fold)?.fields.value?.sum).toBe(-500);
+    // No hour slots (a part written whole into such a day has an empty `hours`, retention unsets it).
+    const noHours = (doc: Part) => Object.keys(doc.hours ?? {}).length + Object.keys(doc.q?.hours ?? {}).length;
+    for (const doc of hourDocs) expect(noHours(doc)).toBe(0);
+    const [rollup] = await findRollups(t.store, [METRIC]);
+    const rolled = await t.store.db
+      .collection<Part>(rollup!.collection)
+      .find({ date: new Date(DAY_FROM) })
+      .sort({ f: 1 })
+      .toArray();
+    // The backfilled document of the day and the late fold's part.
+    expect(rolled.map((doc) => doc.f === fold)).toEqual([false, true]);
+    for (const doc of rolled) expect(noHours(doc)).toBe(0);
+    await answers(sent);
   });
 
   it('runs on a schedule with the clock it is given, logging what it removed', async () => {

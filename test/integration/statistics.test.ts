@@ -753,10 +753,18 @@ describe('documents of layout version 1 (written before first/last, sketches and
     { host: 'b', time: D1 + 2 * DAY + 8 * HOUR, value: 1.5 },
     { host: 'b', time: D1 + 2 * DAY + 9 * HOUR + 30 * 60_000, value: 2.5 },
   ];
-  /** Recorded through the mutation into host a's version-1 document, later. */
+  /**
+   * Recorded through the mutation into host a's version-1 day, later: it lands in a
+   * version-2 part of that day (the version-1 document itself is never written again).
+   */
   const late: Legacy = { host: 'a', time: D1 + DAY + 20 * HOUR, value: 30 };
-  /** True when a reading lies in a version-1 document (its day has readings of `old`). */
-  const inOldDocument = (r: Legacy) => old.some((o) => o.host === r.host && Math.floor(o.time / DAY) === Math.floor(r.time / DAY));
+  /**
+   * True when a bucket of `readings` reads a version-1 document: the document has a slot
+   * in the bucket, that is the bucket holds one of its readings (those of `old`). Readings
+   * recorded into its day later are in parts of their own, read without it where it has
+   * no slot.
+   */
+  const readsOldDocument = (readings: readonly Legacy[]) => readings.some((r) => old.includes(r));
 
   const toInput = (r: Legacy) => ({
     metric: 'legacy',
@@ -819,8 +827,9 @@ describe('documents of layout version 1 (written before first/last, sketches and
 
   /**
    * Checks buckets of host groups against `readings`: count and sum always exact; first
-   * and last null where a bucket holds a reading of a version-1 document, else exact; p50
-   * null where it holds a reading stored without a sketch (those of `old`), else within 1%.
+   * and last null where a bucket reads a version-1 document ({@link readsOldDocument}),
+   * else exact; p50 null where it holds a reading stored without a sketch (those of
+   * `old`, the same buckets), else within 1%.
    * @returns how many buckets had null first/last, null p50, and checked p50.
    */
   async function checkLegacy(granularity: 'HOUR' | 'DAY' | 'MONTH', from: number, to: number, readings: Legacy[]) {
@@ -851,7 +860,7 @@ describe('documents of layout version 1 (written before first/last, sketches and
         let sum = 0;
         for (const r of inBucket) sum += r.value;
         expect([bucket.count, bucket.sum], at).toEqual([inBucket.length, sum]);
-        if (inBucket.some(inOldDocument)) {
+        if (readsOldDocument(inBucket)) {
           expect([bucket.first, bucket.last], `${at} reads a version-1 document`).toEqual([null, null]);
           tally.firstLastNull += 1;
         } else {
@@ -947,43 +956,78 @@ describe('documents of layout version 1 (written before first/last, sketches and
     ]);
   });
 
-  it('latest readings stop before a version-1 document; latestValue is null when the newest document is one', async () => {
+  /** Newest first by time; readings of the same millisecond in either order (compared sorted by value). */
+  const byTimeThenValue = (x: [number, number | null | undefined], y: [number, number | null | undefined]) => y[0] - x[0] || y[1]! - x[1]!;
+
+  /** Checks the latest readings of both hosts (see the test below). */
+  async function checkLatest() {
     const response = await t.graphql<{ series: SeriesOut[] }>(LATEST, { metric: 'legacy', n: 50, field: 'temp' });
     expect(response.errors).toBeUndefined();
     const [a, b] = response.data!.series;
     expect([a!.id, b!.id]).toEqual(['legacy,host=a', 'legacy,host=b']);
     // Host a: its two newest days only (the older recorded day lies behind the version-1 document).
     const newer = recorded.filter((r) => r.time >= D1 + 2 * DAY);
-    expect(a!.latest.map((r) => [Date.parse(r.time), r.delay])).toEqual(
-      [...newer].sort((x, y) => y.time - x.time || y.value - x.value).map((r) => [r.time, r.value]),
-    );
+    const expected = [...newer].map((r): [number, number] => [r.time, r.value]).sort(byTimeThenValue);
+    const got = a!.latest.map((r): [number, number | null | undefined] => [Date.parse(r.time), r.delay]);
+    expect(got.map(([time]) => time)).toEqual(expected.map(([time]) => time));
+    expect([...got].sort(byTimeThenValue)).toEqual(expected);
     expect(normalPair(a!.latestValue)).toEqual(edges(recorded).last);
     expect(b!.latest).toEqual([]);
     expect(b!.latestValue).toBeNull();
+  }
+
+  it('latest readings stop before a version-1 document; latestValue is null when the newest document is one', async () => {
+    // From the log's tail (nothing folded yet), then from the folded parts.
+    await checkLatest();
+    await t.settle();
+    expect(await t.store.buckets.countDocuments({ metric: 'legacy', f: { $exists: true } })).toBe(3);
+    await checkLatest();
   });
 
   it('a reading recorded into a version-1 document counts; its day keeps no first, last or percentile', async () => {
     const response = await t.graphql<{ recordReadings: { recorded: number } }>(RECORD, { readings: [toInput(late)] });
     expect(response.data?.recordReadings.recorded).toBe(1);
-    const doc = await t.store.buckets.findOne({ metric: 'legacy', date: new Date(D1 + DAY) });
-    expect(doc?.v).toBeUndefined();
-    expect(doc?.fields.temp?.n).toBe(4);
+    const day = { metric: 'legacy', 'tags.host': 'a', date: new Date(D1 + DAY) };
+    const v1 = v1Document(
+      '',
+      'a',
+      old.filter((r) => r.host === 'a'),
+    ).fields.temp;
     const readings = [...recorded, ...old, late];
-    expect(await checkLegacy('DAY', D1, D1 + 5 * DAY, readings)).toEqual({ firstLastNull: 2, p50Null: 2, p50: 3 });
-    // The new reading's hour holds only it, in a sketch: its p50 is known; its first and
-    // last are not (its document is of version 1 and says nothing of the readings before).
-    expect(await checkLegacy('HOUR', D1 + DAY, D1 + 2 * DAY, readings)).toEqual({ firstLastNull: 3, p50Null: 2, p50: 1 });
-    const latest = await t.graphql<{ series: SeriesOut[] }>(LATEST, {
-      metric: 'legacy',
-      where: [{ key: 'host', in: ['a'] }],
-      n: 50,
-      field: 'temp',
-    });
-    expect(latest.data!.series[0]!.latest.map((r) => Date.parse(r.time))).toEqual(
-      recorded
-        .filter((r) => r.time >= D1 + 2 * DAY)
-        .map((r) => r.time)
-        .sort((x, y) => y - x),
-    );
+    const answers = async () => {
+      expect(await checkLegacy('DAY', D1, D1 + 5 * DAY, readings)).toEqual({ firstLastNull: 2, p50Null: 2, p50: 3 });
+      // The new reading's hour holds only it, in a part of version 2 with a sketch: its
+      // first, last and p50 are known. The version-1 document's hours are not.
+      expect(await checkLegacy('HOUR', D1 + DAY, D1 + 2 * DAY, readings)).toEqual({ firstLastNull: 2, p50Null: 2, p50: 1 });
+      const latest = await t.graphql<{ series: SeriesOut[] }>(LATEST, {
+        metric: 'legacy',
+        where: [{ key: 'host', in: ['a'] }],
+        n: 50,
+        field: 'temp',
+      });
+      expect(latest.data!.series[0]!.latest.map((r) => Date.parse(r.time))).toEqual(
+        recorded
+          .filter((r) => r.time >= D1 + 2 * DAY)
+          .map((r) => r.time)
+          .sort((x, y) => y - x),
+      );
+    };
+
+    // Before the fold: the reading is in the log's tail; the version-1 document is as it was.
+    const before = await t.store.buckets.find(day).toArray();
+    expect(before.map((doc) => [doc.v, doc.fields.temp?.n, doc.fields.temp?.sum])).toEqual([[undefined, 3, v1.sum.value]]);
+    await answers();
+
+    // After it: the version-1 document is still as it was, without v, and the reading is in a
+    // version-2 part of its own; the day's parts add up to its 4 readings.
+    await t.settle();
+    const parts = await t.store.buckets.find(day).sort({ f: 1 }).toArray();
+    expect(parts.map((doc) => [doc.v, doc.fields.temp?.n, doc.fields.temp?.sum])).toEqual([
+      [undefined, 3, v1.sum.value],
+      [2, 1, late.value],
+    ]);
+    expect(parts[0]).toEqual(before[0]);
+    expect(parts.reduce((n, doc) => n + (doc.fields.temp?.n ?? 0), 0)).toBe(4);
+    await answers();
   });
 });
