@@ -110,6 +110,10 @@ async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ col
     .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
     .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] }));
   if (sent.length === 0) throw new Error(`${query.name}: the engine sent no bucket pipeline`);
+  // A read with unfolded log entries starts with `$documents` of the tail: measure folded data only.
+  if (sent.some(({ pipeline }) => pipeline[0] !== undefined && '$documents' in pipeline[0])) {
+    throw new Error(`${query.name}: answered partly from the unfolded log; fold first (OursModel.settle)`);
+  }
   return sent;
 }
 

@@ -119,7 +119,8 @@ interface ModelResult {
   reason?: string;
   ingest: IngestFigure[];
   graphqlIngest?: IngestFigure;
-  load?: { readings: number; seconds: number };
+  /** The full load: acknowledged in `seconds`; ours then folded in `foldSeconds` (before storage and queries are measured). */
+  load?: { readings: number; seconds: number; foldSeconds?: number };
   storage?: StorageFigures & { bytesPerReading: number };
   queries: Record<string, { p50: number; p99: number }>;
 }
@@ -234,6 +235,14 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     }
     log(`${name}: loading ${data.readings.length} readings in batches of 1,000`);
     figures.load = { readings: data.readings.length, seconds: data.readings.length / (await timedWrite(model, data.readings, 1000)) };
+    if (model instanceof OursModel) {
+      // Acknowledged batches are in the ingest log: fold them, as the server's folder
+      // would, so storage is measured and queries are timed on series-day documents.
+      log(`${name}: folding ${data.readings.length} readings`);
+      const begun = performance.now();
+      await model.settle();
+      figures.load.foldSeconds = (performance.now() - begun) / 1000;
+    }
     const storage = await model.storage();
     figures.storage = { ...storage, bytesPerReading: (storage.storageBytes + storage.indexBytes) / data.readings.length };
     loaded.push(model);
@@ -315,6 +324,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     log(`layout ${layout}: ${sampleSize} readings`);
     const model = await OursModel.open(uri, `bench_layout_${layout}`, layout);
     const rate = await timedWrite(model, sample, 1000);
+    await model.settle();
     const storage = await model.storage();
     const { p50 } = await latency(() => answerQuery(model, minuteQuery, dateTrunc), reps);
     result.layouts.rows.push({

@@ -13,8 +13,8 @@
  *    commands the engine sent, caught by the driver's command monitoring), and the
  *    server's `explain` execution statistics of that `$match` where it gives them;
  * 3. loading: the series-day documents of the query part are BULK-LOADED (see
- *    {@link bulkLoad}: planned per day by the record path's own `planWrites` and
- *    `dayUpdate`, materialized and inserted), because the record path on the embedded
+ *    {@link bulkLoad}: the parts the folds of the record path would write, planned per
+ *    fold by the fold's own planner and inserted), because the record path on the embedded
  *    server takes hours for a month of flights; the bulk path is first checked on a
  *    sample against the same readings written through `recordBatch` (documents and
  *    answers, with and without rollups); the rollups are then built by `backfillRollup`;
@@ -384,7 +384,8 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
     const recordSeconds = (performance.now() - begun) / 1000;
     const loaded = await bulkLoad(bulk.store, readings, log);
     const differences: string[] = [];
-    const byKey = { series: 1, date: 1 };
+    // Several parts (one per fold) per series-day: ordered by fold too.
+    const byKey = { series: 1, date: 1, f: 1 };
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.buckets, byKey, ['_id'])).differences);
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.series, { _id: 1 }, [])).differences);
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.metrics, { _id: 1 }, ['createdAt'])).differences);
@@ -649,7 +650,11 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   log(`${data.name}: bulk-loading ${data.readings.length} readings into series-day documents`);
   const ours = await openOurs(uri, `bench_rollups_${data.name}_ours`);
   const loaded = await bulkLoad(ours.store, validated(data.readings), log);
-  load.push({ model: 'ours (series-day documents)', ...loaded, how: 'bulk load (planWrites + dayUpdate, materialized, insertMany)' });
+  load.push({
+    model: 'ours (series-day documents)',
+    ...loaded,
+    how: "bulk load (the folds' parts: planReadings + foldDocuments, insertMany)",
+  });
   log(`${data.name}: building the rollups`);
   const specs = rollupsOf(data);
   const buildSeconds = await buildRollups(ours, metric, specs);
@@ -757,7 +762,7 @@ function markdown(result: DataSetResult): string {
   const agreeing = v.answers.filter((a) => a.agree).length;
   lines.push(`#### ${result.data.name}: ${result.data.description}`, '');
   lines.push(
-    `The series-day documents of the query part were **bulk-loaded** (the record path's \`planWrites\` and \`dayUpdate\` per day, the upserted documents materialized and inserted with \`insertMany\`), not written through \`recordBatch\`. ` +
+    `The series-day documents of the query part were **bulk-loaded** (the parts the record path's folds write, planned per fold by the fold's \`planReadings\` and \`foldDocuments\` and inserted with \`insertMany\`), not written through \`recordBatch\` and folded. ` +
       `Checked first on the first ${count(v.readings)} readings, written both ways (the record path took ${v.recordSeconds.toFixed(1)} s for them): ` +
       `${v.differences.length === 0 ? `the ${count(v.documents)} series-day documents, the registries and the rollup documents are identical (but \`_id\`)` : `DIFFERENCES: ${v.differences.join('; ')}`}, ` +
       `${agreeing} of ${v.answers.length} answers agree${

@@ -2,12 +2,17 @@
  * Rollups: once built, queries that filter and group only by a rollup's tag keys read
  * the rollup (reported in `extensions.reads`) and answer exactly what the series-day
  * documents answer, checked against plain loops over the readings sent: after first
- * writes, batches written while building, retried batches, concurrent writers racing a
- * rebuild, and a drop.
+ * writes, batches written while building, batches not folded yet (the log's tail, merged
+ * into rollup groups) and folded (rollup parts of their fold), retried batches (which
+ * write nothing), folds adding parts to a dirty day before a rebuild, folds racing a
+ * rebuild, and a drop. No folder runs: the tests fold with `settle` and `foldOnce`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { backfillRollup, findRollups, markDirty, rebuildDirtyDays, rebuildRollupDay } from '../../src/storage/rollups.ts';
+import { foldOnce } from '../../src/storage/fold.ts';
+import { ingestLog } from '../../src/storage/ingest-log.ts';
+import { readVisible } from '../../src/storage/visibility.ts';
 import { dayKey } from '../../src/model/rollup.ts';
 
 const METRIC = 'trips';
@@ -104,7 +109,7 @@ const DEFINE = `mutation($name: String!, $tagKeys: [String!]!, $metric: String! 
 }`;
 
 interface Reads {
-  extensions?: { reads?: { rollup: string | null }[] };
+  extensions?: { reads?: { rollup: string | null; tail?: { entries: number; readings: number } }[] };
 }
 type Bucket = Expected & { start: string };
 type Group = { tags: { key: string; value: string }[]; buckets: Bucket[] };
@@ -115,7 +120,10 @@ describe('rollups', { timeout: 300_000 }, () => {
   let t: TestApp;
   const sent: Sent[] = [];
   const record = async (readings: Sent[], batchId?: string) => {
-    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, { readings: asInput(readings), batchId });
+    const answer = await t.graphql<{ recordReadings: { applied: number; alreadyApplied: number } }>(RECORD, {
+      readings: asInput(readings),
+      batchId,
+    });
     expect(answer.errors).toBeUndefined();
     return answer.data!.recordReadings;
   };
@@ -127,7 +135,8 @@ describe('rollups', { timeout: 300_000 }, () => {
       ...variables,
     })) as { data?: { buckets: Group[] }; errors?: unknown } & Reads;
     expect(answer.errors).toBeUndefined();
-    return { groups: answer.data!.buckets, rollup: answer.extensions?.reads?.[0]?.rollup ?? null };
+    const read = answer.extensions?.reads?.[0];
+    return { groups: answer.data!.buckets, rollup: read?.rollup ?? null, tailReadings: read?.tail?.readings ?? 0 };
   };
   const totals = async (variables: Record<string, unknown>) => {
     const answer = (await t.graphql<{ aggregate: Total[] }>(TOTALS, {
@@ -136,7 +145,8 @@ describe('rollups', { timeout: 300_000 }, () => {
       ...variables,
     })) as { data?: { aggregate: Total[] }; errors?: unknown } & Reads;
     expect(answer.errors).toBeUndefined();
-    return { results: answer.data!.aggregate, rollup: answer.extensions?.reads?.[0]?.rollup ?? null };
+    const read = answer.extensions?.reads?.[0];
+    return { results: answer.data!.aggregate, rollup: read?.rollup ?? null, tailReadings: read?.tail?.readings ?? 0 };
   };
   /** Daily buckets of `readings` by a plain loop, for the given origin filter, grouped by origin or not. */
   const expectedDaily = (origins: readonly string[] | null, byOrigin: boolean) => {
@@ -155,6 +165,21 @@ describe('rollups', { timeout: 300_000 }, () => {
           return stats === undefined ? [] : [{ start: new Date(START + d * DAY).toISOString(), ...stats }];
         }),
       }));
+  };
+  /** The plain loop's daily buckets (see `expectedDaily`) that start before `to`. */
+  const startingBefore = (wanted: ReturnType<typeof expectedDaily>, to: number) =>
+    wanted
+      .map((group) => ({ ...group, buckets: group.buckets.filter((bucket) => Date.parse(bucket.start) < to) }))
+      .filter((group) => group.buckets.length > 0);
+  /** Whether no rollup has a dirty day. */
+  const allClean = async () => (await findRollups(t.store)).every((rollup) => Object.keys(rollup.dirty).length === 0);
+  /** Documents of each rollup's collection, by rollup name, that match `filter`. */
+  const rollupDocuments = async (filter: Record<string, unknown> = {}) => {
+    const counts: Record<string, number> = {};
+    for (const rollup of await findRollups(t.store, [METRIC])) {
+      counts[rollup.name] = await t.store.db.collection(rollup.collection).countDocuments(filter);
+    }
+    return counts;
   };
   /** Compares bucket groups with the plain loop's (sums to 1e-9 relative). */
   const expectSameGroups = (actual: Group[], wanted: ReturnType<typeof expectedDaily>) => {
@@ -203,10 +228,15 @@ describe('rollups', { timeout: 300_000 }, () => {
     expect(building.rollup).toBeNull();
     expectSameGroups(building.groups, expectedDaily(null, false));
 
-    // Written while building: marks its days dirty, not the rollup.
+    // Written while building: its fold marks its days dirty and writes no rollup part.
+    // Backfills read the folded series-day documents, so everything is folded first.
     const during = readingsOf(150, 5000);
     await record(during, 'during-build');
     sent.push(...during);
+    expect(await t.settle()).toBe(sent.length);
+    const duringDays = new Set(during.map((r) => dayKey(Math.floor(r.time / DAY) * DAY)));
+    for (const rollup of await findRollups(t.store)) expect(new Set(Object.keys(rollup.dirty))).toEqual(duringDays);
+    expect(await rollupDocuments()).toEqual({ all: 0, by_origin: 0 });
 
     for (const name of ['all', 'by_origin']) {
       const outcome = await backfillRollup(t.store, METRIC, name, { graceMs: 0 });
@@ -220,14 +250,11 @@ describe('rollups', { timeout: 300_000 }, () => {
     expectSameGroups(twoOrigins.groups, expectedDaily(['BOS', 'SEA'], true));
   });
 
-  it('keeps answering exactly as batches arrive, and equals the series documents (percentiles too)', async () => {
-    const more = readingsOf(400, 9000);
-    for (let i = 0; i < more.length; i += 200) await record(more.slice(i, i + 200), `after-${i}`);
-    sent.push(...more);
-    expect((await findRollups(t.store)).every((rollup) => Object.keys(rollup.dirty).length === 0)).toBe(true);
-
+  /** Hourly and grouped totals from the rollups equal plain loops and the series documents; `tail` readings of the metric were not folded yet. */
+  const expectRollupAnswers = async (tail: number) => {
     const hourly = await daily({ granularity: 'HOUR', where: [{ key: 'origin', in: ['DEN'] }] });
     expect(hourly.rollup).toBe('by_origin');
+    expect(hourly.tailReadings).toBe(tail);
     const hours = new Map<number, Sent[]>();
     for (const r of sent.filter((r) => r.origin === 'DEN')) {
       const hour = Math.floor(r.time / 3_600_000) * 3_600_000;
@@ -243,7 +270,9 @@ describe('rollups', { timeout: 300_000 }, () => {
     const fromRollup = await totals({ groupBy: ['origin'] });
     const fromSeries = await totals({ groupBy: ['origin'], where: [{ key: 'carrier', in: CARRIERS }] });
     expect(fromRollup.rollup).toBe('by_origin');
+    expect(fromRollup.tailReadings).toBe(tail);
     expect(fromSeries.rollup).toBeNull();
+    expect(fromSeries.tailReadings).toBe(tail);
     expect(fromRollup.results.map(({ sum: _s, ...rest }) => rest)).toEqual(fromSeries.results.map(({ sum: _s, ...rest }) => rest));
     for (const [i, origin] of ORIGINS.entries()) {
       const want = expected(sent.filter((r) => r.origin === origin))!;
@@ -254,6 +283,27 @@ describe('rollups', { timeout: 300_000 }, () => {
       expect(sum).toBeCloseTo(wantSum, 6);
       expect(fromRollup.results[i]!.p95).not.toBeNull();
     }
+  };
+
+  it('keeps answering exactly as batches arrive and as they are folded, and equals the series documents (percentiles too)', async () => {
+    const more = readingsOf(400, 9000);
+    for (let i = 0; i < more.length; i += 200) await record(more.slice(i, i + 200), `after-${i}`);
+    sent.push(...more);
+    expect(await allClean()).toBe(true);
+
+    // Not folded yet: the rollup's documents plus the log's tail merged into its groups.
+    await expectRollupAnswers(more.length);
+
+    // Folded: the days are clean, so the fold writes the rollups' parts with its series-day
+    // parts (numbered with the fold) and marks nothing dirty; no tail is left.
+    const visible = await readVisible(t.store);
+    expect(await rollupDocuments({ f: { $gt: visible } })).toEqual({ all: 0, by_origin: 0 });
+    expect(await t.settle()).toBe(more.length);
+    const parts = await rollupDocuments({ f: { $gt: visible } });
+    expect(parts.all).toBeGreaterThan(0);
+    expect(parts.by_origin).toBeGreaterThan(parts.all!);
+    expect(await allClean()).toBe(true);
+    await expectRollupAnswers(0);
   });
 
   it('reads the series where a rollup cannot answer', async () => {
@@ -265,34 +315,125 @@ describe('rollups', { timeout: 300_000 }, () => {
     expect((await totals({ from: new Date(START + 90_000).toISOString() })).rollup).toBeNull();
   });
 
-  it('marks the days of a retried batch dirty, reads the series for them, and rebuilds them without doubling', async () => {
+  /** What is stored: log entries, series-day documents, documents of each rollup, the visible fold number. */
+  const stored = async () => ({
+    log: await ingestLog(t.store).countDocuments({}),
+    buckets: await t.store.buckets.countDocuments({}),
+    rollups: await rollupDocuments(),
+    visible: await readVisible(t.store),
+  });
+  const expectExactFromRollups = async () => {
+    const whole = await daily({});
+    expect(whole.rollup).toBe('all');
+    expectSameGroups(whole.groups, expectedDaily(null, false));
+    const byOrigin = await daily({ groupBy: ['origin'] });
+    expect(byOrigin.rollup).toBe('by_origin');
+    expectSameGroups(byOrigin.groups, expectedDaily(null, true));
+  };
+
+  it('writes nothing for a retried batch, before or after its fold, and the rollups stay exact', async () => {
     const batch = readingsOf(100, 20_000);
-    await record(batch, 'retried');
+    expect(await record(batch, 'retried')).toMatchObject({ applied: 100, alreadyApplied: 0 });
     sent.push(...batch);
-    // As if the first attempt had failed before it was marked applied: the retry goes on.
-    await t.store.batches.updateOne({ _id: 'retried' }, { $set: { state: 'applying' } });
-    const retry = await record(batch, 'retried');
-    expect(retry).toMatchObject({ applied: 0, alreadyApplied: 100 });
-    const rollups = await findRollups(t.store);
-    const days = new Set(batch.map((r) => dayKey(Math.floor(r.time / DAY) * DAY)));
-    for (const rollup of rollups) expect(new Set(Object.keys(rollup.dirty))).toEqual(days);
+    const unfolded = await stored();
+    // As if the answer to the first attempt were lost: the client sends it again, twice at once.
+    const retries = await Promise.all([record(batch, 'retried'), record(batch, 'retried')]);
+    for (const retry of retries) expect(retry).toMatchObject({ applied: 0, alreadyApplied: 100 });
+    expect(await stored()).toEqual(unfolded);
+    expect(await ingestLog(t.store).countDocuments({ _id: 'retried' })).toBe(1);
+    expect(await allClean()).toBe(true);
+    await expectExactFromRollups();
 
-    const dirty = await daily({});
-    expect(dirty.rollup).toBeNull();
-    expectSameGroups(dirty.groups, expectedDaily(null, false));
+    // Two first attempts at once: the log keeps one of them.
+    const twin = readingsOf(80, 21_000);
+    const attempts = await Promise.all([record(twin, 'twin'), record(twin, 'twin')]);
+    sent.push(...twin);
+    expect(attempts.reduce((total, attempt) => total + attempt.applied, 0)).toBe(80);
+    expect(attempts.reduce((total, attempt) => total + attempt.alreadyApplied, 0)).toBe(80);
+    expect(await ingestLog(t.store).countDocuments({ _id: 'twin' })).toBe(1);
+    await expectExactFromRollups();
 
-    // Resting: not rebuilt within the grace period.
-    expect(await rebuildDirtyDays(t.store, 3_600_000)).toMatchObject({ rebuilt: 0 });
-    expect(await rebuildDirtyDays(t.store, 0)).toEqual({ rebuilt: 2 * days.size, dirty: 0 });
-    const rebuilt = await daily({});
-    expect(rebuilt.rollup).toBe('all');
-    expectSameGroups(rebuilt.groups, expectedDaily(null, false));
+    // Folded once, and retried afterwards: nothing more is stored, nothing is folded again.
+    expect(await t.settle()).toBe(180);
+    expect(await allClean()).toBe(true);
+    const folded = await stored();
+    expect(folded.visible).toBeGreaterThan(unfolded.visible);
+    expect(await record(batch, 'retried')).toMatchObject({ applied: 0, alreadyApplied: 100 });
+    expect(await record(twin, 'twin')).toMatchObject({ applied: 0, alreadyApplied: 80 });
+    expect(await t.settle()).toBe(0);
+    expect(await stored()).toEqual(folded);
+    expect(await allClean()).toBe(true);
+    await expectExactFromRollups();
   });
 
-  it('stays exact when batches race a rebuild of the same day', async () => {
+  it('keeps a dirty day out of the rollups while folds add parts to it, and a rebuild makes it exact without doubling', async () => {
+    expect(await t.settle()).toBe(0);
+    const day = START + 2 * DAY;
+    const date = new Date(day);
+    const rollups = await findRollups(t.store, [METRIC]);
+    await markDirty(
+      t.store,
+      rollups.map((rollup) => ({ rollup, days: [day] })),
+    );
+    const visible = await readVisible(t.store);
+    for (let i = 0; i < 3; i++) {
+      const batch = readingsOf(120, 40_000 + i * 1000);
+      await record(batch, `dirty-day-${i}`);
+      sent.push(...batch);
+      const fold = await foldOnce(t.store, t.store.holder);
+      expect(fold).toMatchObject({ fold: visible + i + 1, readings: 120 });
+      // The range holds the dirty day: the series documents answer, exactly.
+      const answer = await daily({});
+      expect(answer.rollup).toBeNull();
+      expectSameGroups(answer.groups, expectedDaily(null, false));
+      // A range without it still reads the rollup, and the parts the fold wrote to its clean days.
+      const clean = await daily({ to: new Date(day).toISOString() });
+      expect(clean.rollup).toBe('all');
+      expectSameGroups(clean.groups, startingBefore(expectedDaily(null, false), day));
+    }
+    for (const rollup of await findRollups(t.store, [METRIC])) expect(Object.keys(rollup.dirty)).toEqual([dayKey(day)]);
+    // Each fold added a part to the day's series-day documents, none to its rollup documents.
+    const parts = await t.store.buckets
+      .aggregate<{ parts: number }>([
+        { $match: { metric: METRIC, date, f: { $gt: visible } } },
+        { $group: { _id: '$series', parts: { $sum: 1 } } },
+      ])
+      .toArray();
+    expect(parts.some((series) => series.parts > 1)).toBe(true);
+    expect(await rollupDocuments({ date, f: { $gt: visible } })).toEqual({ all: 0, by_origin: 0 });
+    const cleanDays = await rollupDocuments({ date: { $ne: date }, f: { $gt: visible } });
+    expect(cleanDays.all).toBeGreaterThan(0);
+    expect(cleanDays.by_origin).toBeGreaterThan(0);
+
+    // A batch not folded yet when the rebuild runs: the rebuild reads the folded parts
+    // only, queries add the tail, and its fold (the day clean again) adds rollup parts.
+    const late = readingsOf(90, 44_000);
+    await record(late, 'dirty-day-tail');
+    sent.push(...late);
+    expect(await rebuildDirtyDays(t.store, 0)).toEqual({ rebuilt: rollups.length, dirty: 0 });
+    const now = await readVisible(t.store);
+    const groups = { all: 1, by_origin: ORIGINS.length };
+    expect(await rollupDocuments({ date })).toEqual(groups);
+    expect(await rollupDocuments({ date, f: now })).toEqual(groups);
+    await expectExactFromRollups();
+    expect(await t.settle()).toBe(late.length);
+    expect(await allClean()).toBe(true);
+    await expectExactFromRollups();
+
+    // Marked and rebuilt again: the same documents, nothing doubled.
+    await markDirty(
+      t.store,
+      rollups.map((rollup) => ({ rollup, days: [day] })),
+    );
+    expect(await rebuildDirtyDays(t.store, 0)).toEqual({ rebuilt: rollups.length, dirty: 0 });
+    expect(await rollupDocuments({ date })).toEqual(groups);
+    await expectExactFromRollups();
+  });
+
+  it('stays exact when batches and their folds race a rebuild of the same day', async () => {
     const day = START + DAY;
     const [all] = await findRollups(t.store, [METRIC]);
-    // Make the day dirty as a retried batch would.
+    // Make the day dirty, as a deletion would.
     await markDirty(t.store, [{ rollup: all!, days: [day] }]);
     const batches = Array.from({ length: 4 }, (_, i) => readingsOf(60, 30_000 + i * 1000));
     const rebuilds = (async () => {
@@ -300,8 +441,16 @@ describe('rollups', { timeout: 300_000 }, () => {
       for (let i = 0; i < 4; i++) outcomes.push(await rebuildRollupDay(t.store, all!._id, day, 0));
       return outcomes;
     })();
-    await Promise.all([...batches.map((batch, i) => record(batch, `race-${i}`)), rebuilds]);
+    // One folder, as a server runs: each fold after its batch, while the rebuilds run.
+    const folds = (async () => {
+      for (const [i, batch] of batches.entries()) {
+        await record(batch, `race-${i}`);
+        await foldOnce(t.store, t.store.holder);
+      }
+    })();
+    await Promise.all([folds, rebuilds]);
     for (const batch of batches) sent.push(...batch);
+    expect(await t.settle()).toBe(0);
     for (let pass = 0; pass < 5; pass++) if ((await rebuildDirtyDays(t.store, 0)).dirty === 0) break;
     expect((await findRollups(t.store)).every((rollup) => Object.keys(rollup.dirty).length === 0)).toBe(true);
     const whole = await daily({});

@@ -1,77 +1,39 @@
 /**
  * Loading readings into our storage: through the record path (`recordBatch`, batch by
- * batch, as a client sends them) or bulk-loaded (the same series-day documents planned
- * per day, materialized and inserted; much faster on the embedded server, whose cost per
- * update grows with the size of the document), and comparing two databases' collections
- * document by document, to check that both ways store the same.
+ * batch, as a client sends them, then folded by `foldAll`) or bulk-loaded (the same
+ * series-day parts planned per fold by the fold's own planner and inserted, without the
+ * ingest log and the per-batch registry writes), and comparing two databases'
+ * collections document by document, to check that both ways store the same.
  */
 import { Double, Int32, Long, type Db, type Document } from 'mongodb';
 import { recordBatch } from '../../../src/engine/record.ts';
-import { BATCH_MARKS_KEPT, batchMark } from '../../../src/model/batch.ts';
-import { DAY_MS } from '../../../src/model/time.ts';
-import { dayFilter, dayUpdate, planWrites, type MetricWrite, type SeriesWrite } from '../../../src/record/plan.ts';
+import { NO_HORIZONS } from '../../../src/model/retention.ts';
+import { foldDocuments, planReadings } from '../../../src/record/fold-plan.ts';
+import type { MetricWrite, SeriesWrite } from '../../../src/record/plan.ts';
 import type { Reading } from '../../../src/record/validate.ts';
+import { DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
 import type { Store } from '../../../src/storage/store.ts';
+import { FOLDS_ID, foldState } from '../../../src/storage/visibility.ts';
 import { batches } from './timing.ts';
 
-/** Readings per batch of the benchmarks' loaders (batch ids, batch marks, the baselines' `insertMany`), as `import:flights` sends them. */
+/** Readings per batch of the benchmarks' loaders (batch ids, the baselines' `insertMany`), as `import:flights` sends them. */
 export const LOAD_BATCH = 1000;
 
-/** Writes readings through `recordBatch` in batches of `size` with batch ids `bench-1`, `bench-2`, … (as the benchmark's loader does). */
-export async function recordAll(store: Store, readings: readonly Reading[], size: number): Promise<void> {
-  for (const [index, batch] of batches(readings, size).entries()) {
-    await recordBatch(store, batch, { batchId: `bench-${index + 1}`, receivedAt: 0 });
-  }
-}
-
-/** Sets `value` at a dotted `path` of `doc`, creating the embedded documents on the way. */
-function setPath(doc: Document, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let node = doc;
-  for (const part of parts.slice(0, -1)) {
-    node[part] ??= {};
-    node = node[part] as Document;
-  }
-  node[parts.at(-1)!] = value;
-}
-
 /**
- * The document an upsert creates when no document matches `filter`: the filter's
- * equality fields, then the update applied to nothing, which is what the server does
- * (MongoDB manual, "upsert behavior"): `$setOnInsert`, `$inc`, `$min` and `$max` set their
- * value; `$push` with `$each`, `$sort` (by fields, ascending or descending) and a
- * negative `$slice` stores the sorted, sliced list.
- * @throws Error on any other operator or modifier (this materializer would be wrong).
+ * Writes readings through `recordBatch` in batches of `size` with batch ids `bench-1`,
+ * `bench-2`, … (as the benchmark's loader does), each received a millisecond after the
+ * one before at least (so folds take them in the order sent), then folds them all
+ * (`foldAll`, as the server's folder would): the store holds their series-day documents
+ * when it returns.
+ * @returns the readings folded.
  */
-export function materialize(filter: Document, update: Document): Document {
-  const doc: Document = { ...filter };
-  for (const [operator, paths] of Object.entries(update)) {
-    for (const [path, value] of Object.entries(paths as Document)) {
-      if (['$setOnInsert', '$inc', '$min', '$max'].includes(operator)) {
-        setPath(doc, path, value);
-      } else if (operator === '$push') {
-        const { $each, $sort, $slice, ...rest } = value as { $each: Document[]; $sort?: Record<string, 1 | -1>; $slice?: number };
-        if (Object.keys(rest).length > 0 || ($slice !== undefined && $slice > 0)) throw new Error(`Unsupported $push on ${path}`);
-        let list = [...$each];
-        if ($sort !== undefined) {
-          const keys = Object.entries($sort);
-          list = list.sort((a, b) => {
-            for (const [key, direction] of keys) {
-              const x = a[key] as number | Date;
-              const y = b[key] as number | Date;
-              if (x < y) return -direction;
-              if (x > y) return direction;
-            }
-            return 0;
-          });
-        }
-        setPath(doc, path, $slice === undefined ? list : list.slice($slice));
-      } else {
-        throw new Error(`Unsupported update operator ${operator}`);
-      }
-    }
+export async function recordAll(store: Store, readings: readonly Reading[], size: number): Promise<number> {
+  let receivedAt = 0;
+  for (const [index, batch] of batches(readings, size).entries()) {
+    receivedAt = Math.max(Date.now(), receivedAt + 1);
+    await recordBatch(store, batch, { batchId: `bench-${index + 1}`, receivedAt });
   }
-  return doc;
+  return foldAll(store, store.holder);
 }
 
 /** What a bulk load did: readings loaded, series-day documents inserted, seconds it took. */
@@ -82,30 +44,34 @@ export interface BulkLoad {
 }
 
 /**
- * Loads readings as `recordBatch` would in batches of `LOAD_BATCH` with batch ids
- * `bench-1`, `bench-2`, … (see {@link recordAll}), without its cost per update: the
- * readings of each UTC day are planned at once by the record path's `planWrites` (with
- * the store's default statistics, as for a new metric), each series-day document is the
- * document the record path's upsert (`dayFilter`, `dayUpdate`) creates on an empty
- * collection ({@link materialize}), carrying the marks of the last `BATCH_MARKS_KEPT`
- * batches that held its readings, and is inserted with `insertMany`; the series and
- * metrics registries get the record path's upserts. The record path adds the same
- * values batch by batch, so fractional sums may differ in the last bits; the batch
- * claims (`batches` collection) are not written. `log` hears how long each phase took.
+ * Loads readings as {@link recordAll} stores them in batches of `LOAD_BATCH`, without the
+ * record path's cost per batch (log entries, registry writes): the batches are grouped
+ * into the folds `foldAll` would make of them (whole batches, up to
+ * `DEFAULT_FOLD_MAX_READINGS` readings, at least one), each fold's readings planned by
+ * the fold's planner (`planReadings`, with the store's default statistics, as for a new
+ * metric, and no retention horizons) into the parts that fold writes (`foldDocuments`:
+ * `_id` `<series>:<day>:<fold>`, `f`), numbered after the folds already visible and
+ * inserted with `insertMany`; then the fold state is made visible up to the last of them
+ * (one compare-and-set: nothing may be folding meanwhile), and the series and metrics
+ * registries get the record path's upserts. No log entries are written, so the batch ids
+ * of the load are not known as sent. The record path may add values in another order,
+ * so fractional sums may differ in the last bits. `log` hears how long each phase took.
+ * @throws Error when the fold state changed during the load.
  */
 export async function bulkLoad(store: Store, readings: readonly Reading[], log: (message: string) => void = () => {}): Promise<BulkLoad> {
   const begun = performance.now();
-  const days = new Map<number, { readings: Reading[]; indexes: number[] }>();
-  readings.forEach((reading, index) => {
-    const day = reading.time - (reading.time % DAY_MS);
-    let entry = days.get(day);
-    if (entry === undefined) {
-      entry = { readings: [], indexes: [] };
-      days.set(day, entry);
+  const state = await foldState(store.db).findOne({ _id: FOLDS_ID });
+  if (state === null || state.running !== null) throw new Error('bulkLoad: the store has no fold state, or a fold is under way');
+  const folds: Reading[][] = [];
+  let fold: Reading[] = [];
+  for (const batch of batches(readings, LOAD_BATCH)) {
+    if (fold.length > 0 && fold.length + batch.length > DEFAULT_FOLD_MAX_READINGS) {
+      folds.push(fold);
+      fold = [];
     }
-    entry.readings.push(reading);
-    entry.indexes.push(index);
-  });
+    fold.push(...batch);
+  }
+  if (fold.length > 0) folds.push(fold);
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
   let documents = 0;
@@ -116,26 +82,9 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
     phases[name] += (now - mark) / 1000;
     mark = now;
   };
-  for (const [day, entry] of [...days.entries()].sort((a, b) => a[0] - b[0])) {
-    const plan = planWrites(entry.readings, () => store.defaultStatistics);
-    // The batches (by number) that held each document's readings, in the order they were sent.
-    const marks = new Map<string, number[]>();
-    entry.readings.forEach((reading, i) => {
-      const batch = Math.floor(entry.indexes[i]! / LOAD_BATCH) + 1;
-      const key = reading.seriesId;
-      const list = marks.get(key);
-      if (list === undefined) marks.set(key, [batch]);
-      else if (list.at(-1) !== batch) list.push(batch);
-    });
-    const docs = plan.buckets.map((write) => {
-      const doc = materialize(dayFilter(write), dayUpdate(write, true));
-      doc.batches = marks
-        .get(write.series)!
-        .slice(-BATCH_MARKS_KEPT)
-        .map((batch) => batchMark(`bench-${batch}`));
-      if (write.date.getTime() !== day) throw new Error('A planned document fell outside its day');
-      return doc;
-    });
+  for (const [index, foldReadings] of folds.entries()) {
+    const plan = planReadings(foldReadings, { settingsOf: () => store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
+    const docs = foldDocuments(plan.buckets, state.visible + index + 1);
     phase('plan');
     for (const chunk of batches(docs, 500)) await store.buckets.insertMany(chunk as never[], { ordered: false });
     phase('insert');
@@ -156,6 +105,13 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
       known.first = Math.min(known.first, write.first);
       known.last = Math.max(known.last, write.last);
     }
+  }
+  if (folds.length > 0) {
+    const flipped = await foldState(store.db).updateOne(
+      { _id: FOLDS_ID, visible: state.visible, running: null },
+      { $set: { visible: state.visible + folds.length } },
+    );
+    if (flipped.modifiedCount !== 1) throw new Error('bulkLoad: the fold state changed during the load');
   }
   // The registries, with the record path's updates (storage/record.ts).
   for (const chunk of batches([...series.values()], 1000)) {
@@ -187,7 +143,7 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
   }
   phase('registries');
   log(
-    `bulk load of ${readings.length} readings: ${documents} documents planned in ${phases.plan.toFixed(1)} s, inserted in ${phases.insert.toFixed(1)} s, registries ${phases.registries.toFixed(1)} s`,
+    `bulk load of ${readings.length} readings in ${folds.length} folds: ${documents} documents planned in ${phases.plan.toFixed(1)} s, inserted in ${phases.insert.toFixed(1)} s, registries ${phases.registries.toFixed(1)} s`,
   );
   return { readings: readings.length, documents, seconds: (performance.now() - begun) / 1000 };
 }

@@ -1,7 +1,8 @@
 /**
  * The storage models compared by the benchmark, all on the same database server:
  * - `ours` / `ours-preallocated`: the project's record path (sparse or pre-allocated
- *   day documents) and its GraphQL API;
+ *   day documents; a batch is acknowledged once it is in the ingest log, and folded into
+ *   series-day documents by {@link OursModel.settle}) and its GraphQL API;
  * - `naive`: one document per reading, `insertMany` in batches;
  * - `timeseries`: a MongoDB native time-series collection.
  */
@@ -9,6 +10,7 @@ import type { Db, Document, MongoClient } from 'mongodb';
 import type { DocumentLayout } from '../../../src/model/day-document.ts';
 import { validateReadings, type Reading } from '../../../src/record/validate.ts';
 import { recordBatch } from '../../../src/engine/record.ts';
+import { foldAll } from '../../../src/storage/fold.ts';
 import type { AppOptions } from '../../../src/server/yoga.ts';
 import { CollectionName, ensureIndexes, openStore, type Store } from '../../../src/storage/store.ts';
 import { type BenchApp, benchApp, graphqlBody, type GraphqlBody } from './app.ts';
@@ -112,13 +114,16 @@ export class OursModel implements Model {
   /**
    * Opens an empty database `dbName` on `uri` (dropped first) with metrics created in
    * `layout`, the driver's command monitoring on (`bytes-read.ts` and the rollup
-   * benchmark catch the commands sent), and the GraphQL app over it.
+   * benchmark catch the commands sent), and the GraphQL app over it. No folder runs in
+   * the background: the benchmark folds with {@link settle} before it reads storage or
+   * times queries, so the unfolded log is not bounded (no INGEST_BACKLOG while loading).
    * @throws Error when the database cannot be reached.
    */
   static async open(uri: string, dbName: string, layout: DocumentLayout = 'sparse', options: OursOptions = {}): Promise<OursModel> {
     const store = await openStore(uri, dbName, {
       defaultLayout: layout,
       client: { monitorCommands: true },
+      ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
       ...(options.rollupGraceMs === undefined ? {} : { rollupGraceMs: options.rollupGraceMs }),
     });
     await store.db.dropDatabase();
@@ -133,10 +138,24 @@ export class OursModel implements Model {
   /** Batches written so far, for their batch ids. */
   private written = 0;
 
-  /** Records a batch as a client should, with a batch id (so exactly once). */
+  /**
+   * Records a batch as a client should, with a batch id (so exactly once): acknowledged
+   * once it is in the ingest log, folded by {@link settle}.
+   */
   async write(batch: unknown[]): Promise<void> {
     this.written += 1;
-    await recordBatch(this.store, batch as Reading[], { batchId: `bench-${this.written}`, receivedAt: 0 });
+    await recordBatch(this.store, batch as Reading[], { batchId: `bench-${this.written}`, receivedAt: Date.now() });
+  }
+
+  /**
+   * Folds every acknowledged batch into series-day (and rollup) documents now
+   * (`foldAll`), as the server's folder does in the background: what the benchmark does
+   * after loading, before it reads storage or times queries (which would otherwise
+   * answer from the log's tail).
+   * @returns the readings folded.
+   */
+  settle(): Promise<number> {
+    return foldAll(this.store, this.store.holder);
   }
 
   /**
@@ -155,7 +174,13 @@ export class OursModel implements Model {
     return graphqlBody<T>(this.app, query, variables);
   }
 
+  /**
+   * Storage of the folded data (it folds first, see {@link settle}): the series-day
+   * documents and the registries. The ingest log is left out: its entries are removed
+   * `BATCH_RETENTION_HOURS` after their fold, so it holds no data at rest.
+   */
   async storage(): Promise<StorageFigures> {
+    await this.settle();
     let storageBytes = 0;
     let indexBytes = 0;
     let documents = 0;
