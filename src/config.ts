@@ -160,6 +160,11 @@ export const ConfigSchema = z
       .describe(
         'Readings one fold takes at most (at least one log entry, however large); each fold writes one part per series-day it touches.',
       ),
+    COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
+      .default(8)
+      .describe(
+        "Folds that wrote parts to a day before the folder merges that day's parts into one document per series (a compaction); fewer parts make reads faster, each compaction rewrites the day. Parts it replaces are deleted QUERY_TIMEOUT_MS + 30 s later.",
+      ),
     INGEST_MAX_TAIL_READINGS: integer(0, 100_000_000)
       .default(200_000)
       .describe(

@@ -3,7 +3,7 @@
  * instance runs it; the lease in `fold_state` lets one of them fold at a time, and
  * another takes over within the lease's time when that one stops.
  */
-import { foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
+import { compactOnce, foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 
@@ -18,14 +18,24 @@ export interface FoldTotals {
 /**
  * A job that folds the ingest log every `intervalMs` (0: never; then writes pile up
  * until INGEST_BACKLOG): each run folds until the log is empty, another instance holds
- * the lease, or the scheduler stops. Its log line carries the folds, readings and parts
- * of the run, at debug level (it runs every second).
+ * the lease, or the scheduler stops, then compacts the days due (`compactOnce`: days
+ * that `compactAfterFolds` folds wrote to) and deletes the parts earlier compactions
+ * replaced once `compactGraceMs` has passed. Its log line carries the folds, readings,
+ * parts and compactions of the run, at debug level (it runs every second).
  * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
  * @param options.onFold told every fold that folded something, with its duration in seconds.
  */
 export function foldJob(
   store: Store,
-  options: { intervalMs: number; maxReadings: number; onFold?: (outcome: FoldOutcome, seconds: number) => void },
+  options: {
+    intervalMs: number;
+    maxReadings: number;
+    /** Folds that wrote to a day before its parts are compacted (`COMPACT_AFTER_FOLDS`). */
+    compactAfterFolds: number;
+    /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
+    compactGraceMs: number;
+    onFold?: (outcome: FoldOutcome, seconds: number) => void;
+  },
 ): Job {
   return {
     name: 'fold',
@@ -33,7 +43,7 @@ export function foldJob(
     runAtStart: true,
     quiet: true,
     async run(signal) {
-      const run = { folds: 0, readings: 0, parts: 0 };
+      const run = { folds: 0, readings: 0, parts: 0, compactions: 0, merged: 0, deleted: 0 };
       while (!signal.aborted) {
         const started = performance.now();
         const outcome = await foldOnce(store, store.holder, { maxReadings: options.maxReadings });
@@ -43,8 +53,22 @@ export function foldJob(
         run.readings += outcome.readings;
         run.parts += outcome.parts + outcome.rollupParts;
       }
+      while (!signal.aborted) {
+        const compacted = await compactOnce(store, store.holder, {
+          afterFolds: options.compactAfterFolds,
+          graceMs: options.compactGraceMs,
+        });
+        run.deleted += compacted.deleted;
+        if (compacted.compaction === null) break;
+        run.compactions += 1;
+        run.merged += compacted.merged;
+      }
       if (signal.aborted) await releaseLease(store, store.holder).catch(() => undefined);
-      return { changed: run.folds > 0, message: run.folds > 0 ? 'Folded acknowledged readings' : 'Fold: nothing to fold', details: run };
+      return {
+        changed: run.folds + run.compactions + run.deleted > 0,
+        message: run.folds > 0 ? 'Folded acknowledged readings' : 'Fold: nothing to fold',
+        details: run,
+      };
     },
   };
 }

@@ -16,12 +16,12 @@ export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
 const isMinutePath = (path: string) => path.includes('.minutes.');
 
 /** A copy of a slot write, so merging into it leaves the batch's own writes untouched. */
-function copySlot(slot: SlotWrite): SlotWrite {
+export function copySlot(slot: SlotWrite): SlotWrite {
   return { stats: { ...slot.stats }, first: slot.first, last: slot.last, sketch: slot.sketch === null ? null : new Map(slot.sketch) };
 }
 
 /** Merges slot write `other` into `into` (statistics, first and last reading, sketch bins). */
-function mergeSlot(into: SlotWrite, other: SlotWrite): void {
+export function mergeSlot(into: SlotWrite, other: SlotWrite): void {
   mergeStats(into.stats, other.stats);
   if (isEarlier(other.first, into.first)) into.first = other.first;
   if (isEarlier(into.last, other.last)) into.last = other.last;
@@ -163,6 +163,71 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
     }
   }
   return write;
+}
+
+/**
+ * A stored series-day document (or part) as the write that would have produced all of
+ * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots and
+ * latest readings. What a compaction merges.
+ */
+export function storedFullWrite(doc: DayDocument): DayWrite {
+  const write = storedDayWrite(doc);
+  for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
+    for (const [minute, fields] of Object.entries(slot.minutes ?? {})) {
+      for (const [field, stats] of Object.entries(fields ?? {})) {
+        if (stats === undefined || !(stats.n > 0)) continue;
+        write.fields.add(field);
+        write.slots.set(SlotPath.minute(Number(hour), Number(minute), field), {
+          stats: { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max, sq: stats.sq },
+          first: storedPair(stats.first, { t: write.first, v: stats.min }),
+          last: storedPair(stats.last, { t: write.last, v: stats.max }),
+          sketch: storedSketch(doc.q?.hours?.[hour]?.minutes?.[minute]?.[field]),
+        });
+      }
+    }
+  }
+  write.recent = (doc.recent ?? []).map((reading) => ({ t: reading.t.getTime(), f: reading.f }));
+  write.recentKept = write.recent.length;
+  return write;
+}
+
+/**
+ * Merges the stored parts of one series-day into the write of one document (pure):
+ * statistics, first and last readings and sketch bins of every slot, readings counted,
+ * and the latest readings: the newest `latestReadings` of the parts' lists, but no more
+ * than the shortest list of a part that kept fewer than its readings, so the merged list
+ * is exactly the day's newest readings (a day's newest k readings are among each part's
+ * newest k). Latest readings are kept by time, oldest first.
+ * @param latestReadings the metric's `latestReadings` setting now.
+ * @returns the write, and the layout version the merged document may claim (the oldest of the parts').
+ */
+export function mergeStoredDocuments(docs: readonly DayDocument[], latestReadings: number): { write: DayWrite; version: number } {
+  const writes = docs.map(storedFullWrite);
+  const [first, ...rest] = writes;
+  if (first === undefined) throw new Error('mergeStoredDocuments: no documents');
+  const into: DayWrite = {
+    ...first,
+    slots: new Map([...first.slots].map(([path, slot]) => [path, copySlot(slot)])),
+    fields: new Set(first.fields),
+  };
+  let kept = latestReadings;
+  for (const write of writes) if (write.recent.length < write.readings) kept = Math.min(kept, write.recent.length);
+  const recent = [...first.recent];
+  for (const write of rest) {
+    into.readings += write.readings;
+    into.first = Math.min(into.first, write.first);
+    into.last = Math.max(into.last, write.last);
+    for (const field of write.fields) into.fields.add(field);
+    for (const [path, slot] of write.slots) {
+      const existing = into.slots.get(path);
+      if (existing === undefined) into.slots.set(path, copySlot(slot));
+      else mergeSlot(existing, slot);
+    }
+    recent.push(...write.recent);
+  }
+  into.recent = kept > 0 ? recent.sort((a, b) => a.t - b.t).slice(-kept) : [];
+  into.recentKept = Math.max(0, kept);
+  return { write: into, version: oldestVersion(docs) };
 }
 
 /** The lowest layout version of `docs` (version 1 for documents without `v`). */

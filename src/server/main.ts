@@ -116,6 +116,8 @@ async function main(): Promise<void> {
     foldJob(store, {
       intervalMs: config.FOLD_INTERVAL_MS,
       maxReadings: config.FOLD_MAX_READINGS,
+      compactAfterFolds: config.COMPACT_AFTER_FOLDS,
+      compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
       onFold: (outcome, seconds) => metrics.folded(outcome, seconds),
     }),
   );

@@ -1,4 +1,4 @@
-import { foldPending } from './fold.ts';
+import { finishRunning, foldPending } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import type { Store } from './store.ts';
 
@@ -22,7 +22,8 @@ function forgetSeries(store: Store, ids: ReadonlySet<string>): void {
  * log (`foldPending`), then deletes its rollups, its series-day documents, then its series
  * registry entries, then its metric registry entry (so an interrupted deletion leaves
  * the registry pointing at less data, never data without registry, and running it
- * again finishes it), and clears this process's registry caches for it. Readings of the
+ * again finishes it; the documents are deleted again once no fold or compaction is
+ * under way, `finishRunning`), and clears this process's registry caches for it. Readings of the
  * metric recorded while it runs may survive; stop its writers first. A later batch of
  * the metric, sent to any server process on the same database, creates the metric
  * again with a new `createdAt`, so the processes' cached series registrations of the
@@ -35,11 +36,14 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
   await foldPending(store, name);
   for (const rollup of await findRollups(store, [name])) await dropRollup(store, name, rollup.name);
   const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
-  const buckets = await store.buckets.deleteMany({ metric: name });
+  let buckets = (await store.buckets.deleteMany({ metric: name })).deletedCount;
+  // A compaction that read the documents before they were deleted would insert them again.
+  await finishRunning(store);
+  buckets += (await store.buckets.deleteMany({ metric: name })).deletedCount;
   const series = await store.series.deleteMany({ metric: name });
   const metrics = await store.metrics.deleteOne({ _id: name });
   forgetSeries(store, ids);
-  return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: metrics.deletedCount };
+  return { buckets, series: series.deletedCount, metrics: metrics.deletedCount };
 }
 
 /**
@@ -64,10 +68,12 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
     dirty = rollups.map((rollup) => ({ rollup, days }));
     await markDirty(store, dirty);
   }
-  const buckets = await store.buckets.deleteMany({ series: id });
+  let buckets = (await store.buckets.deleteMany({ series: id })).deletedCount;
+  await finishRunning(store);
+  buckets += (await store.buckets.deleteMany({ series: id })).deletedCount;
   if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
   if (entry !== null) await store.metrics.updateOne({ _id: entry.metric }, { $inc: { seriesDeletions: 1 } });
   forgetSeries(store, new Set([id]));
-  return { buckets: buckets.deletedCount, series: series.deletedCount, metrics: 0 };
+  return { buckets, series: series.deletedCount, metrics: 0 };
 }

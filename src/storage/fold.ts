@@ -5,14 +5,15 @@
  */
 import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
 import { horizonsOf } from '../model/retention.ts';
-import { foldDocuments, planReadings } from '../record/fold-plan.ts';
-import { planRollups } from '../record/rollup-plan.ts';
+import { foldDocuments, planReadings, trimToHorizons } from '../record/fold-plan.ts';
+import { dayDocument, mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
+import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import type { MetricDocument, Store } from './store.ts';
-import { FOLDS_ID, foldState, readVisible, unfoldedAt, type FoldStateDocument, type RunningFold } from './visibility.ts';
+import { FOLDS_ID, foldState, readVisible, unfoldedAt, visibleIn, type FoldStateDocument, type RunningFold } from './visibility.ts';
 
 /** How long a lease lasts, in ms, unless renewed; a folder that stops is replaced after at most this. */
 export const LEASE_MS = 30_000;
@@ -22,7 +23,11 @@ export const DEFAULT_FOLD_MAX_READINGS = 20_000;
 
 /** What one call of {@link foldOnce} did. */
 export interface FoldOutcome {
-  /** False when another holder has the lease (nothing was done). */
+  /**
+   * False when this call did not complete a fold as the lease holder: another holder
+   * has the lease, a concurrent call of the same holder recorded the fold first, or the
+   * final compare-and-set failed (the fold is then completed by the holder).
+   */
   leased: boolean;
   /** The fold made visible, or null when there was nothing to fold. */
   fold: number | null;
@@ -57,21 +62,50 @@ export async function releaseLease(store: Pick<Store, 'db'>, holder: string): Pr
 
 /**
  * Inserts documents that may exist already from an earlier attempt of the same fold
- * (same `_id`): one unordered `insertMany`; duplicate keys (11000) are skipped.
+ * (same `_id`): one unordered `insertMany` with a server-side time limit
+ * (`maxTimeMS`: the holder's lease left, see {@link LeaseLost}); duplicate keys (11000) are skipped.
  * @returns how many were inserted now.
  * @throws any other failure, and a bulk error without write errors (a connection lost
  * mid-write: unknown which landed; the fold is completed by the next attempt).
  */
-async function insertOnce(collection: Collection<Document>, docs: Document[]): Promise<number> {
+async function insertOnce(collection: Collection<Document>, docs: Document[], maxTimeMS: number): Promise<number> {
   if (docs.length === 0) return 0;
   try {
-    return (await collection.insertMany(docs, { ordered: false })).insertedCount;
+    return (await collection.insertMany(docs, { ordered: false, maxTimeMS })).insertedCount;
   } catch (error) {
     if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
     const writeErrors = [error.writeErrors].flat();
     if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
     return docs.length - writeErrors.length;
   }
+}
+
+/** Margin kept between the end of a fold's writes and the end of its lease, in ms. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * Thrown when a folder finds, before writing, that its lease is gone or nearly gone: it
+ * stops, and whoever holds the lease completes the fold.
+ */
+export class LeaseLost extends Error {
+  constructor(holder: string) {
+    super(`Folder ${holder} no longer holds the fold lease; the fold is left to the holder`);
+    this.name = 'LeaseLost';
+  }
+}
+
+/**
+ * Renews `holder`'s lease and returns the ms its writes may take: until
+ * {@link LEASE_MARGIN_MS} before the renewed lease ends. A part inserted by a stalled
+ * folder after another took over could land after a rollup rebuild at a later fold and
+ * be counted twice; renewing before every insert and bounding the insert by the lease
+ * (`maxTimeMS`) keeps a folder's writes inside the time it holds the lease.
+ * @throws LeaseLost when another holder has the lease.
+ */
+async function leaseLeft(store: Store, holder: string): Promise<number> {
+  const state = await takeLease(store, holder);
+  if (state === null || state.lease === null) throw new LeaseLost(holder);
+  return Math.max(1, state.lease.until.getTime() - Date.now() - LEASE_MARGIN_MS);
 }
 
 /**
@@ -103,15 +137,19 @@ async function chooseEntries(store: Store, maxReadings: number): Promise<{ ids: 
  * 2. records `running: {seq: V + 1, entries}` with a compare-and-set on `visible: V,
  *    running: null` and the lease: from then on the fold means exactly those entries,
  *    whoever completes it;
- * 3. stamps the entries `fold: seq` (idempotent);
+ * 3. stamps the entries `fold: seq` (idempotent; `foldedAt`, which starts their
+ *    batch-id retention, is set only once the fold is visible);
  * 4. plans their readings per series-day with each metric's current settings and
  *    horizons, and per rollup group-day for ready rollups whose day is clean (others get
  *    their days marked dirty, before the parts are written and after the fold is
  *    visible, as `rebuildRollupDay` requires);
  * 5. inserts the parts (`_id` `<series>:<day>:<seq>`, `f: seq`), skipping those an
- *    earlier attempt inserted;
+ *    earlier attempt inserted, each `insertMany` after renewing the lease and bounded by
+ *    it (`leaseLeft`; a folder that lost the lease stops here);
  * 6. makes the fold visible: compare-and-set `visible: seq, running: null` on
- *    `visible: seq - 1`, `running.seq: seq` and the lease.
+ *    `visible: seq - 1`, `running.seq: seq` and the lease, counting the fold in
+ *    `touched` of every day it wrote to (what schedules compactions).
+ * A compaction left under way by a stopped holder is completed first ({@link compactOnce}).
  * A crash between any two steps leaves a state the next attempt (of any holder)
  * completes from step 3 with the same entries (see the design's crash-point table).
  * @throws driver errors (the next attempt completes the fold).
@@ -120,6 +158,11 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   const state = await takeLease(store, holder);
   if (state === null) return nothing(false);
   let running = state.running;
+  if (running?.compact !== undefined) {
+    // A compaction a stopped holder left under way: complete it first, then fold.
+    const completed = await compactOnce(store, holder);
+    return completed.leased ? foldOnce(store, holder, options) : nothing(false);
+  }
   if (running === null) {
     const chosen = await chooseEntries(store, options.maxReadings ?? DEFAULT_FOLD_MAX_READINGS);
     if (chosen.ids.length === 0) return nothing(true);
@@ -131,7 +174,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     if (recorded.modifiedCount !== 1) return nothing(false);
   }
   const seq = running.seq;
-  await ingestLog(store).updateMany({ _id: { $in: running.entries } }, { $set: { fold: seq, foldedAt: new Date() } });
+  await ingestLog(store).updateMany({ _id: { $in: running.entries } }, { $set: { fold: seq } });
   const entries = await ingestLog(store)
     .find({ _id: { $in: running.entries } })
     .toArray();
@@ -145,17 +188,31 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   });
   const rollupPlan = planRollups(plan, rollups, { retry: false });
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
-  const parts = await insertOnce(store.buckets as unknown as Collection<Document>, foldDocuments(plan.buckets, seq));
+  let parts = 0;
   let rollupParts = 0;
-  for (const { rollup, writes } of rollupPlan.writes) {
-    rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq));
+  try {
+    parts = await insertOnce(
+      store.buckets as unknown as Collection<Document>,
+      foldDocuments(plan.buckets, seq),
+      await leaseLeft(store, holder),
+    );
+    for (const { rollup, writes } of rollupPlan.writes) {
+      rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
+    }
+  } catch (error) {
+    if (error instanceof LeaseLost) return nothing(false);
+    throw error;
   }
+  const touched = Object.fromEntries([...new Set(plan.buckets.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
-    { $set: { visible: seq, running: null } },
+    { $set: { visible: seq, running: null }, ...(Object.keys(touched).length > 0 ? { $inc: touched } : {}) },
   );
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   if (flipped.modifiedCount !== 1) return nothing(false);
+  // Only a visible entry may expire (the TTL index on `foldedAt`); the range also covers
+  // the entries of a recent fold whose folder stopped right after its flip.
+  await ingestLog(store).updateMany({ fold: { $gte: seq - 16, $lte: seq }, foldedAt: null }, { $set: { foldedAt: new Date() } });
   return { leased: true, fold: seq, entries: entries.length, readings: readings.length, parts, rollupParts };
 }
 
@@ -192,5 +249,149 @@ export async function foldPending(store: Store, metric: string, timeoutMs = FOLD
     if (outcome.fold !== null) continue;
     if (Date.now() > deadline) throw unavailable(`The readings of metric "${metric}" waiting to be folded`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Folds that wrote to a day before a compaction merges its parts (`COMPACT_AFTER_FOLDS`). */
+export const DEFAULT_COMPACT_AFTER_FOLDS = 8;
+
+/** Days one compaction merges at most. */
+const COMPACT_DAYS = 4;
+
+/** What one call of {@link compactOnce} did. */
+export interface CompactOutcome {
+  /** False when another holder has the lease, or a fold is under way (nothing was done). */
+  leased: boolean;
+  /** The compaction made visible, or null when no day was due. */
+  compaction: number | null;
+  /** Days merged. */
+  days: number;
+  /** Parts read and merged. */
+  merged: number;
+  /** Merged documents inserted now. */
+  documents: number;
+  /** Replaced parts deleted now (of compactions past their grace period). */
+  deleted: number;
+}
+
+/**
+ * Deletes the parts replaced by compactions whose grace period has passed (no reader
+ * that began before their flip can still run), one range delete per compaction, then
+ * forgets them (`$pull`, by the lease holder). Deleting first keeps every reader right:
+ * one that still reads the record excludes parts that are gone.
+ * @returns the parts deleted.
+ */
+async function dropReplaced(store: Store, holder: string, state: FoldStateDocument, graceMs: number): Promise<number> {
+  let deleted = 0;
+  for (const record of state.compactions ?? []) {
+    if (Date.now() - record.at.getTime() < graceMs) continue;
+    deleted += (await store.buckets.deleteMany({ date: { $in: record.days }, f: { $not: { $gte: record.c } } })).deletedCount;
+    await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
+  }
+  return deleted;
+}
+
+/**
+ * Merges the parts of the days that many folds wrote to (docs/ingest-design.md,
+ * "Compaction"), as one numbered step under the lease, like a fold:
+ * 1. takes or renews the lease; deletes the parts of earlier compactions whose grace
+ *    period `graceMs` has passed; does nothing while a fold is under way;
+ * 2. chooses up to 4 days whose `touched` count reached `afterFolds` and records
+ *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
+ * 3. reads every series-day document of those days visible at V, merges each
+ *    series-day's documents into one (`mergeStoredDocuments`, every level, sketches and
+ *    latest readings; trimmed to the retention horizons), and inserts them with
+ *    `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is rewritten
+ *    too, so what it replaces is one range per day);
+ * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
+ *    records `{c: seq, days}`: from then on readers skip the documents of those days
+ *    with `f` below `seq` (`visibleIn`), and after `graceMs` they are deleted.
+ * Rollup documents are not compacted (a rollup rebuild may replace them meanwhile).
+ * A crash between any two steps is completed by the next holder with the same days and
+ * the same document ids.
+ * @param options.afterFolds folds that wrote to a day before it is compacted (default 8).
+ * @param options.graceMs how long replaced parts are kept after the flip: longer than any
+ * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
+ */
+export async function compactOnce(
+  store: Store,
+  holder: string,
+  options: { afterFolds?: number; graceMs?: number } = {},
+): Promise<CompactOutcome> {
+  const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
+  const state = await takeLease(store, holder);
+  if (state === null) return outcome;
+  outcome.deleted = await dropReplaced(store, holder, state, options.graceMs ?? 60_000);
+  let running = state.running;
+  if (running !== null && running.compact === undefined) return outcome;
+  outcome.leased = true;
+  if (running === null) {
+    const afterFolds = options.afterFolds ?? DEFAULT_COMPACT_AFTER_FOLDS;
+    const due = Object.entries(state.touched ?? {})
+      .filter(([, folds]) => folds >= afterFolds)
+      .map(([day]) => Number(day))
+      .sort((a, b) => a - b)
+      .slice(0, COMPACT_DAYS);
+    if (due.length === 0) return outcome;
+    running = { seq: state.visible + 1, entries: [], compact: due };
+    const recorded = await foldState(store.db).updateOne(
+      { _id: FOLDS_ID, visible: state.visible, running: null, 'lease.holder': holder },
+      { $set: { running } },
+    );
+    if (recorded.modifiedCount !== 1) return { ...outcome, leased: false };
+  }
+  const seq = running.seq;
+  const days = (running.compact ?? []).map((day) => new Date(day));
+  const view = { visible: seq - 1, compactions: (state.compactions ?? []).filter((record) => record.c < seq) };
+  const docs = await store.buckets.find({ date: { $in: days }, ...visibleIn(view) }).toArray();
+  const groups = new Map<string, DayDocument[]>();
+  for (const doc of docs) {
+    const key = `${doc.series}:${doc.date.getTime()}`;
+    const group = groups.get(key);
+    if (group) group.push(doc);
+    else groups.set(key, [doc]);
+  }
+  const metrics = [...new Set(docs.map((doc) => doc.metric))];
+  const registered = new Map((await store.metrics.find({ _id: { $in: metrics } }).toArray()).map((entry) => [entry._id, entry]));
+  const merged = [...groups.values()].map((group) => {
+    const entry = registered.get(group[0]!.metric);
+    const { write, version } = mergeStoredDocuments(group, (entry?.statistics ?? store.defaultStatistics).latestReadings);
+    trimToHorizons([write], () => horizonsOf(entry?.retention?.horizons));
+    return { _id: `${write.series}:${write.date.getTime()}:${seq}`, ...dayDocument(write, version), f: seq };
+  });
+  try {
+    outcome.documents = await insertOnce(store.buckets as unknown as Collection<Document>, merged, await leaseLeft(store, holder));
+  } catch (error) {
+    if (error instanceof LeaseLost) return { ...outcome, leased: false };
+    throw error;
+  }
+  const flipped = await foldState(store.db).updateOne(
+    { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
+    {
+      $set: { visible: seq, running: null },
+      $unset: Object.fromEntries(days.map((day) => [`touched.${day.getTime()}`, ''])),
+      $push: { compactions: { c: seq, days, at: new Date() } },
+    },
+  );
+  if (flipped.modifiedCount !== 1) return { ...outcome, leased: false };
+  return { ...outcome, compaction: seq, days: days.length, merged: docs.length };
+}
+
+/**
+ * Waits until no fold or compaction is under way, completing one a stopped holder left
+ * (as `store.holder`) when the lease is free: what a deletion does after deleting, so a
+ * compaction that read the deleted documents before cannot bring them back (the
+ * deletion then deletes again).
+ * @throws ServiceError UNAVAILABLE when a step is still under way after `timeoutMs`.
+ */
+export async function finishRunning(store: Store, timeoutMs = FOLD_PENDING_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { running: 1 } });
+    if (state?.running === null || state === null) return;
+    if (state.running?.compact !== undefined) await compactOnce(store, store.holder);
+    else await foldOnce(store, store.holder);
+    if (Date.now() > deadline) throw unavailable('A fold or compaction under way');
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

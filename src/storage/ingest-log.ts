@@ -29,8 +29,8 @@ export interface LogEntryDocument extends LogColumns {
   readings: number;
   /** The number of the fold that took the entry; absent (null) until a fold takes it. */
   fold?: number | null;
-  /** When a fold took the entry; a TTL index removes the entry `BATCH_RETENTION_HOURS` later. */
-  foldedAt?: Date;
+  /** When the fold that took the entry became visible; a TTL index removes the entry `BATCH_RETENTION_HOURS` later. */
+  foldedAt?: Date | null;
 }
 
 /** The ingest log collection of a store. */

@@ -8,7 +8,7 @@ import { foldDocuments, planReadings, rollupWrites } from '../record/fold-plan.t
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-import { readTail, readVisible, visibleAt } from './visibility.ts';
+import { readTail, readView, visibleAt, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -48,6 +48,66 @@ async function tailDocuments(
   return foldDocuments(writes, 0).map(({ _id, f, ...doc }) => doc);
 }
 
+/** The field paths a filter reads (its keys outside operators), e.g. `date`, `tagPairs`, `fields.delay.n`. */
+function filterPaths(filter: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(filter)) for (const item of filter) filterPaths(item, into);
+  else if (filter !== null && typeof filter === 'object' && !(filter instanceof Date)) {
+    for (const [key, value] of Object.entries(filter)) {
+      if (key.startsWith('$')) filterPaths(value, into);
+      else into.add(key);
+    }
+  }
+  return into;
+}
+
+/** The value at dotted `path` of `doc`, or undefined. */
+function valueAt(doc: Record<string, unknown>, path: string): unknown {
+  let node: unknown = doc;
+  for (const key of path.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * `doc` cut down to `paths` (dotted; a path inside another keeps the whole outer one):
+ * what the pipeline's own `$project` would keep, plus what its `$match` stages read,
+ * done before the tail is sent, so a read ships the paths it needs and not whole
+ * documents (sending them whole cost 1.87x in the write-path prototype).
+ */
+function projectDocument(doc: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const path of paths) {
+    const value = valueAt(doc, path);
+    if (value === undefined) continue;
+    const keys = path.split('.');
+    let node = out;
+    for (const key of keys.slice(0, -1)) {
+      if (node[key] === undefined || typeof node[key] !== 'object') node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[keys[keys.length - 1]!] = value;
+  }
+  return out;
+}
+
+/**
+ * The paths to send of the tail's documents for a pipeline whose selecting stages are
+ * `stages`: those its inclusion `$project` keeps and those its `$match` stages read; null
+ * (send whole documents) when the stages have no `$project` of plain inclusions.
+ */
+function tailPaths(stages: readonly Document[]): string[] | null {
+  const project = stages.find((stage) => '$project' in stage)?.$project as Record<string, unknown> | undefined;
+  if (project === undefined) return null;
+  const kept = Object.entries(project).filter(([key]) => key !== '_id');
+  if (kept.some(([, value]) => value !== 1 && value !== true)) return null;
+  const paths = new Set(kept.map(([key]) => key));
+  for (const stage of stages) if ('$match' in stage) filterPaths(stage.$match, paths);
+  // Longer paths first, so a shorter one that contains them copies its whole subtree last.
+  return [...paths].sort((a, b) => b.length - a.length);
+}
+
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
 function selectingStages(pipeline: readonly Document[]): number {
   let count = 0;
@@ -61,9 +121,11 @@ function selectingStages(pipeline: readonly Document[]): number {
  * a reader sees of the series-day documents, or of a rollup's documents (the same
  * layout), and returns its rows, typed `T` by the caller (docs/ingest-design.md,
  * "Real-time reads"):
- * 1. reads the visible fold number V and adds `$match: visibleAt(V)` after the first `$match`;
+ * 1. reads the visible fold number V and the compactions in grace (`readView`) and adds
+ *    a `$match` of what is visible (`visibleIn`; `visibleAt(V)` for a rollup) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
- *    when there is any, plans it into documents in memory and runs the pipeline as a
+ *    when there is any, plans it into documents in memory, keeps of them only the paths
+ *    the pipeline's `$match` and `$project` stages read, and runs the pipeline as a
  *    database aggregate: `$documents` of the tail, the pipeline's `$match` and
  *    `$project` stages, `$unionWith` the collection through the same stages (with the
  *    visibility condition), then the rest of the pipeline. The pipeline adds up the
@@ -81,13 +143,14 @@ export async function aggregateBuckets<T extends Document = Document>(
 ): Promise<T[]> {
   const [first, ...rest] = pipeline;
   if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
-  const visible = await readVisible(store);
+  const view = await readView(store);
+  const { visible } = view;
   const tail = await limitedRead(options, (driver) => readTail(store, source.metric, visible, driver));
   onTail?.({ entries: tail.entries, readings: tail.readings.length });
   // A stage of its own after the first $match, which stays exactly an index range: a
   // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
   // the first and scans the collection for a merged or $and-wrapped filter.
-  const visibility = { $match: visibleAt(visible) };
+  const visibility = { $match: source.rollup ? visibleAt(visible) : visibleIn(view) };
   const collection = source.rollup?.collection ?? CollectionName.buckets;
   if (tail.readings.length === 0) {
     return limitedRead(options, (driver) =>
@@ -97,8 +160,10 @@ export async function aggregateBuckets<T extends Document = Document>(
         .toArray(),
     );
   }
-  const documents = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
   const selecting = selectingStages(pipeline);
+  const paths = tailPaths(pipeline.slice(0, selecting));
+  const whole = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
+  const documents = paths === null ? whole : whole.map((doc) => projectDocument(doc, paths));
   const combined = [
     { $documents: documents },
     ...pipeline.slice(0, selecting),
@@ -218,7 +283,8 @@ export async function seriesReadingTimes(
   options: QueryOptions = {},
 ): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
-  const visible = await readVisible(store);
+  const view = await readView(store);
+  const { visible } = view;
   const tail = await tailBySeries(store, ids, visible, options);
   const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
   return Promise.all(
@@ -226,7 +292,7 @@ export async function seriesReadingTimes(
       let best: number | null = null;
       for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
       const stored = await limitedRead(options, async (driver) => {
-        const filter = { series, [edge]: { $exists: true }, ...visibleAt(visible) };
+        const filter = { series, [edge]: { $exists: true }, ...visibleIn(view) };
         const edgeDoc = await store.buckets.findOne(filter, { sort: { series: 1, date: direction }, projection: { date: 1 }, ...driver });
         if (edgeDoc === null) return [];
         return store.buckets.find({ ...filter, date: edgeDoc.date }, { projection: { [edge]: 1 }, ...driver }).toArray();
@@ -262,7 +328,8 @@ export async function latestValues(
   field: string,
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
-  const visible = await readVisible(store);
+  const view = await readView(store);
+  const { visible } = view;
   const tail = await tailBySeries(store, ids, visible, options);
   return Promise.all(
     ids.map(async (id) => {
@@ -273,7 +340,7 @@ export async function latestValues(
         const pair = { t: reading.time, v: value };
         if (best === undefined || isEarlier(best, pair)) best = pair;
       }
-      const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleAt(visible) };
+      const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleIn(view) };
       const docs = await limitedRead(options, async (driver) => {
         const newest = await store.buckets.findOne(filter, { ...driver, sort: { date: -1 }, projection: { date: 1 } });
         if (newest === null) return [];
@@ -316,14 +383,15 @@ export interface LatestReading {
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
 export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
-  const visible = await readVisible(store);
+  const view = await readView(store);
+  const { visible } = view;
   const tail = (await tailBySeries(store, [id], visible, options)).get(id) ?? [];
   const stored: LatestReading[] = [];
   // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
   let cutoff = -Infinity;
   await limitedRead(options, async (driver) => {
     const cursor = store.buckets.find(
-      { series: id, ...visibleAt(visible) },
+      { series: id, ...visibleIn(view) },
       { ...driver, sort: { date: -1 }, projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 }, batchSize: 16 },
     );
     let day: number | null = null;

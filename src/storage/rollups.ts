@@ -9,7 +9,7 @@ import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { dropIndexIfPresent, type Store } from './store.ts';
-import { readVisible, visibleAt } from './visibility.ts';
+import { readView, visibleAt, visibleIn } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -259,9 +259,10 @@ export async function rebuildRollupDay(
   const writes: DayWrite[] = [];
   const sources: Pick<DayDocument, 'v'>[] = [];
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
-  const visible = await readVisible(store);
+  const view = await readView(store);
+  const { visible } = view;
   for await (const doc of store.buckets.find(
-    { metric: rollup.metric, date, ...visibleAt(visible) },
+    { metric: rollup.metric, date, ...visibleIn(view) },
     { projection: { recent: 0, batches: 0 } },
   )) {
     writes.push(storedDayWrite(doc));

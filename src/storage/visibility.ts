@@ -15,10 +15,27 @@ export const FOLD_STATE_COLLECTION = 'fold_state';
 /** The `_id` of the fold state's main document. */
 export const FOLDS_ID = 'folds';
 
-/** A fold under way: its number and the log entries it takes (fixed once recorded). */
+/**
+ * A numbered step under way: a fold (its number and the log entries it takes, fixed
+ * once recorded) or a compaction (its number and the UTC days it merges; no entries).
+ */
 export interface RunningFold {
   seq: number;
   entries: LogEntryDocument['_id'][];
+  /** For a compaction: the UTC midnights (ms) whose series-day parts it merges. */
+  compact?: number[];
+}
+
+/**
+ * A compaction made visible and still in its grace period: from fold number `c` on,
+ * the series-day documents of `days` with `f` below `c` (or none) are replaced by the
+ * merged ones and must not be read; they are deleted once no reader can still need them.
+ */
+export interface CompactionRecord {
+  c: number;
+  days: Date[];
+  /** When it became visible. */
+  at: Date;
 }
 
 /** The fold state (`fold_state`, `_id: "folds"`). */
@@ -30,6 +47,10 @@ export interface FoldStateDocument {
   running: RunningFold | null;
   /** The folder's lease: who may run folds, and until when (local time of the holder). */
   lease: { holder: string; until: Date } | null;
+  /** Per UTC day (ms, as a string): how many folds wrote parts to it since its last compaction. */
+  touched?: Record<string, number>;
+  /** Compactions in their grace period, oldest first. */
+  compactions?: CompactionRecord[];
 }
 
 /** The fold state collection of a store. */
@@ -46,6 +67,31 @@ export async function readVisible(store: Pick<Store, 'db'>): Promise<number> {
   return state?.visible ?? 0;
 }
 
+/** What a reader sees of the series-day documents: the visible fold number and the compactions still in grace. */
+export interface ReadView {
+  visible: number;
+  compactions: CompactionRecord[];
+}
+
+/** The {@link ReadView} now: one read by `_id` of the fold state. */
+export async function readView(store: Pick<Store, 'db'>): Promise<ReadView> {
+  const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1, compactions: 1 } });
+  return { visible: state?.visible ?? 0, compactions: state?.compactions ?? [] };
+}
+
+/**
+ * The condition that keeps a series-day document visible in `view`: {@link visibleAt}
+ * its fold number, and not replaced by a visible compaction (a document of a compacted
+ * day with `f` below the compaction's number, or none). Rollup documents are not
+ * compacted: they take {@link visibleAt} alone.
+ */
+export function visibleIn(view: ReadView): Filter<Document> {
+  const replaced = view.compactions
+    .filter((record) => record.c <= view.visible)
+    .map((record) => ({ date: { $in: record.days }, f: { $not: { $gte: record.c } } }));
+  return replaced.length === 0 ? visibleAt(view.visible) : { ...visibleAt(view.visible), $nor: replaced };
+}
+
 /**
  * The condition that keeps a document visible at fold number `visible`: written by a
  * fold up to `visible`, or before folds existed (no `f`). Added to the first `$match`
@@ -56,7 +102,7 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 /** The condition on log entries not yet visible at fold number `visible`: taken by no fold, or by a later one. */
 export const unfoldedAt = (visible: number): Filter<LogEntryDocument> => ({ $or: [{ fold: null }, { fold: { $gt: visible } }] });
 
-/** Readings of log entries by entry id: an entry never changes, so its readings are decoded once per process. */
+/** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */
 const decoded = new LRUCache<string, Reading[]>({ max: 2_000 });
 
 /** The unfolded readings a reader must add to the documents it reads. */
@@ -82,20 +128,24 @@ export async function readTail(
 ): Promise<Tail> {
   const filter: Filter<LogEntryDocument> = metric === null ? unfoldedAt(visible) : { metrics: metric, ...unfoldedAt(visible) };
   const ids = await ingestLog(store)
-    .find(filter, { ...driver, projection: { _id: 1 } })
+    .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
     .toArray();
   if (ids.length === 0) return { entries: 0, readings: [] };
-  const missing = ids.filter((entry) => !decoded.has(String(entry._id))).map((entry) => entry._id);
+  // An id names an entry only within one database and one retention period (a batch id
+  // may be used again once its entry expired), so the cache key holds both.
+  const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) =>
+    `${store.db.databaseName}\u0000${String(entry._id)}\u0000${entry.receivedAt.getTime()}`;
+  const missing = ids.filter((entry) => !decoded.has(key(entry))).map((entry) => entry._id);
   if (missing.length > 0) {
     for (const entry of await ingestLog(store)
       .find({ _id: { $in: missing } }, driver)
       .toArray()) {
-      decoded.set(String(entry._id), entryReadings(entry));
+      decoded.set(key(entry), entryReadings(entry));
     }
   }
   const readings: Reading[] = [];
-  for (const { _id } of ids) {
-    for (const reading of decoded.get(String(_id)) ?? []) if (metric === null || reading.metric === metric) readings.push(reading);
+  for (const entry of ids) {
+    for (const reading of decoded.get(key(entry)) ?? []) if (metric === null || reading.metric === metric) readings.push(reading);
   }
   return { entries: ids.length, readings };
 }

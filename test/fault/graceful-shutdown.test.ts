@@ -38,8 +38,11 @@ function request(
 
 const RECORD = 'mutation Record($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { recorded } }';
 const DAY = { from: '2024-05-01T00:00:00Z', to: '2024-05-02T00:00:00Z' };
-/** 400 readings of 400 new series: a batch that takes a while to store (seconds here). */
-const bigBatch = Array.from({ length: 400 }, (_, i) => ({
+/**
+ * 5,000 readings of 5,000 new series: a batch that takes a while to acknowledge (its
+ * series are registered before its log entry is written: seconds here).
+ */
+const bigBatch = Array.from({ length: 5_000 }, (_, i) => ({
   metric: 'shutdown',
   tags: [{ key: 'sensor', value: `s${i}` }],
   time: new Date(Date.UTC(2024, 4, 1, 0, i % 1440)).toISOString(),
@@ -108,7 +111,7 @@ describe('graceful shutdown', { timeout: 300_000 }, () => {
       const answer = await inFlight;
       expect(answer.status).toBe(200);
       expect(answer.connection).toBe('close');
-      expect(JSON.parse(answer.body)).toEqual({ data: { recordReadings: { recorded: 400 } } });
+      expect(JSON.parse(answer.body)).toEqual({ data: { recordReadings: { recorded: 5_000 } } });
       expect(await server.exited).toEqual({ code: 0, signal: null });
     } finally {
       agent.destroy();
@@ -117,7 +120,7 @@ describe('graceful shutdown', { timeout: 300_000 }, () => {
     expect(existsSync(stateFilePath(dataDir))).toBe(false);
 
     const again = await startServer({ dataDir });
-    expect(await totals(again, 'shutdown', 'v', DAY.from, DAY.to)).toEqual({ count: 400, sum: 400 });
+    expect(await totals(again, 'shutdown', 'v', DAY.from, DAY.to)).toEqual({ count: 5_000, sum: 5_000 });
     expect(await again.stop()).toEqual({ code: 0, signal: null });
   });
 });

@@ -144,7 +144,7 @@ describe('a batch sent again with its batch id', () => {
     const second = readingsOf(300, 4000);
     expect(((await t.graphql(RECORD, { readings: asInput('m4', second), batchId: 'crashed-2' })) as Answer).errors).toBeUndefined();
     await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { running: { seq, entries: ['crashed-2'] } } });
-    await ingestLog(t.store).updateOne({ _id: 'crashed-2' }, { $set: { fold: seq, foldedAt: new Date() } });
+    await ingestLog(t.store).updateOne({ _id: 'crashed-2' }, { $set: { fold: seq } });
     const valid = validateReadings(
       asInput('m4', second).map((input) => ({ ...input, time: new Date(input.time) })),
       { maxBatchSize: 1000, receivedAt: 0 },

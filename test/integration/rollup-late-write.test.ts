@@ -203,7 +203,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
       { _id: FOLDS_ID },
       { $set: { running: { seq, entries: ['crashed'] }, lease: { holder: 'stopped', until: new Date(Date.now() - 1000) } } },
     );
-    await ingestLog(t.store).updateOne({ _id: 'crashed' }, { $set: { fold: seq, foldedAt: new Date() } });
+    await ingestLog(t.store).updateOne({ _id: 'crashed' }, { $set: { fold: seq } });
     const entry = await ingestLog(t.store).findOne({ _id: 'crashed' });
     const plan = planReadings(entryReadings(entry!), { settingsOf: () => t.store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
     const [rollup] = await findRollups(t.store, [METRIC]);
