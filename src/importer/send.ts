@@ -22,6 +22,19 @@ export class SendError extends Error {
 /** A failure worth retrying with the same batch id: the batch may or may not be stored. */
 class RetryableError extends Error {}
 
+/**
+ * INGEST_BACKLOG: the server refused the batch (nothing stored) until its folder has
+ * caught up; retried after the seconds it asks for, without counting as a failed attempt.
+ */
+class BackloggedError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The server's answer to one batch. */
 export interface SendResult {
   /** Readings of the batch, all stored. */
@@ -56,6 +69,10 @@ async function attempt(url: string, readings: readonly SentReading[], options: S
     if (!(error instanceof GraphQLRequestError)) throw error;
     const { status, code } = error;
     if (status === undefined) throw new RetryableError(error.message);
+    if (code === 'INGEST_BACKLOG') {
+      const seconds = Number(error.errors[0]?.extensions?.retryAfterSeconds ?? 1);
+      throw new BackloggedError(error.errors[0]?.message ?? 'INGEST_BACKLOG', Math.max(1, seconds) * 1000);
+    }
     if (code === 'UNAVAILABLE' || RETRYABLE_STATUS.has(status)) {
       throw new RetryableError(`${code ?? `HTTP ${status}`}: ${error.errors[0]?.message ?? 'service unavailable'}`);
     }
@@ -66,7 +83,8 @@ async function attempt(url: string, readings: readonly SentReading[], options: S
 /**
  * Posts one batch of readings (GraphQL `ReadingInput`s, checked by the server) to `url` (e.g.
  * `http://127.0.0.1:4000/graphql`) with its batch id, retrying with the same id when
- * the server cannot be reached, answers UNAVAILABLE or a 502/503/504.
+ * the server cannot be reached, answers UNAVAILABLE or a 502/503/504, and after the
+ * seconds the server asks for when it answers INGEST_BACKLOG (as often as it does).
  * @returns the server's counts for the batch.
  * @throws SendError with the server's first error message and code (an input error is
  * not retried), or the last failure once the retries are spent.
@@ -78,6 +96,11 @@ export async function sendBatch(url: string, readings: readonly SentReading[], o
     try {
       return await attempt(url, readings, options);
     } catch (error) {
+      if (error instanceof BackloggedError) {
+        tries -= 1;
+        await new Promise((done) => setTimeout(done, error.retryAfterMs));
+        continue;
+      }
       if (!(error instanceof RetryableError)) throw error;
       if (tries >= retries) throw new SendError(`batch ${options.batchId} failed after ${tries + 1} attempts: ${error.message}`);
       await new Promise((done) => setTimeout(done, wait));

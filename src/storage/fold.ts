@@ -300,7 +300,8 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
  * 3. reads every series-day document of those days visible at V, merges each
  *    series-day's documents into one (`mergeStoredDocuments`, every level, sketches and
- *    latest readings; trimmed to the retention horizons), and inserts them with
+ *    latest readings; trimmed to the retention horizons, and none for a day retention
+ *    deleted meanwhile), and inserts them with
  *    `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is rewritten
  *    too, so what it replaces is one range per day);
  * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
@@ -353,7 +354,12 @@ export async function compactOnce(
   }
   const metrics = [...new Set(docs.map((doc) => doc.metric))];
   const registered = new Map((await store.metrics.find({ _id: { $in: metrics } }).toArray()).map((entry) => [entry._id, entry]));
-  const merged = [...groups.values()].map((group) => {
+  const dayHorizon = (metric: string) => horizonsOf(registered.get(metric)?.retention?.horizons).day;
+  const kept = [...groups.values()].filter((group) => {
+    const horizon = dayHorizon(group[0]!.metric);
+    return horizon === null || group[0]!.date.getTime() >= horizon;
+  });
+  const merged = kept.map((group) => {
     const entry = registered.get(group[0]!.metric);
     const { write, version } = mergeStoredDocuments(group, (entry?.statistics ?? store.defaultStatistics).latestReadings);
     trimToHorizons([write], () => horizonsOf(entry?.retention?.horizons));

@@ -1,3 +1,4 @@
+import { finishRunning, LEASE_MS } from './fold.ts';
 import type { Collection, Document, Filter } from 'mongodb';
 import type { DayDocument } from '../model/day-document.ts';
 import {
@@ -123,6 +124,10 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   if (due.length === 0) return [];
   const raise = Object.fromEntries(due.map((level) => [`retention.horizons.${level}`, new Date(target[level]!)]));
   await store.metrics.updateOne({ _id: metric._id }, { $max: raise });
+  // A fold or compaction that read the old horizons is under way now, if at all: let it
+  // end before deleting, or it could write into the removed range afterwards (every
+  // later one reads the raised horizons and leaves the range alone).
+  await finishRunning(store, 2 * LEASE_MS);
   const rollups = await findRollups(store, [metric._id]);
   const removals: RetentionRemoval[] = [];
   const done = async (level: RetentionLevel, documents: number, rollupCount: number) => {

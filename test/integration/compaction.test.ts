@@ -1,0 +1,744 @@
+/**
+ * Compaction of series-day parts (docs/ingest-design.md, "Compaction"; `compactOnce` in
+ * src/storage/fold.ts), checked end to end through GraphQL and on the stored documents,
+ * against a real database. Every expected answer comes from a plain loop over the
+ * readings the test sent, never from the code under test.
+ *
+ * What it proves:
+ * 1. Many parts per series-day (one fold per batch) merged by one compaction: every
+ *    answer (aggregate statistics, first/last, percentiles within the sketches' 1%,
+ *    MINUTE/HOUR/DAY buckets, latest values, first and last reading times, latest
+ *    readings) is the same and exact before the compaction, during its grace period
+ *    (one visible document per series-day with `f` = the compaction's number, the
+ *    replaced parts still stored, the record in `fold_state.compactions`) and after the
+ *    replaced parts were deleted (record gone). A metric keeping fewer latest readings
+ *    (3) than each part and each day holds checks that truncated lists merge right.
+ * 2. A reader that read the view (`readView`) before the flip keeps reading the parts,
+ *    and not the merged documents, while they are kept: old view and new view both see
+ *    every reading exactly once.
+ * 3. Crash completion: a compaction left `running` by a holder whose lease expired, with
+ *    some of its merged documents inserted, is invisible to readers, and is completed
+ *    by another holder's `foldOnce` (same document ids, the hand-inserted one skipped)
+ *    before that holder folds what is waiting; the dead holder cannot act afterwards.
+ * 4. Folds after a compaction add parts read together with the merged documents; a
+ *    second compaction of a day (only the day that became due) replaces both the
+ *    merged document and the new parts; a cleanup with no grace leaves only the newest
+ *    documents.
+ * 5. `deleteSeries` after a compaction, while its replaced parts are in grace: the
+ *    series is gone from the answers and the documents, the other series stay exact,
+ *    before and after the cleanup.
+ *
+ * No folder runs in the background of a test app (test/helpers/app.ts): folds and
+ * compactions happen only where a test calls them. Each `describe` has its own
+ * database, so `fold_state` (fold numbers, `touched`, compactions) is its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DayDocument } from '../../src/model/day-document.ts';
+import { SKETCH_ACCURACY } from '../../src/model/sketch.ts';
+import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
+import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
+import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+/** Every reading of the file lies in the two UTC days from here. */
+const START = Date.UTC(2024, 2, 1);
+const DAY0 = START;
+const DAY1 = START + DAY;
+const FROM = new Date(START).toISOString();
+const TO = new Date(START + 2 * DAY).toISOString();
+/** A grace period no test outlives: replaced parts stay. */
+const LONG_GRACE = 3_600_000;
+
+/** One reading as the test sends it: field `v` of series `<metric>,host=<host>` at `time` (ms since epoch, UTC). */
+interface Sent {
+  host: string;
+  time: number;
+  value: number;
+}
+
+// ---------------------------------------------------------------------------------
+// Readings
+// ---------------------------------------------------------------------------------
+
+/**
+ * `count` readings over three hosts and the two days, numbered from `seed`: reading k is
+ * at minute (k x 7919) mod 2880 and second k mod 60, so readings numbered below 2880
+ * all have distinct times; values are halves between -20 and 20.5, so every sum is
+ * exact in floating point whatever the order of additions.
+ */
+function spread(count: number, seed: number): Sent[] {
+  return Array.from({ length: count }, (_, i) => {
+    const k = seed + i;
+    return {
+      host: `h${k % 3}`,
+      time: START + ((k * 7919) % (2 * 1440)) * MINUTE + (k % 60) * 1000,
+      value: ((k * 37) % 41) - 20 + (k % 2) * 0.5,
+    };
+  });
+}
+
+/**
+ * Like {@link spread}, but every reading on the second day (minute (k x 7919) mod 1440),
+ * half a second off the whole second, so its times never meet those of `spread`.
+ */
+function secondDayOnly(count: number, seed: number): Sent[] {
+  return spread(count, seed).map((r, i) => ({
+    ...r,
+    time: DAY1 + (((seed + i) * 7919) % 1440) * MINUTE + ((seed + i) % 60) * 1000 + 500,
+  }));
+}
+
+/** UTC midnight (ms) of a reading's day. */
+const dayOf = (time: number) => Math.floor(time / DAY) * DAY;
+
+/** Counts in `touched` (day ms -> folds) one more fold for every day `batch` has readings on, as a fold does. */
+function countFold(touched: Map<number, number>, batch: readonly Sent[]): void {
+  for (const day of new Set(batch.map((r) => dayOf(r.time)))) touched.set(day, (touched.get(day) ?? 0) + 1);
+}
+
+/** `touched` as `fold_state.touched` stores it (day ms as a string -> folds). */
+const asStored = (touched: ReadonlyMap<number, number>) => Object.fromEntries([...touched].map(([day, folds]) => [String(day), folds]));
+
+/** The distinct series-days of `readings`, as `host|day ms`. */
+const seriesDays = (readings: readonly Sent[]) => new Set(readings.map((r) => `${r.host}|${dayOf(r.time)}`));
+
+// ---------------------------------------------------------------------------------
+// GraphQL
+// ---------------------------------------------------------------------------------
+
+const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) {
+  recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
+}`;
+const AGGREGATE = `query($metric: String!, $from: Time!, $to: Time!) {
+  aggregate(metric: $metric, field: "v", from: $from, to: $to) {
+    count sum min max avg first { time value } last { time value } p50 p90
+  }
+}`;
+const BUCKETS = `query($metric: String!, $granularity: Granularity!, $from: Time!, $to: Time!) {
+  buckets(metric: $metric, field: "v", granularity: $granularity, from: $from, to: $to, fill: NONE) {
+    buckets { start count sum min max first { time value } last { time value } p50 }
+  }
+}`;
+const LATEST = `query($metric: String!) {
+  all: latestValues(metric: $metric, field: "v") { latest { time value } }
+  byHost: latestValues(metric: $metric, field: "v", groupBy: ["host"]) { tags { key value } latest { time value } }
+  series(metric: $metric) {
+    id firstReadingAt lastReadingAt
+    latestValue(field: "v") { time value }
+    latest5: latest(n: 5) { time value(field: "v") }
+    latest3: latest(n: 3) { time value(field: "v") }
+  }
+}`;
+const SET_STATISTICS = `mutation($metric: String!, $latestReadings: Int!) {
+  setMetricStatistics(metric: $metric, latestReadings: $latestReadings, sketchLevels: [DAY, HOUR, MINUTE]) {
+    statistics { latestReadings sketchLevels }
+  }
+}`;
+const DELETE_SERIES = `mutation($id: ID!) { deleteSeries(id: $id) { documents series metrics } }`;
+
+interface TimedValue {
+  time: string;
+  value: number;
+}
+interface BucketRow {
+  start: string;
+  count: number;
+  sum: number;
+}
+/** A bucket as asked for: the plain loop's {@link BucketRow} plus what is checked against each bucket's own readings. */
+interface BucketAnswer extends BucketRow {
+  min: number;
+  max: number;
+  first: TimedValue;
+  last: TimedValue;
+  p50: number | null;
+}
+interface LatestAnswer {
+  all: { latest: TimedValue | null }[];
+  byHost: { tags: { key: string; value: string }[]; latest: TimedValue | null }[];
+  series: {
+    id: string;
+    firstReadingAt: string | null;
+    lastReadingAt: string | null;
+    latestValue: TimedValue | null;
+    latest5: TimedValue[];
+    latest3: TimedValue[];
+  }[];
+}
+
+/** Sends `query` to `app`, checks the answer has no errors, and returns its data. */
+async function ask<T>(app: TestApp, query: string, variables: Record<string, unknown>): Promise<T> {
+  const answer = await app.graphql<T>(query, variables);
+  expect(answer.errors).toBeUndefined();
+  return answer.data!;
+}
+
+/** Records `readings` under each of `metrics` (the same readings once per metric) as one batch `batchId`. */
+async function record(app: TestApp, metrics: readonly string[], readings: readonly Sent[], batchId: string): Promise<void> {
+  const input = metrics.flatMap((metric) =>
+    readings.map((r) => ({
+      metric,
+      tags: [{ key: 'host', value: r.host }],
+      time: new Date(r.time).toISOString(),
+      fields: [{ name: 'v', value: r.value }],
+    })),
+  );
+  const answer = await ask<{ recordReadings: { recorded: number; applied: number; alreadyApplied: number } }>(app, RECORD, {
+    readings: input,
+    batchId,
+  });
+  expect(answer.recordReadings).toEqual({ recorded: input.length, applied: input.length, alreadyApplied: 0 });
+}
+
+/** Records `readings` of `metrics` as batch `batchId` and folds that batch alone; returns the fold's number. */
+async function recordAndFold(app: TestApp, metrics: readonly string[], readings: readonly Sent[], batchId: string): Promise<number> {
+  await record(app, metrics, readings, batchId);
+  const outcome = await foldOnce(app.store, app.store.holder, { maxReadings: 1 });
+  expect(outcome).toMatchObject({ leased: true, entries: 1, readings: readings.length * metrics.length });
+  return outcome.fold!;
+}
+
+// ---------------------------------------------------------------------------------
+// Plain loops: the expected answers
+// ---------------------------------------------------------------------------------
+
+/** An ISO time and value of a reading, as the API answers them. */
+const timed = (r: Sent): TimedValue => ({ time: new Date(r.time).toISOString(), value: r.value });
+
+/** The earliest and the latest reading, by a plain loop (the tests send distinct times per series). */
+function expectedEdges(readings: readonly Sent[]): { first: Sent; last: Sent } {
+  let first = readings[0]!;
+  let last = readings[0]!;
+  for (const r of readings) {
+    if (r.time < first.time || (r.time === first.time && r.value < first.value)) first = r;
+    if (r.time > last.time || (r.time === last.time && r.value > last.value)) last = r;
+  }
+  return { first, last };
+}
+
+/** The readings of each bucket of `size` ms (UTC-aligned), by bucket start (ms). */
+function bucketReadings(readings: readonly Sent[], size: number): Map<number, Sent[]> {
+  const buckets = new Map<number, Sent[]>();
+  for (const r of readings) {
+    const start = Math.floor(r.time / size) * size;
+    const bucket = buckets.get(start);
+    if (bucket) bucket.push(r);
+    else buckets.set(start, [r]);
+  }
+  return buckets;
+}
+
+/** Count and sum per bucket of `size` ms (UTC-aligned), non-empty buckets only, by start, by a plain loop. */
+function expectedBuckets(readings: readonly Sent[], size: number): BucketRow[] {
+  const buckets = new Map<number, { count: number; sum: number }>();
+  for (const r of readings) {
+    const start = Math.floor(r.time / size) * size;
+    const bucket = buckets.get(start) ?? { count: 0, sum: 0 };
+    bucket.count += 1;
+    bucket.sum += r.value;
+    buckets.set(start, bucket);
+  }
+  return [...buckets.entries()].sort(([a], [b]) => a - b).map(([start, bucket]) => ({ start: new Date(start).toISOString(), ...bucket }));
+}
+
+/**
+ * Checks a percentile answer against the documented guarantee (`SKETCH_ACCURACY`):
+ * within 1% (relative) of the value of rank floor(p/100 x (count - 1)) in value order.
+ */
+function expectPercentile(answer: number | null, readings: readonly Sent[], p: number): void {
+  const sorted = readings.map((r) => r.value).sort((a, b) => a - b);
+  const exact = sorted[Math.floor((p / 100) * (sorted.length - 1))]!;
+  expect(answer).not.toBeNull();
+  expect(Math.abs(answer! - exact)).toBeLessThanOrEqual(SKETCH_ACCURACY * Math.abs(exact) + 1e-9);
+}
+
+/** The readings of `host`, newest first. */
+const newestFirst = (readings: readonly Sent[], host: string) => readings.filter((r) => r.host === host).sort((a, b) => b.time - a.time);
+
+/**
+ * Checks every answer about `metric` against plain loops over `readings`: aggregate
+ * (count, sum, min, max, avg, first, last exact; p50 and p90 within the sketch's
+ * accuracy), MINUTE/HOUR/DAY buckets (count and sum), latest values overall and per
+ * host, and per series its first and last reading times, latest value and latest
+ * readings. `latest(n: 3)` must be the newest 3 exactly; `latest(n: 5)` too when the
+ * metric keeps at least 5 latest readings (`kept`), otherwise a correct newest-first
+ * prefix of at least `kept` readings (the schema allows fewer than `n` then). Each
+ * bucket's min, max, first and last are checked against its own readings, and its p50
+ * within the sketch's accuracy (at the minute level only when `minuteSketches`; the
+ * default settings keep none there, and the answer is null).
+ */
+async function expectAnswers(app: TestApp, metric: string, readings: readonly Sent[], kept: number, minuteSketches = false): Promise<void> {
+  const { aggregate } = await ask<{
+    aggregate: {
+      count: number;
+      sum: number;
+      min: number;
+      max: number;
+      avg: number;
+      first: TimedValue;
+      last: TimedValue;
+      p50: number | null;
+      p90: number | null;
+    }[];
+  }>(app, AGGREGATE, { metric, from: FROM, to: TO });
+  expect(aggregate).toHaveLength(1);
+  const row = aggregate[0]!;
+  const values = readings.map((r) => r.value);
+  const sum = values.reduce((a, b) => a + b, 0);
+  expect({ count: row.count, sum: row.sum, min: row.min, max: row.max }).toEqual({
+    count: readings.length,
+    sum,
+    min: Math.min(...values),
+    max: Math.max(...values),
+  });
+  expect(row.avg).toBe(sum / readings.length);
+  const edges = expectedEdges(readings);
+  expect(row.first).toEqual(timed(edges.first));
+  expect(row.last).toEqual(timed(edges.last));
+  expectPercentile(row.p50, readings, 50);
+  expectPercentile(row.p90, readings, 90);
+
+  for (const [granularity, size] of [
+    ['MINUTE', MINUTE],
+    ['HOUR', HOUR],
+    ['DAY', DAY],
+  ] as const) {
+    const { buckets } = await ask<{ buckets: { buckets: BucketAnswer[] }[] }>(app, BUCKETS, { metric, granularity, from: FROM, to: TO });
+    const rows = buckets[0]?.buckets ?? [];
+    expect(
+      rows.map(({ start, count, sum }) => ({ start, count, sum })),
+      `${metric} ${granularity}`,
+    ).toEqual(expectedBuckets(readings, size));
+    const own = bucketReadings(readings, size);
+    for (const row of rows) {
+      const inBucket = own.get(Date.parse(row.start))!;
+      const bucketEdges = expectedEdges(inBucket);
+      expect({ min: row.min, max: row.max, first: row.first, last: row.last }, `${metric} ${granularity} ${row.start}`).toEqual({
+        min: Math.min(...inBucket.map((r) => r.value)),
+        max: Math.max(...inBucket.map((r) => r.value)),
+        first: timed(bucketEdges.first),
+        last: timed(bucketEdges.last),
+      });
+      if (granularity !== 'MINUTE' || minuteSketches) expectPercentile(row.p50, inBucket, 50);
+      else expect(row.p50).toBeNull();
+    }
+  }
+
+  const latest = await ask<LatestAnswer>(app, LATEST, { metric });
+  const hosts = [...new Set(readings.map((r) => r.host))].sort();
+  expect(latest.all).toEqual([{ latest: timed(edges.last) }]);
+  expect(latest.byHost).toEqual(
+    hosts.map((host) => ({ tags: [{ key: 'host', value: host }], latest: timed(expectedEdges(newestFirst(readings, host)).last) })),
+  );
+  expect(latest.series.map((series) => series.id)).toEqual(hosts.map((host) => `${metric},host=${host}`));
+  for (const [i, host] of hosts.entries()) {
+    const series = latest.series[i]!;
+    const own = newestFirst(readings, host);
+    const ownEdges = expectedEdges(own);
+    expect(series.firstReadingAt, series.id).toBe(timed(ownEdges.first).time);
+    expect(series.lastReadingAt, series.id).toBe(timed(ownEdges.last).time);
+    expect(series.latestValue, series.id).toEqual(timed(ownEdges.last));
+    expect(series.latest3, series.id).toEqual(own.slice(0, 3).map(timed));
+    if (kept >= 5) expect(series.latest5, series.id).toEqual(own.slice(0, 5).map(timed));
+    else {
+      expect(series.latest5.length, series.id).toBeGreaterThanOrEqual(Math.min(kept, own.length));
+      expect(series.latest5, series.id).toEqual(own.slice(0, series.latest5.length).map(timed));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Stored state
+// ---------------------------------------------------------------------------------
+
+/** The fold state document of `app`'s database. */
+const stateOf = async (app: TestApp): Promise<FoldStateDocument> => (await foldState(app.store.db).findOne({ _id: FOLDS_ID }))!;
+
+/** The series-day documents of `metric` a reader with `view` reads (default: the view now). */
+async function visibleDocs(app: TestApp, metric: string, view?: ReadView): Promise<DayDocument[]> {
+  const filter = { metric, ...visibleIn(view ?? (await readView(app.store))) };
+  return (await app.store.buckets.find(filter).toArray()) as DayDocument[];
+}
+
+/** A document's `f` (fold or compaction number; undefined for a document written before folds). */
+const fOf = (doc: DayDocument) => (doc as DayDocument & { f?: number }).f;
+
+/**
+ * Checks that the documents of `metric` visible now are exactly one per series-day of
+ * `readings`, each with `f` = `c` and `_id` `<series>:<day>:<c>`, holding the plain
+ * loop's count of readings of that series-day and, as latest readings, its newest
+ * min(`kept`, count) readings (times, oldest first).
+ */
+async function expectMerged(app: TestApp, metric: string, readings: readonly Sent[], c: number, kept: number): Promise<void> {
+  const docs = await visibleDocs(app, metric);
+  expect(docs.map((doc) => `${doc.tags.host}|${doc.date.getTime()}`).sort()).toEqual([...seriesDays(readings)].sort());
+  for (const doc of docs) {
+    const own = readings.filter((r) => r.host === doc.tags.host && dayOf(r.time) === doc.date.getTime()).sort((a, b) => a.time - b.time);
+    expect(fOf(doc)).toBe(c);
+    expect(String(doc._id)).toBe(`${doc.series}:${doc.date.getTime()}:${c}`);
+    expect(doc.readings).toBe(own.length);
+    expect(doc.fields.v!.n).toBe(own.length);
+    expect((doc.recent ?? []).map((reading) => reading.t.getTime())).toEqual(own.slice(-kept).map((r) => r.time));
+  }
+}
+
+/** Sum of `readings` over documents (the readings they count). */
+const readingsIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.readings ?? 0), 0);
+
+/** Sum of field `v`'s values over documents' day totals. */
+const sumIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.fields.v?.sum ?? 0), 0);
+
+/** A compaction's outcome where it merged `days` days and made compaction `c` visible. */
+const compacted = (c: number, days: number, merged: number, documents: number, deleted = 0): CompactOutcome => ({
+  leased: true,
+  compaction: c,
+  days,
+  merged,
+  documents,
+  deleted,
+});
+
+// ---------------------------------------------------------------------------------
+// 1 and 2. Many parts merged by one compaction
+// ---------------------------------------------------------------------------------
+
+describe('a compaction of many parts per series-day', () => {
+  let t: TestApp;
+  /** `full` keeps the default 50 latest readings; `k3` keeps 3 and sketches at every level. */
+  const METRICS = ['full', 'k3'] as const;
+  const KEPT = { full: 50, k3: 3 } as const;
+  const BATCHES = 10;
+  const SIZE = 36;
+  const sent: Sent[] = [];
+  /** Parts the folds wrote, by a plain loop: `<metric>|<host>|<day>|<fold>`. */
+  const parts = new Set<string>();
+  /** Folds that wrote to each day, by a plain loop. */
+  const touched = new Map<number, number>();
+  let lastFold = 0;
+
+  beforeAll(async () => {
+    t = await openTestApp('compact_many');
+    const answer = await ask<{ setMetricStatistics: { statistics: unknown } }>(t, SET_STATISTICS, { metric: 'k3', latestReadings: 3 });
+    expect(answer.setMetricStatistics.statistics).toEqual({ latestReadings: 3, sketchLevels: ['DAY', 'HOUR', 'MINUTE'] });
+    for (let b = 0; b < BATCHES; b++) {
+      const batch = spread(SIZE, b * SIZE);
+      lastFold = await recordAndFold(t, METRICS, batch, `many-${b}`);
+      expect(lastFold).toBe(b + 1);
+      sent.push(...batch);
+      for (const metric of METRICS) for (const r of batch) parts.add(`${metric}|${r.host}|${dayOf(r.time)}|${lastFold}`);
+      countFold(touched, batch);
+    }
+  });
+  afterAll(async () => t.close());
+
+  /** Every answer of both metrics, exact. */
+  const expectAll = async () => {
+    for (const metric of METRICS) await expectAnswers(t, metric, sent, KEPT[metric], metric === 'k3');
+  };
+
+  it('keeps every answer exact before, during and after the grace period, and replaces the parts by one document per series-day', async () => {
+    // Ten folds: many parts per series-day, each day touched by every fold that wrote to it.
+    const stored = await t.store.buckets.find({}, { projection: { metric: 1, tags: 1, date: 1, f: 1 } }).toArray();
+    expect(new Set(stored.map((doc) => `${doc.metric}|${doc.tags.host}|${doc.date.getTime()}|${fOf(doc)}`))).toEqual(parts);
+    expect(stored).toHaveLength(parts.size);
+    expect(parts.size).toBeGreaterThan(METRICS.length * seriesDays(sent).size * 5);
+    const before = await stateOf(t);
+    expect(before.visible).toBe(BATCHES);
+    expect(before.touched).toEqual(asStored(touched));
+    await expectAll();
+
+    // A reader that reads the view now, before the flip.
+    const oldView = await readView(t.store);
+    const outcome = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE });
+    const c = lastFold + 1;
+    expect(outcome).toEqual(compacted(c, 2, parts.size, METRICS.length * seriesDays(sent).size));
+    const during = await stateOf(t);
+    expect(during.visible).toBe(c);
+    expect(during.running).toBeNull();
+    expect(during.touched).toEqual({});
+    expect(during.compactions).toHaveLength(1);
+    expect(during.compactions![0]!.c).toBe(c);
+    expect(during.compactions![0]!.days.map((day) => day.getTime())).toEqual([DAY0, DAY1]);
+    expect(during.compactions![0]!.at).toBeInstanceOf(Date);
+
+    // One visible document per series-day, the merge of its parts; the parts are kept.
+    for (const metric of METRICS) await expectMerged(t, metric, sent, c, KEPT[metric]);
+    expect(await t.store.buckets.countDocuments({ f: { $lt: c } })).toBe(parts.size);
+    await expectAll();
+
+    // The old reader still reads the parts, never the merged documents; the new one the
+    // merged documents only: both see every reading once.
+    for (const metric of METRICS) {
+      const old = await visibleDocs(t, metric, oldView);
+      expect(old.every((doc) => fOf(doc)! < c)).toBe(true);
+      expect(old).toHaveLength([...parts].filter((part) => part.startsWith(`${metric}|`)).length);
+      const now = await visibleDocs(t, metric);
+      expect(now.every((doc) => fOf(doc) === c)).toBe(true);
+      const total = sent.reduce((s, r) => s + r.value, 0);
+      for (const docs of [old, now]) {
+        expect(readingsIn(docs)).toBe(sent.length);
+        expect(sumIn(docs)).toBe(total);
+      }
+    }
+
+    // Nothing is due, and the grace period has not passed: nothing changes.
+    expect(await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE })).toEqual({
+      leased: true,
+      compaction: null,
+      days: 0,
+      merged: 0,
+      documents: 0,
+      deleted: 0,
+    });
+    expect(await t.store.buckets.countDocuments({})).toBe(parts.size + METRICS.length * seriesDays(sent).size);
+
+    // No grace: the replaced parts are deleted and the record dropped.
+    const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: 0 });
+    expect(cleanup).toEqual({ leased: true, compaction: null, days: 0, merged: 0, documents: 0, deleted: parts.size });
+    const after = await stateOf(t);
+    expect(after.compactions).toEqual([]);
+    expect(after.visible).toBe(c);
+    expect(await t.store.buckets.countDocuments({})).toBe(METRICS.length * seriesDays(sent).size);
+    for (const metric of METRICS) await expectMerged(t, metric, sent, c, KEPT[metric]);
+    await expectAll();
+  });
+});
+
+// ---------------------------------------------------------------------------------
+// 3. A compaction stopped by a crash
+// ---------------------------------------------------------------------------------
+
+describe('a compaction stopped by a crash', () => {
+  let t: TestApp;
+  const metric = 'crash';
+  const sent: Sent[] = [];
+  const touched = new Map<number, number>();
+  /** Parts the folds wrote, by a plain loop: `<host>|<day>|<fold>`. */
+  const parts = new Set<string>();
+  beforeAll(async () => {
+    t = await openTestApp('compact_crash');
+    for (let b = 0; b < 4; b++) {
+      const batch = spread(30, 100 + b * 30);
+      expect(await recordAndFold(t, [metric], batch, `crash-${b}`)).toBe(b + 1);
+      sent.push(...batch);
+      countFold(touched, batch);
+      for (const r of batch) parts.add(`${r.host}|${dayOf(r.time)}|${b + 1}`);
+    }
+  });
+  afterAll(async () => t.close());
+
+  it('is invisible while under way and completed by another holder before it folds', async () => {
+    const before = await stateOf(t);
+    expect(before.visible).toBe(4);
+    expect(before.touched).toEqual(asStored(touched));
+    expect(touched.get(DAY0)).toBeGreaterThanOrEqual(2);
+    const seq = before.visible + 1;
+
+    // What a compaction of DAY0 leaves when its holder stops after recording `running`
+    // and inserting the merged document of one series-day, and its lease then runs out.
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { running: { seq, entries: [], compact: [DAY0] }, lease: { holder: 'dead', until: new Date(0) } } },
+    );
+    const h0 = (await t.store.series.findOne({ metric, key: `${metric},host=h0` }))!._id;
+    const h0Parts = (await t.store.buckets.find({ series: h0, date: new Date(DAY0) }).toArray()) as DayDocument[];
+    expect(h0Parts).toHaveLength([...parts].filter((part) => part.startsWith(`h0|${DAY0}|`)).length);
+    expect(h0Parts.length).toBeGreaterThanOrEqual(2);
+    const { write, version } = mergeStoredDocuments(h0Parts, 50);
+    await t.store.buckets.insertOne({ _id: `${h0}:${DAY0}:${seq}`, ...dayDocument(write, version), f: seq } as unknown as DayDocument);
+
+    // Under way: readers see the parts and not the merged document; nothing else moved.
+    await expectAnswers(t, metric, sent, 50);
+    expect(await visibleDocs(t, metric)).toHaveLength(parts.size);
+
+    // A batch waits in the log meanwhile: answered from the tail.
+    const late = spread(24, 400);
+    await record(t, [metric], late, 'crash-late');
+    sent.push(...late);
+    await expectAnswers(t, metric, sent, 50);
+
+    // Another holder takes the expired lease: completes compaction `seq` (the merged
+    // document already there is skipped), then folds the waiting batch as `seq + 1`.
+    expect(await foldOnce(t.store, t.store.holder)).toMatchObject({ leased: true, fold: seq + 1, entries: 1, readings: late.length });
+    const after = await stateOf(t);
+    expect(after.visible).toBe(seq + 1);
+    expect(after.running).toBeNull();
+    expect(after.lease?.holder).toBe(t.store.holder);
+    expect(after.compactions?.map((record) => ({ c: record.c, days: record.days.map((day) => day.getTime()) }))).toEqual([
+      { c: seq, days: [DAY0] },
+    ]);
+    // DAY0's count started again (with the fold after the compaction); DAY1 was not compacted.
+    touched.delete(DAY0);
+    countFold(touched, late);
+    expect(after.touched).toEqual(asStored(touched));
+
+    // DAY0: one merged document per series (f = seq) plus the late fold's parts; DAY1: parts.
+    const visible = await visibleDocs(t, metric);
+    const day0 = visible.filter((doc) => doc.date.getTime() === DAY0);
+    expect(day0.filter((doc) => fOf(doc) === seq)).toHaveLength(3);
+    expect(day0.filter((doc) => fOf(doc) !== seq).every((doc) => fOf(doc) === seq + 1)).toBe(true);
+    expect(await t.store.buckets.countDocuments({ date: new Date(DAY0), f: seq })).toBe(3);
+    expect(readingsIn(visible)).toBe(sent.length);
+    await expectAnswers(t, metric, sent, 50);
+
+    // The dead holder comes back: its lease is gone, nothing moves.
+    const count = await t.store.buckets.countDocuments({});
+    expect(await compactOnce(t.store, 'dead', { afterFolds: 1, graceMs: 0 })).toMatchObject({
+      leased: false,
+      compaction: null,
+      deleted: 0,
+    });
+    expect(await foldOnce(t.store, 'dead')).toMatchObject({ leased: false, fold: null });
+    expect((await stateOf(t)).visible).toBe(seq + 1);
+    expect(await t.store.buckets.countDocuments({})).toBe(count);
+    await expectAnswers(t, metric, sent, 50);
+  });
+});
+
+// ---------------------------------------------------------------------------------
+// 4. Folds after a compaction, and a second compaction of the same day
+// ---------------------------------------------------------------------------------
+
+describe('folds after a compaction, and a second compaction', () => {
+  let t: TestApp;
+  const metric = 'again';
+  const sent: Sent[] = [];
+  const touched = new Map<number, number>();
+  beforeAll(async () => {
+    t = await openTestApp('compact_again');
+  });
+  afterAll(async () => t.close());
+
+  it('reads new parts with the merged documents, and merges both again', async () => {
+    for (let b = 0; b < 3; b++) {
+      const batch = spread(30, 600 + b * 30);
+      await recordAndFold(t, [metric], batch, `again-${b}`);
+      sent.push(...batch);
+    }
+    const c1 = 4;
+    expect(await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE })).toMatchObject({ compaction: c1, days: 2 });
+    await expectMerged(t, metric, sent, c1, 50);
+    await expectAnswers(t, metric, sent, 50);
+
+    // Folds after it: two batches on DAY1 only, one on both days; their parts have a
+    // larger f and are read together with the merged documents.
+    const later = [secondDayOnly(21, 700), secondDayOnly(21, 721), spread(30, 742)];
+    const folds: number[] = [];
+    for (const [i, batch] of later.entries()) {
+      folds.push(await recordAndFold(t, [metric], batch, `again-later-${i}`));
+      sent.push(...batch);
+      countFold(touched, batch);
+      await expectAnswers(t, metric, sent, 50);
+    }
+    expect(folds).toEqual([c1 + 1, c1 + 2, c1 + 3]);
+    const visible = await visibleDocs(t, metric);
+    expect(new Set(visible.map(fOf))).toEqual(new Set([c1, ...folds]));
+    expect(readingsIn(visible)).toBe(sent.length);
+
+    // A batch left in the tail adds to both.
+    const tail = spread(9, 800);
+    await record(t, [metric], tail, 'again-tail');
+    sent.push(...tail);
+    await expectAnswers(t, metric, sent, 50);
+    const tailFold = (await foldOnce(t.store, t.store.holder)).fold!;
+    expect(tailFold).toBe(c1 + 4);
+    countFold(touched, tail);
+    expect((await stateOf(t)).touched).toEqual(asStored(touched));
+    const touchedDay0 = touched.get(DAY0)!;
+    expect(touchedDay0).toBeLessThan(touched.get(DAY1)!);
+
+    // The second compaction takes only the day that became due (DAY0 has fewer folds),
+    // merging DAY1's merged documents and its newer parts.
+    const c2 = tailFold + 1;
+    const day1Docs = await t.store.buckets.countDocuments({ metric, date: new Date(DAY1), ...visibleIn(await readView(t.store)) });
+    expect(await compactOnce(t.store, t.store.holder, { afterFolds: touchedDay0 + 1, graceMs: LONG_GRACE })).toEqual(
+      compacted(c2, 1, day1Docs, 3),
+    );
+    const state = await stateOf(t);
+    expect(state.compactions?.map((record) => [record.c, record.days.map((day) => day.getTime())])).toEqual([
+      [c1, [DAY0, DAY1]],
+      [c2, [DAY1]],
+    ]);
+    touched.delete(DAY1);
+    expect(state.touched).toEqual(asStored(touched));
+    const now = await visibleDocs(t, metric);
+    const day1 = now.filter((doc) => doc.date.getTime() === DAY1);
+    expect(day1.map(fOf)).toEqual([c2, c2, c2]);
+    const day1Sent = sent.filter((r) => dayOf(r.time) === DAY1);
+    for (const doc of day1) expect(doc.readings).toBe(day1Sent.filter((r) => r.host === doc.tags.host).length);
+    // DAY0 still reads its merged documents of c1 and the parts after them.
+    const day0 = now.filter((doc) => doc.date.getTime() === DAY0);
+    expect(day0.filter((doc) => fOf(doc) === c1)).toHaveLength(3);
+    expect(day0.every((doc) => fOf(doc) === c1 || fOf(doc)! > c1)).toBe(true);
+    expect(readingsIn(now)).toBe(sent.length);
+    await expectAnswers(t, metric, sent, 50);
+
+    // No grace: every document either compaction replaced goes.
+    const stored = await t.store.buckets.countDocuments({});
+    const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 100, graceMs: 0 });
+    expect(cleanup.compaction).toBeNull();
+    expect(cleanup.deleted).toBe(stored - now.length);
+    expect((await stateOf(t)).compactions).toEqual([]);
+    expect(await t.store.buckets.countDocuments({})).toBe(now.length);
+    expect(await t.store.buckets.countDocuments({ date: new Date(DAY1) })).toBe(3);
+    expect(await t.store.buckets.countDocuments({ date: new Date(DAY0), f: { $lt: c1 } })).toBe(0);
+    await expectAnswers(t, metric, sent, 50);
+  });
+});
+
+// ---------------------------------------------------------------------------------
+// 5. Deleting a series while replaced parts are in grace
+// ---------------------------------------------------------------------------------
+
+describe('deleting a series after a compaction', () => {
+  let t: TestApp;
+  const metric = 'del';
+  const sent: Sent[] = [];
+  beforeAll(async () => {
+    t = await openTestApp('compact_delete');
+  });
+  afterAll(async () => t.close());
+
+  it('removes the series from answers and documents, and leaves the others exact', async () => {
+    for (let b = 0; b < 3; b++) {
+      const batch = spread(30, 900 + b * 30);
+      await recordAndFold(t, [metric], batch, `del-${b}`);
+      sent.push(...batch);
+    }
+    expect(await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE })).toMatchObject({ compaction: 4, days: 2 });
+    // A fold after the compaction, and a batch left in the log.
+    const after = spread(30, 990);
+    await recordAndFold(t, [metric], after, 'del-after');
+    const pending = spread(12, 1020);
+    await record(t, [metric], pending, 'del-pending');
+    sent.push(...after, ...pending);
+    await expectAnswers(t, metric, sent, 50);
+
+    const h1 = (await t.store.series.findOne({ metric, key: `${metric},host=h1` }))!._id;
+    const stored = await t.store.buckets.countDocuments({ series: h1 });
+    const { deleteSeries } = await ask<{ deleteSeries: { documents: number; series: number; metrics: number } }>(t, DELETE_SERIES, {
+      id: `${metric},host=h1`,
+    });
+    // The pending batch is folded first (`foldPending`): its part of h1 is deleted too.
+    const pendingDays = new Set(pending.filter((r) => r.host === 'h1').map((r) => dayOf(r.time))).size;
+    expect(deleteSeries).toEqual({ documents: stored + pendingDays, series: 1, metrics: 0 });
+    expect(await t.store.buckets.countDocuments({ series: h1 })).toBe(0);
+    const kept = sent.filter((r) => r.host !== 'h1');
+    await expectAnswers(t, metric, kept, 50);
+    expect(readingsIn(await visibleDocs(t, metric))).toBe(kept.length);
+
+    // The cleanup deletes the other series' replaced parts; the answers stay.
+    expect((await stateOf(t)).compactions).toHaveLength(1);
+    const replaced = await t.store.buckets.countDocuments({ f: { $lt: 4 } });
+    expect(replaced).toBeGreaterThan(0);
+    const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 100, graceMs: 0 });
+    expect(cleanup.deleted).toBe(replaced);
+    expect(await t.store.buckets.countDocuments({ f: { $lt: 4 } })).toBe(0);
+    expect((await stateOf(t)).compactions).toEqual([]);
+    await expectAnswers(t, metric, kept, 50);
+    expect(await t.store.buckets.countDocuments({ series: h1 })).toBe(0);
+  });
+});
