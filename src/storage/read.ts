@@ -60,34 +60,42 @@ function filterPaths(filter: unknown, into: Set<string>): Set<string> {
   return into;
 }
 
-/** The value at dotted `path` of `doc`, or undefined. */
-function valueAt(doc: Record<string, unknown>, path: string): unknown {
-  let node: unknown = doc;
-  for (const key of path.split('.')) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[key];
+/** Dotted paths as a tree: `true` where a path ends (its whole value is kept). */
+type PathTree = { [key: string]: PathTree | true };
+
+/** The tree of `paths`; a path inside another ends at the outer one. */
+function pathTree(paths: readonly string[]): PathTree {
+  const root: PathTree = {};
+  for (const path of paths) {
+    let node = root;
+    const keys = path.split('.');
+    keys.forEach((key, i) => {
+      if (node[key] === true) return;
+      if (i === keys.length - 1) node[key] = true;
+      else node = (node[key] ??= {}) as PathTree;
+    });
   }
-  return node;
+  return root;
 }
 
 /**
- * `doc` cut down to `paths` (dotted; a path inside another keeps the whole outer one):
- * what the pipeline's own `$project` would keep, plus what its `$match` stages read,
- * done before the tail is sent, so a read ships the paths it needs and not whole
+ * `doc` cut down to the paths of `tree`, as an inclusion `$project` cuts it (keys in the
+ * document's order, embedded documents on a path kept even when nothing inside them
+ * is): what the pipeline's own `$project` would keep, plus what its `$match` stages
+ * read, done before the tail is sent, so a read ships the paths it needs and not whole
  * documents (sending them whole cost 1.87x in the write-path prototype).
  */
-function projectDocument(doc: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+function projectDocument(doc: Record<string, unknown>, tree: PathTree): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const path of paths) {
-    const value = valueAt(doc, path);
-    if (value === undefined) continue;
-    const keys = path.split('.');
-    let node = out;
-    for (const key of keys.slice(0, -1)) {
-      if (node[key] === undefined || typeof node[key] !== 'object') node[key] = {};
-      node = node[key] as Record<string, unknown>;
+  for (const [key, value] of Object.entries(doc)) {
+    const branch = tree[key];
+    if (branch === undefined) continue;
+    if (branch === true) out[key] = value;
+    // An embedded document on a path stays, emptied, as an inclusion `$project` keeps it
+    // (pipelines read `$objectToArray` of such a level and need an object, not nothing).
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)) {
+      out[key] = projectDocument(value as Record<string, unknown>, branch);
     }
-    node[keys[keys.length - 1]!] = value;
   }
   return out;
 }
@@ -104,8 +112,7 @@ function tailPaths(stages: readonly Document[]): string[] | null {
   if (kept.some(([, value]) => value !== 1 && value !== true)) return null;
   const paths = new Set(kept.map(([key]) => key));
   for (const stage of stages) if ('$match' in stage) filterPaths(stage.$match, paths);
-  // Longer paths first, so a shorter one that contains them copies its whole subtree last.
-  return [...paths].sort((a, b) => b.length - a.length);
+  return [...paths];
 }
 
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
@@ -163,7 +170,8 @@ export async function aggregateBuckets<T extends Document = Document>(
   const selecting = selectingStages(pipeline);
   const paths = tailPaths(pipeline.slice(0, selecting));
   const whole = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
-  const documents = paths === null ? whole : whole.map((doc) => projectDocument(doc, paths));
+  const tree = paths === null ? null : pathTree(paths);
+  const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
   const combined = [
     { $documents: documents },
     ...pipeline.slice(0, selecting),
