@@ -69,11 +69,19 @@ function pathTree(paths: readonly string[]): PathTree {
   for (const path of paths) {
     let node = root;
     const keys = path.split('.');
-    keys.forEach((key, i) => {
-      if (node[key] === true) return;
-      if (i === keys.length - 1) node[key] = true;
-      else node = (node[key] ??= {}) as PathTree;
-    });
+    for (const [i, key] of keys.entries()) {
+      const next = node[key];
+      if (next === true) break;
+      if (i === keys.length - 1) {
+        node[key] = true;
+        break;
+      }
+      if (next === undefined) {
+        const branch: PathTree = {};
+        node[key] = branch;
+        node = branch;
+      } else node = next;
+    }
   }
   return root;
 }
