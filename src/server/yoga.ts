@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors.ts';
 import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from '../logger.ts';
 import type { Context } from '../graphql/context.ts';
@@ -137,7 +138,13 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       debug: (...args) => options.logger.debug(args.map(String).join(' ')),
       info: (...args) => options.logger.info(args.map(String).join(' ')),
       warn: (...args) => options.logger.warn(args.map(String).join(' ')),
-      error: (...args) => options.logger.error({ err: args.find((arg) => arg instanceof Error) }, args.map(String).join(' ')),
+      error: (...args) => {
+        const err = args.find((arg) => arg instanceof Error) as (Error & { extensions?: { code?: unknown } }) | undefined;
+        // yoga logs every error that sets an HTTP status of 500 or more; INGEST_BACKLOG
+        // (503) is flow control the client was told how to handle, not a server fault.
+        if (err?.extensions?.code === ErrorCode.INGEST_BACKLOG) options.logger.debug({ err }, err.message);
+        else options.logger.error({ err }, args.map(String).join(' '));
+      },
     },
     plugins: [
       ...instruments.plugins,
