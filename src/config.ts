@@ -148,7 +148,7 @@ export const ConfigSchema = z
     ROLLUP_REBUILD_GRACE_MS: integer(0, 3_600_000)
       .default(60_000)
       .describe(
-        'How long a dirty rollup day rests before it is rebuilt, in milliseconds: longer than any batch can take (a batch that found the day clean may still be writing to it). A batch writes its rollups in the same pass only within half of it (later, it marks its days dirty); 0 makes every batch mark its days dirty (see docs/rollups.md).',
+        'How long a dirty rollup day rests before it is rebuilt, and how long after a rollup is defined its backfill starts, in milliseconds: longer than any fold can take (a fold that read the rollup definitions before the rollup existed must have finished; see docs/rollups.md).',
       ),
     FOLD_INTERVAL_MS: integer(0, 3_600_000)
       .default(1_000)
