@@ -21,6 +21,7 @@
  * alternating runs after a warm-up. A time-series collection is counted as the server
  * presents it (one document per measurement, unpacked from its buckets).
  */
+import { FOLD_STATE_COLLECTION } from '../../src/storage/visibility.ts';
 import type { Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
 import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
@@ -110,8 +111,8 @@ async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ col
     .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
     .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] }));
   if (sent.length === 0) throw new Error(`${query.name}: the engine sent no bucket pipeline`);
-  // A read with unfolded log entries starts with `$documents` of the tail: measure folded data only.
-  if (sent.some(({ pipeline }) => pipeline[0] !== undefined && '$documents' in pipeline[0])) {
+  // A read with unfolded log entries adds them with a `$unionWith` of the fold state: measure folded data only.
+  if (sent.some(({ pipeline }) => pipeline.some((stage) => stage.$unionWith?.coll === FOLD_STATE_COLLECTION))) {
     throw new Error(`${query.name}: answered partly from the unfolded log; fold first (OursModel.settle)`);
   }
   return sent;

@@ -8,7 +8,7 @@ import { foldDocuments, planReadings, rollupWrites } from '../record/fold-plan.t
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-import { readTail, readView, visibleAt, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, visibleAt, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -140,12 +140,12 @@ function selectingStages(pipeline: readonly Document[]): number {
  *    a `$match` of what is visible (`visibleIn`; `visibleAt(V)` for a rollup) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
  *    when there is any, plans it into documents in memory, keeps of them only the paths
- *    the pipeline's `$match` and `$project` stages read, and runs the pipeline as a
- *    database aggregate: `$documents` of the tail, the pipeline's `$match` and
- *    `$project` stages, `$unionWith` the collection through the same stages (with the
- *    visibility condition), then the rest of the pipeline. The pipeline adds up the
+ *    the pipeline's `$match` and `$project` stages read, and inserts after the
+ *    pipeline's `$match` and `$project` stages a `$unionWith` of the fold-state document
+ *    turned into the tail's documents (`$literal`, `$unwind`, `$replaceRoot`) and passed
+ *    through the same stages; the rest of the pipeline follows. The pipeline adds up the
  *    documents of a bucket, so tail documents add up with folded ones like parts do.
- *    `$documents` needs MongoDB 5.1.
+ *    `$unionWith` needs MongoDB 4.4.
  * @param onTail told how many tail entries and readings the read added.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
@@ -180,13 +180,26 @@ export async function aggregateBuckets<T extends Document = Document>(
   const whole = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
   const tree = paths === null ? null : pathTree(paths);
   const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
-  const combined = [
-    { $documents: documents },
+  // The tail enters through `$unionWith` of the one fold-state document turned into the
+  // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
+  // first `$match` keeps its index: a database aggregate of `$documents` and a
+  // `$unionWith` of the collection scanned the whole collection on the embedded server
+  // (2.4x the plain read of the measured day).
+  const tailStages = [
+    { $match: { _id: FOLDS_ID } },
+    { $project: { _id: 0, d: { $literal: documents } } },
+    { $unwind: '$d' },
+    { $replaceRoot: { newRoot: '$d' } },
     ...pipeline.slice(0, selecting),
-    { $unionWith: { coll: collection, pipeline: [first, visibility, ...pipeline.slice(1, selecting)] } },
+  ];
+  const combined = [
+    first,
+    visibility,
+    ...pipeline.slice(1, selecting),
+    { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } },
     ...pipeline.slice(selecting),
   ];
-  return limitedRead(options, (driver) => store.db.aggregate<T>(combined, driver).toArray());
+  return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
 }
 
 /**
