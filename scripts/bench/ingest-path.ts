@@ -12,14 +12,26 @@
  *    the same readings, one entirely folded and one whose last 1,000 readings are still
  *    in the log; medians of 7 runs taking turns.
  *
+ * 4. With `--sustain S`: instead of 1 to 3, a writer acknowledges dense batches of 1,000
+ *    through GraphQL for S seconds as fast as the server takes them (waiting out
+ *    INGEST_BACKLOG as asked) while the server's own fold job folds and compacts in the
+ *    background; every 30 s it prints the readings acknowledged and folded and the
+ *    backlog, then the totals and the exactness of the folded documents.
+ *
  *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
  *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
+ *   npm run bench:ingest-path -- --sustain 600    # 10 minutes of dense ingest and folds
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
  */
 import { Command } from 'commander';
 import type { Db, Document } from 'mongodb';
+import { pino } from 'pino';
+import { foldJob } from '../../src/jobs/fold.ts';
+import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { foldAll } from '../../src/storage/fold.ts';
+import { measureBacklog } from '../../src/storage/ingest-log.ts';
+import { readView, visibleIn } from '../../src/storage/visibility.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import {
   batches,
@@ -29,6 +41,7 @@ import {
   format,
   generateCpu,
   graphqlBody,
+  postGraphql,
   type PlainReading,
   positiveInt,
   progressLog,
@@ -41,8 +54,10 @@ import {
 const given = new Command()
   .option('--dense <n>', 'dense readings (TSBS cpu-only, 20 hosts, 10 fields, every 10 s)', positiveInt, 40_000)
   .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
+  .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
+  .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
   .parse()
-  .opts<{ dense: number; sparse: number }>();
+  .opts<{ dense: number; sparse: number; sustain?: number; hosts: number }>();
 const log = progressLog('ingest-path');
 const BATCH = 1_000;
 const failures: string[] = [];
@@ -160,6 +175,111 @@ async function tailRead(store: Store, readings: PlainReading[], tail: number): P
     format.ratio(withMs / foldedMs),
     equal ? 'equal (sums to 1e-9)' : 'DIFFER',
   ];
+}
+
+/**
+ * Acknowledges dense batches for `seconds` while the fold job runs; prints the progress
+ * every 30 s, then the totals, and checks the folded parts hold every reading sent.
+ */
+async function sustain(seconds: number): Promise<void> {
+  await withBenchDatabase(
+    async (database, client) => {
+      const caption = `${new Date().toISOString().slice(0, 10)}; ${await describeServer(client, database.embedded)}, ${database.onDisk ? 'data directory on disk' : 'MONGODB_URI'}, writes journaled (w: 1, j: true); ${describeMachine()}`;
+      const store = await openStore(database.uri, `bench_ingest_sustain_${Date.now()}`, { writeConcern: { w: 1, journal: true } });
+      const app = benchApp(store);
+      const folded = { readings: 0, folds: 0, seconds: 0 };
+      const jobs = new JobScheduler(pino({ level: 'silent' }));
+      jobs.start(
+        foldJob(store, {
+          intervalMs: 1_000,
+          maxReadings: 20_000,
+          compactAfterFolds: 8,
+          compactGraceMs: 60_000,
+          onFold: (outcome, took) => {
+            folded.readings += outcome.readings;
+            folded.folds += 1;
+            folded.seconds += took;
+          },
+        }),
+      );
+      const rows: string[][] = [];
+      const started = performance.now();
+      let sent = 0;
+      let refusals = 0;
+      let maxBacklog = { readings: 0, seconds: 0 };
+      let nextReport = 30;
+      let batch = 0;
+      try {
+        outer: for (const chunk of generateCpu({ hosts: given.hosts, durationMs: 365 * 86_400_000 })) {
+          for (const part of batches(chunk, BATCH)) {
+            const elapsed = (performance.now() - started) / 1000;
+            if (elapsed >= seconds) break outer;
+            for (;;) {
+              const body = (await (await postGraphql(app, RECORD, { readings: inputs(part), batchId: `s-${batch}` })).json()) as {
+                errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[];
+              };
+              const error = body.errors?.[0];
+              if (error === undefined) break;
+              if (error.extensions?.code !== 'INGEST_BACKLOG') throw new Error(`batch ${batch}: ${JSON.stringify(error)}`);
+              refusals += 1;
+              await new Promise((done) => setTimeout(done, 1_000 * (error.extensions?.retryAfterSeconds ?? 1)));
+            }
+            batch += 1;
+            sent += part.length;
+            if (elapsed >= nextReport) {
+              const backlog = await measureBacklog(store);
+              const age = backlog.oldest === null ? 0 : (Date.now() - backlog.oldest) / 1000;
+              maxBacklog = { readings: Math.max(maxBacklog.readings, backlog.readings), seconds: Math.max(maxBacklog.seconds, age) };
+              rows.push([
+                format.count(Math.round(elapsed)),
+                format.count(sent),
+                format.count(folded.readings),
+                format.count(backlog.readings),
+                age.toFixed(1),
+              ]);
+              log(
+                `${Math.round(elapsed)} s: ${sent} acknowledged, ${folded.readings} folded, backlog ${backlog.readings} (${age.toFixed(1)} s)`,
+              );
+              nextReport += 30;
+            }
+          }
+        }
+        const ackSeconds = (performance.now() - started) / 1000;
+        await jobs.stop();
+        const rest = await foldAll(store, store.holder);
+        const [row] = await store.buckets
+          .aggregate<{ readings: number }>([
+            { $match: { ...visibleIn(await readView(store)) } },
+            { $group: { _id: null, readings: { $sum: '$readings' } } },
+          ])
+          .toArray();
+        const check = row?.readings === sent ? 'exact' : `MISMATCH: sent ${sent}, in visible documents ${row?.readings}`;
+        if (check !== 'exact') failures.push(`sustained: ${check}`);
+        console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
+        console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
+        console.log(
+          `\n${format.count(sent)} readings of ${given.hosts} hosts acknowledged in ${ackSeconds.toFixed(0)} s (${format.rate(sent / ackSeconds)} readings/s, ${refusals} INGEST_BACKLOG refusals waited out); ` +
+            `the fold job folded ${format.count(folded.readings)} in ${folded.folds} folds taking ${folded.seconds.toFixed(0)} s (${format.rate(folded.readings / ackSeconds)} readings/s over the run, ${format.rate(folded.readings / Math.max(folded.seconds, 1e-9))} while folding); ` +
+            `largest backlog seen ${format.count(maxBacklog.readings)} readings, ${maxBacklog.seconds.toFixed(1)} s; ${format.count(rest)} left at the end; documents ${check}.`,
+        );
+      } finally {
+        await jobs.stop();
+        await store.db.dropDatabase();
+        await store.client.close();
+      }
+    },
+    log,
+    { onDisk: true },
+  );
+}
+
+if (given.sustain !== undefined) {
+  await sustain(given.sustain);
+  if (failures.length > 0) {
+    console.error(`Checks failed:\n${failures.join('\n')}`);
+    process.exitCode = 1;
+  }
+  process.exit();
 }
 
 log(`generating ${given.dense} dense readings, loading ${given.sparse} flights`);

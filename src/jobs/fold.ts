@@ -17,8 +17,9 @@ export interface FoldTotals {
 
 /**
  * A job that folds the ingest log every `intervalMs` (0: never; then writes pile up
- * until INGEST_BACKLOG): each run folds until the log is empty, another instance holds
- * the lease, or the scheduler stops, then compacts the days due (`compactOnce`: days
+ * until INGEST_BACKLOG): each run folds what is in the log, again at once while the
+ * folds come out at least half full (a backlog), until another instance holds the lease
+ * or the scheduler stops, then compacts the days due (`compactOnce`: days
  * that `compactAfterFolds` folds wrote to) and deletes the parts earlier compactions
  * replaced once `compactGraceMs` has passed. Its log line carries the folds, readings,
  * parts and compactions of the run, at debug level (it runs every second).
@@ -52,6 +53,10 @@ export function foldJob(
         run.folds += 1;
         run.readings += outcome.readings;
         run.parts += outcome.parts + outcome.rollupParts;
+        // A fold costs about the same few round trips however few readings it takes:
+        // fold again at once only while folds come out (nearly) full, else let the next
+        // run, an interval later, take what arrived meanwhile in one fold.
+        if (outcome.readings < options.maxReadings / 2) break;
       }
       while (!signal.aborted) {
         const compacted = await compactOnce(store, store.holder, {
