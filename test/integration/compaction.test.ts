@@ -34,10 +34,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
-import { SKETCH_ACCURACY } from '../../src/model/sketch.ts';
 import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
+import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const MINUTE = 60_000;
@@ -52,33 +52,12 @@ const TO = new Date(START + 2 * DAY).toISOString();
 /** A grace period no test outlives: replaced parts stay. */
 const LONG_GRACE = 3_600_000;
 
-/** One reading as the test sends it: field `v` of series `<metric>,host=<host>` at `time` (ms since epoch, UTC). */
-interface Sent {
-  host: string;
-  time: number;
-  value: number;
-}
-
 // ---------------------------------------------------------------------------------
 // Readings
 // ---------------------------------------------------------------------------------
 
-/**
- * `count` readings over three hosts and the two days, numbered from `seed`: reading k is
- * at minute (k x 7919) mod 2880 and second k mod 60, so readings numbered below 2880
- * all have distinct times; values are halves between -20 and 20.5, so every sum is
- * exact in floating point whatever the order of additions.
- */
-function spread(count: number, seed: number): Sent[] {
-  return Array.from({ length: count }, (_, i) => {
-    const k = seed + i;
-    return {
-      host: `h${k % 3}`,
-      time: START + ((k * 7919) % (2 * 1440)) * MINUTE + (k % 60) * 1000,
-      value: ((k * 37) % 41) - 20 + (k % 2) * 0.5,
-    };
-  });
-}
+/** {@link spreadFrom} from this file's first day. */
+const spread = (count: number, seed: number): Sent[] => spreadFrom(START, count, seed);
 
 /**
  * Like {@link spread}, but every reading on the second day (minute (k x 7919) mod 1440),
@@ -230,33 +209,6 @@ function bucketReadings(readings: readonly Sent[], size: number): Map<number, Se
   }
   return buckets;
 }
-
-/** Count and sum per bucket of `size` ms (UTC-aligned), non-empty buckets only, by start, by a plain loop. */
-function expectedBuckets(readings: readonly Sent[], size: number): BucketRow[] {
-  const buckets = new Map<number, { count: number; sum: number }>();
-  for (const r of readings) {
-    const start = Math.floor(r.time / size) * size;
-    const bucket = buckets.get(start) ?? { count: 0, sum: 0 };
-    bucket.count += 1;
-    bucket.sum += r.value;
-    buckets.set(start, bucket);
-  }
-  return [...buckets.entries()].sort(([a], [b]) => a - b).map(([start, bucket]) => ({ start: new Date(start).toISOString(), ...bucket }));
-}
-
-/**
- * Checks a percentile answer against the documented guarantee (`SKETCH_ACCURACY`):
- * within 1% (relative) of the value of rank floor(p/100 x (count - 1)) in value order.
- */
-function expectPercentile(answer: number | null, readings: readonly Sent[], p: number): void {
-  const sorted = readings.map((r) => r.value).sort((a, b) => a - b);
-  const exact = sorted[Math.floor((p / 100) * (sorted.length - 1))]!;
-  expect(answer).not.toBeNull();
-  expect(Math.abs(answer! - exact)).toBeLessThanOrEqual(SKETCH_ACCURACY * Math.abs(exact) + 1e-9);
-}
-
-/** The readings of `host`, newest first. */
-const newestFirst = (readings: readonly Sent[], host: string) => readings.filter((r) => r.host === host).sort((a, b) => b.time - a.time);
 
 /**
  * Checks every answer about `metric` against plain loops over `readings`: aggregate

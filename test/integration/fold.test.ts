@@ -35,8 +35,8 @@
 import fc from 'fast-check';
 import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { SKETCH_ACCURACY } from '../../src/model/sketch.ts';
 import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -49,13 +49,6 @@ const DAY = 86_400_000;
 const START = Date.UTC(2024, 0, 1);
 const FROM = new Date(START).toISOString();
 const TO = new Date(START + 2 * DAY).toISOString();
-
-/** One reading as the test sends it: field `v` of series `<metric>,host=<host>` at `time` (ms since epoch, UTC). */
-interface Sent {
-  host: string;
-  time: number;
-  value: number;
-}
 
 // ---------------------------------------------------------------------------------
 // GraphQL documents
@@ -195,55 +188,12 @@ function expectedEdges(readings: readonly Sent[]): { first: TimedValue; last: Ti
   return { first: timed(first), last: timed(last) };
 }
 
-/** Count and sum per bucket of `size` ms (UTC-aligned), non-empty buckets only, by start, by a plain loop. */
-function expectedBuckets(readings: readonly Sent[], size: number): BucketRow[] {
-  const buckets = new Map<number, { count: number; sum: number }>();
-  for (const r of readings) {
-    const start = Math.floor(r.time / size) * size;
-    const bucket = buckets.get(start) ?? { count: 0, sum: 0 };
-    bucket.count += 1;
-    bucket.sum += r.value;
-    buckets.set(start, bucket);
-  }
-  return [...buckets.entries()].sort(([a], [b]) => a - b).map(([start, bucket]) => ({ start: new Date(start).toISOString(), ...bucket }));
-}
-
-/**
- * Checks a percentile answer against the documented guarantee (schema `percentile`,
- * `SKETCH_ACCURACY`): within 1% (relative) of the exact value of the reading of rank
- * floor(p/100 x (count - 1)) in value order, computed here by sorting the values.
- */
-function expectPercentile(answer: number | null, readings: readonly Sent[], p: number): void {
-  const sorted = readings.map((r) => r.value).sort((a, b) => a - b);
-  const exact = sorted[Math.floor((p / 100) * (sorted.length - 1))]!;
-  expect(answer).not.toBeNull();
-  // A tiny absolute slack for floating point at the bound itself.
-  expect(Math.abs(answer! - exact)).toBeLessThanOrEqual(SKETCH_ACCURACY * Math.abs(exact) + 1e-9);
-}
-
-/** The readings of `host`, newest first (ties: the order sent, reversed; the tests send distinct times). */
-const newestFirst = (readings: readonly Sent[], host: string) => readings.filter((r) => r.host === host).sort((a, b) => b.time - a.time);
-
 // ---------------------------------------------------------------------------------
 // 1. Read-your-writes
 // ---------------------------------------------------------------------------------
 
-/**
- * `count` readings over three hosts and the two days, numbered from `seed`: reading k is
- * at minute (k x 7919) mod 2880 and second k mod 60, so readings numbered below 2880
- * all have distinct times (7919 is prime and does not divide 2880); values are halves
- * between -20 and 20.5, so every sum is exact in floating point.
- */
-function spread(count: number, seed: number): Sent[] {
-  return Array.from({ length: count }, (_, i) => {
-    const k = seed + i;
-    return {
-      host: `h${k % 3}`,
-      time: START + ((k * 7919) % (2 * 1440)) * MINUTE + (k % 60) * 1000,
-      value: ((k * 37) % 41) - 20 + (k % 2) * 0.5,
-    };
-  });
-}
+/** {@link spreadFrom} from this file's first day. */
+const spread = (count: number, seed: number): Sent[] => spreadFrom(START, count, seed);
 
 describe('read-your-writes', () => {
   let t: TestApp;
