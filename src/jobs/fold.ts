@@ -7,6 +7,14 @@ import { compactOnce, foldOnce, releaseLease, type FoldOutcome } from '../storag
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 
+/**
+ * Compactions of a day per whole-day compaction: the others merge only the parts since
+ * the day's last compaction, so a day written all day long is not rewritten whole every
+ * few folds (measured: whole-day compactions every eighth fold took the embedded server
+ * over as the day grew; docs/ingest-design.md, "Measured: the built path").
+ */
+export const COMPACT_FULL_EVERY = 4;
+
 /** Totals of the folds this process ran, for `/metrics`. */
 export interface FoldTotals {
   folds: number;

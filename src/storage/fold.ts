@@ -13,7 +13,16 @@ import { isUnavailable, unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import type { MetricDocument, Store } from './store.ts';
-import { FOLDS_ID, foldState, readVisible, unfoldedAt, visibleIn, type FoldStateDocument, type RunningFold } from './visibility.ts';
+import {
+  FOLDS_ID,
+  foldState,
+  readVisible,
+  replacedBy,
+  unfoldedAt,
+  visibleIn,
+  type FoldStateDocument,
+  type RunningFold,
+} from './visibility.ts';
 
 /** How long a lease lasts, in ms, unless renewed; a folder that stops is replaced after at most this. */
 export const LEASE_MS = 30_000;
@@ -285,7 +294,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
   let deleted = 0;
   for (const record of state.compactions ?? []) {
     if (Date.now() - record.at.getTime() < graceMs) continue;
-    deleted += (await store.buckets.deleteMany({ date: { $in: record.days }, f: { $not: { $gte: record.c } } })).deletedCount;
+    for (const filter of replacedBy(record)) deleted += (await store.buckets.deleteMany(filter)).deletedCount;
     await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
   }
   return deleted;
@@ -298,26 +307,31 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  *    period `graceMs` has passed; does nothing while a fold is under way;
  * 2. chooses up to 4 days whose `touched` count reached `afterFolds` and records
  *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
- * 3. reads every series-day document of those days visible at V, merges each
+ * 3. reads the series-day documents of those days visible at V (every one for a
+ *    whole-day compaction; for the others, only the parts since the day's last
+ *    compaction: a day is compacted whole when it never was, and then once in every
+ *    `fullEvery` compactions, as log-structured stores compact in tiers), merges each
  *    series-day's documents into one (`mergeStoredDocuments`, every level, sketches and
  *    latest readings; trimmed to the retention horizons, and none for a day retention
  *    deleted meanwhile), and inserts them with
  *    `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is rewritten
  *    too, so what it replaces is one range per day);
  * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
- *    records `{c: seq, days}`: from then on readers skip the documents of those days
- *    with `f` below `seq` (`visibleIn`), and after `graceMs` they are deleted.
+ *    records `{c: seq, days, from}`: from then on readers skip the documents of those
+ *    days it replaced (`visibleIn`, `replacedBy`), and after `graceMs` they are deleted.
  * Rollup documents are not compacted (a rollup rebuild may replace them meanwhile).
  * A crash between any two steps is completed by the next holder with the same days and
  * the same document ids.
  * @param options.afterFolds folds that wrote to a day before it is compacted (default 8).
+ * @param options.fullEvery compactions of a day, whole-day ones included, per whole-day
+ * compaction (default 1: every compaction merges the whole day; the server uses 4).
  * @param options.graceMs how long replaced parts are kept after the flip: longer than any
  * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
  */
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number } = {},
+  options: { afterFolds?: number; graceMs?: number; fullEvery?: number } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const state = await takeLease(store, holder);
@@ -334,7 +348,14 @@ export async function compactOnce(
       .sort((a, b) => a - b)
       .slice(0, COMPACT_DAYS);
     if (due.length === 0) return outcome;
-    running = { seq: state.visible + 1, entries: [], compact: due };
+    const fullEvery = options.fullEvery ?? 1;
+    // The parts since the day's last compaction only, unless that was a whole-day one
+    // `fullEvery` partial compactions ago (or never).
+    const from = due.map((day) => {
+      const last = state.compacted?.[String(day)];
+      return last === undefined || (state.tiers?.[String(day)] ?? 0) + 1 >= fullEvery ? 0 : last + 1;
+    });
+    running = { seq: state.visible + 1, entries: [], compact: due, from };
     const recorded = await foldState(store.db).updateOne(
       { _id: FOLDS_ID, visible: state.visible, running: null, 'lease.holder': holder },
       { $set: { running } },
@@ -344,7 +365,14 @@ export async function compactOnce(
   const seq = running.seq;
   const days = (running.compact ?? []).map((day) => new Date(day));
   const view = { visible: seq - 1, compactions: (state.compactions ?? []).filter((record) => record.c < seq) };
-  const docs = await store.buckets.find({ date: { $in: days }, ...visibleIn(view) }).toArray();
+  const from = running.from ?? days.map(() => 0);
+  const docs = (
+    await Promise.all(
+      days.map((date, i) =>
+        store.buckets.find({ date, ...visibleIn(view), ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}) }).toArray(),
+      ),
+    )
+  ).flat();
   const groups = new Map<string, DayDocument[]>();
   for (const doc of docs) {
     const key = `${doc.series}:${doc.date.getTime()}`;
@@ -374,9 +402,18 @@ export async function compactOnce(
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
     {
-      $set: { visible: seq, running: null },
+      $set: {
+        visible: seq,
+        running: null,
+        ...Object.fromEntries(
+          days.flatMap((day, i) => [
+            [`compacted.${day.getTime()}`, seq],
+            [`tiers.${day.getTime()}`, from[i] === 0 ? 0 : (state.tiers?.[String(day.getTime())] ?? 0) + 1],
+          ]),
+        ),
+      },
       $unset: Object.fromEntries(days.map((day) => [`touched.${day.getTime()}`, ''])),
-      $push: { compactions: { c: seq, days, at: new Date() } },
+      $push: { compactions: { c: seq, days, from, at: new Date() } },
     },
   );
   if (flipped.modifiedCount !== 1) return { ...outcome, leased: false };

@@ -24,6 +24,12 @@ export interface RunningFold {
   entries: LogEntryDocument['_id'][];
   /** For a compaction: the UTC midnights (ms) whose series-day parts it merges. */
   compact?: number[];
+  /**
+   * For a compaction, per day of `compact`: the lowest fold number it merges (0: the
+   * whole day, documents without `f` included; else the parts since the day's last
+   * compaction, whose merged document stays).
+   */
+  from?: number[];
 }
 
 /**
@@ -34,6 +40,11 @@ export interface RunningFold {
 export interface CompactionRecord {
   c: number;
   days: Date[];
+  /**
+   * Per day of `days`: the lowest fold number it replaced there (0: every document of the
+   * day below `c`, documents without `f` included); absent: 0 for every day.
+   */
+  from?: number[];
   /** When it became visible. */
   at: Date;
 }
@@ -51,6 +62,10 @@ export interface FoldStateDocument {
   touched?: Record<string, number>;
   /** Compactions in their grace period, oldest first. */
   compactions?: CompactionRecord[];
+  /** Per UTC day (ms, as a string): the number of its last compaction. */
+  compacted?: Record<string, number>;
+  /** Per UTC day (ms, as a string): compactions of recent parts only since its last whole-day compaction. */
+  tiers?: Record<string, number>;
 }
 
 /** The fold state collection of a store. */
@@ -82,14 +97,27 @@ export async function readView(store: Pick<Store, 'db'>): Promise<ReadView> {
 /**
  * The condition that keeps a series-day document visible in `view`: {@link visibleAt}
  * its fold number, and not replaced by a visible compaction (a document of a compacted
- * day with `f` below the compaction's number, or none). Rollup documents are not
+ * day in the fold numbers it replaced, {@link replacedBy}). Rollup documents are not
  * compacted: they take {@link visibleAt} alone.
  */
 export function visibleIn(view: ReadView): Filter<Document> {
-  const replaced = view.compactions
-    .filter((record) => record.c <= view.visible)
-    .map((record) => ({ date: { $in: record.days }, f: { $not: { $gte: record.c } } }));
+  const replaced = view.compactions.filter((record) => record.c <= view.visible).flatMap(replacedBy);
   return replaced.length === 0 ? visibleAt(view.visible) : { ...visibleAt(view.visible), $nor: replaced };
+}
+
+/**
+ * The documents a compaction replaced, as filters: on a day compacted whole, `f` below
+ * its number (or none); on a day of which it merged the parts since the last
+ * compaction, `from <= f < c`. One filter for all its whole days, one per other day.
+ */
+export function replacedBy(record: Pick<CompactionRecord, 'c' | 'days' | 'from'>): Filter<Document>[] {
+  const whole = record.days.filter((_, i) => (record.from?.[i] ?? 0) === 0);
+  const filters: Filter<Document>[] = whole.length === 0 ? [] : [{ date: { $in: whole }, f: { $not: { $gte: record.c } } }];
+  record.days.forEach((date, i) => {
+    const from = record.from?.[i] ?? 0;
+    if (from > 0) filters.push({ date, f: { $gte: from, $lt: record.c } });
+  });
+  return filters;
 }
 
 /**

@@ -694,3 +694,62 @@ describe('deleting a series after a compaction', () => {
     expect(await t.store.buckets.countDocuments({ series: h1 })).toBe(0);
   });
 });
+
+describe('compactions in tiers', () => {
+  let t: TestApp;
+  const metric = 'tiers';
+  const sent: Sent[] = [];
+  beforeAll(async () => {
+    t = await openTestApp('compact_tiers');
+  });
+  afterAll(async () => t.close());
+
+  /** Records and folds `batches` batches of 20 readings each from `seed`, separately. */
+  async function foldBatches(batches: number, seed: number): Promise<void> {
+    for (let b = 0; b < batches; b++) {
+      const batch = spread(20, seed + b * 20);
+      await recordAndFold(t, [metric], batch, `tiers-${seed}-${b}`);
+      sent.push(...batch);
+    }
+  }
+
+  it('merges only the parts since the last compaction, keeping its documents, and the whole day every few compactions', async () => {
+    const options = { afterFolds: 2, graceMs: 0, fullEvery: 2 };
+    await foldBatches(3, 900);
+    // The first compaction of a day is whole: one document per series-day.
+    const first = await compactOnce(t.store, t.store.holder, options);
+    expect(first.compaction).not.toBeNull();
+    await expectMerged(t, metric, sent, first.compaction!, 50);
+    await expectAnswers(t, metric, sent, 50);
+
+    // The next merges the parts since then only: the first compaction's documents stay.
+    await foldBatches(3, 1000);
+    const second = await compactOnce(t.store, t.store.holder, options);
+    expect(second.compaction).not.toBeNull();
+    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+    expect(state?.compactions?.find((record) => record.c === second.compaction)?.from).toEqual(
+      state?.compactions?.find((record) => record.c === second.compaction)?.days.map(() => first.compaction! + 1),
+    );
+    const afterSecond = await visibleDocs(t, metric);
+    expect(new Set(afterSecond.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
+    expect(readingsIn(afterSecond)).toBe(sent.length);
+    await expectAnswers(t, metric, sent, 50);
+    // Past the grace period the merged parts are deleted, and the documents of the first stay.
+    await compactOnce(t.store, t.store.holder, options);
+    const stored = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
+    expect(new Set(stored.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
+    expect(readingsIn(stored)).toBe(sent.length);
+    await expectAnswers(t, metric, sent, 50);
+
+    // Two compactions since the whole one: the next is whole again, one document per series-day.
+    await foldBatches(3, 1100);
+    const third = await compactOnce(t.store, t.store.holder, options);
+    expect(third.compaction).not.toBeNull();
+    await expectMerged(t, metric, sent, third.compaction!, 50);
+    await expectAnswers(t, metric, sent, 50);
+    await compactOnce(t.store, t.store.holder, options);
+    const last = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
+    expect(new Set(last.map(fOf))).toEqual(new Set([third.compaction]));
+    expect(readingsIn(last)).toBe(sent.length);
+  });
+});
