@@ -18,7 +18,7 @@ import {
   foldState,
   readVisible,
   replacedBy,
-  unfoldedAt,
+  unfoldedRanges,
   visibleIn,
   type FoldStateDocument,
   type RunningFold,
@@ -253,7 +253,9 @@ export async function foldPending(store: Store, metric: string, timeoutMs = FOLD
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const visible = await readVisible(store);
-    if ((await ingestLog(store).countDocuments({ metrics: metric, ...unfoldedAt(visible) }, { limit: 1 })) === 0) return;
+    let pending = 0;
+    for (const filter of unfoldedRanges(visible, metric)) pending += await ingestLog(store).countDocuments(filter, { limit: 1 });
+    if (pending === 0) return;
     const outcome = await foldOnce(store, store.holder);
     if (outcome.fold !== null) continue;
     if (Date.now() > deadline) throw unavailable(`The readings of metric "${metric}" waiting to be folded`);

@@ -130,6 +130,15 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 /** The condition on log entries not yet visible at fold number `visible`: taken by no fold, or by a later one. */
 export const unfoldedAt = (visible: number): Filter<LogEntryDocument> => ({ $or: [{ fold: null }, { fold: { $gt: visible } }] });
 
+/**
+ * {@link unfoldedAt} as two filters, each one range of an index on `fold` (with
+ * `metrics` first when `metric` is given): the embedded server scans the whole log for
+ * the `$or` of both, and the log keeps a day of entries.
+ */
+export const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
+  // In this order: see readTail.
+  [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
+
 /** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */
 const decoded = new LRUCache<string, Reading[]>({ max: 2_000 });
 
@@ -154,10 +163,26 @@ export async function readTail(
   visible: number,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
-  const filter: Filter<LogEntryDocument> = metric === null ? unfoldedAt(visible) : { metrics: metric, ...unfoldedAt(visible) };
-  const ids = await ingestLog(store)
-    .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
-    .toArray();
+  // First the entries no fold took, then those a fold above V took: an entry stamped in
+  // between was found by the first read, one stamped before it is found by the second
+  // (a stamp only ever goes from none to a number).
+  const found = [];
+  for (const filter of unfoldedRanges(visible, metric)) {
+    found.push(
+      await ingestLog(store)
+        .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
+        .sort({ receivedAt: 1 })
+        .toArray(),
+    );
+  }
+  // An entry stamped between the two reads may come back from both: once is enough.
+  const seen = new Set<string>();
+  const ids = found.flat().filter((entry) => {
+    const id = String(entry._id);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
   if (ids.length === 0) return { entries: 0, readings: [] };
   // An id names an entry only within one database and one retention period (a batch id
   // may be used again once its entry expired), so the cache key holds both.

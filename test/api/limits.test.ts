@@ -110,9 +110,17 @@ describe('one budget of buckets per request', () => {
     expect(response.data!.buckets).toHaveLength(200);
     expect(response.data!.buckets[0]).toEqual({ tags: [{ value: 'h000' }], buckets: [{ count: 1 }, { count: 1 }, { count: 1 }] });
     // Minute slots: the metric's retention horizons are read (once) before the pipeline runs; then
-    // the visible fold number and the metric's unfolded log entries (none: all folded), and the
+    // the visible fold number and the metric's unfolded log entries, those no fold took and
+    // those a later fold took (none: all folded), and the
     // pipeline runs on the series-day documents.
-    expect(commands).toEqual(['aggregate series', 'find metrics', 'find fold_state', 'find ingest_log', 'aggregate buckets']);
+    expect(commands).toEqual([
+      'aggregate series',
+      'find metrics',
+      'find fold_state',
+      'find ingest_log',
+      'find ingest_log',
+      'aggregate buckets',
+    ]);
   });
 
   const weekOfMinutes = (i: number) =>
@@ -188,7 +196,7 @@ describe('series lists', () => {
       id: 'cpu,host=h199',
       buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
     });
-    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'find ingest_log', 'aggregate buckets']);
+    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'find ingest_log', 'find ingest_log', 'aggregate buckets']);
   });
 
   it('refuses 200 series x a day of minutes (288,000 buckets) after the look-up, with one error and no pipeline', async () => {
