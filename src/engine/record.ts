@@ -2,10 +2,10 @@ import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint } from '../model/batch.ts';
 import { horizonsOf } from '../model/retention.ts';
-import { planMetrics, planWrites } from '../record/plan.ts';
+import { planMetrics, planSeries } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
-import { appendEntry, checkBacklog, findEntryTime } from '../storage/ingest-log.ts';
+import { appendEntry, checkBacklog, knownBatch } from '../storage/ingest-log.ts';
 import { checkMetricLimits, registerBatch } from '../storage/record.ts';
 import type { MetricDocument, Store } from '../storage/store.ts';
 
@@ -63,23 +63,20 @@ export async function recordBatch(
     const metrics = planMetrics(readings);
     const registered = await checkMetricLimits(store, metrics);
     refuseExpired(readings, registered, options.inputPath);
-    const plan = planWrites(readings, (metric) => registered.get(metric)?.statistics ?? store.defaultStatistics);
-    outcome.series = plan.series.length;
-    outcome.buckets = plan.buckets.length;
+    // Only what the acknowledgement needs: the statistics are the fold's work.
+    const { series, documents } = planSeries(readings);
+    outcome.series = series.length;
+    outcome.buckets = documents;
     let fingerprint: string | undefined;
     if (batchId !== null) {
       fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
-      const stored = await findEntryTime(store, batchId);
-      if (stored !== null) {
-        if (stored.fingerprint !== fingerprint) throw reused(batchId, stored.receivedAt, readings.length);
-        return { ...outcome, alreadyApplied: plan.readings };
-      }
+      if (await knownBatch(store, batchId, fingerprint, readings.length)) return { ...outcome, alreadyApplied: readings.length };
     }
     await checkBacklog(store);
-    await registerBatch(store, plan, registered);
+    await registerBatch(store, { metrics, series }, registered);
     const appended = await appendEntry(store, readings, { id: batchId ?? undefined, fingerprint, receivedAt: options.receivedAt });
-    if (appended.status === 'retry') return { ...outcome, alreadyApplied: plan.readings };
-    return { ...outcome, applied: plan.readings };
+    if (appended === 'retry') return { ...outcome, alreadyApplied: readings.length };
+    return { ...outcome, applied: readings.length };
   } catch (error) {
     if (error instanceof CodedError) throw error;
     options.logger?.error(
@@ -89,15 +86,6 @@ export async function recordBatch(
     if (isUnavailable(error)) throw unavailable('The batch was not stored');
     throw error;
   }
-}
-
-/** The BATCH_ID_REUSED error of batch id `id`, first used at `receivedAt` (ms). */
-function reused(id: string, receivedAt: number, readings: number): InputError {
-  return new InputError(
-    ErrorCode.BATCH_ID_REUSED,
-    `batchId "${id}" was used on ${new Date(receivedAt).toISOString()} for other readings than these ${readings}; a retry must send exactly the same readings, new readings need a new batchId`,
-    'batchId',
-  );
 }
 
 /**

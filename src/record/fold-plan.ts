@@ -5,10 +5,10 @@
  */
 import type { Horizons } from '../model/retention.ts';
 import { NO_HORIZONS } from '../model/retention.ts';
-import type { RollupDefinition } from '../model/rollup.ts';
+import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import { planWrites, type DayWrite, type WritePlan } from './plan.ts';
-import { dayDocument, mergeIntoRollup } from './rollup-plan.ts';
+import { dayDocument } from './rollup-plan.ts';
 import type { Reading } from './validate.ts';
 
 /** Whether a slot path (see `SlotPath`) lies at the minute level, or at the hour level or below. */
@@ -16,23 +16,28 @@ const isMinutePath = (path: string) => path.includes('.minutes.');
 const isHourPath = (path: string) => path.startsWith('hours.');
 
 /**
- * Drops from `writes` the slots retention has already removed from their days (pure,
- * in place): minute slots of days before the metric's minute horizon, hour and minute
- * slots of days before its hour horizon (what `trimLateDetail` unsets after a late write
- * today). A late reading for such a day then adds only to what the day still keeps.
+ * `writes` cut to what retention keeps of their days (pure; the writes kept are trimmed
+ * in place): none of a day before the metric's day horizon (deleted by a retention pass
+ * after the readings were acknowledged), no minute slots of a day before its minute
+ * horizon, no hour and minute slots of a day before its hour horizon. A late reading for
+ * such a day then adds only to what the day still keeps.
  * @param horizonsOf the applied horizons of a metric (UTC midnights, ms; null: none).
+ * @returns the writes of the days still kept.
  */
-export function trimToHorizons(writes: readonly DayWrite[], horizonsOf: (metric: string) => Horizons = () => NO_HORIZONS): void {
-  for (const write of writes) {
+export function trimToHorizons(writes: readonly DayWrite[], horizonsOf: (metric: string) => Horizons = () => NO_HORIZONS): DayWrite[] {
+  return writes.filter((write) => {
     const horizons = horizonsOf(write.metric);
     const day = write.date.getTime();
+    if (horizons.day !== null && day < horizons.day) return false;
     const dropHours = horizons.hour !== null && day < horizons.hour;
     const dropMinutes = dropHours || (horizons.minute !== null && day < horizons.minute);
-    if (!dropMinutes) continue;
-    for (const path of [...write.slots.keys()]) {
-      if (dropHours ? isHourPath(path) : isMinutePath(path)) write.slots.delete(path);
+    if (dropMinutes) {
+      for (const path of [...write.slots.keys()]) {
+        if (dropHours ? isHourPath(path) : isMinutePath(path)) write.slots.delete(path);
+      }
     }
-  }
+    return true;
+  });
 }
 
 /** How readings are planned: each metric's statistics settings and applied retention horizons. */
@@ -41,32 +46,25 @@ export interface PlanSettings {
   horizonsOf: (metric: string) => Horizons;
 }
 
-/**
- * Plans readings per series-day document (see `planWrites`), trimmed to the retention
- * horizons: days before the day horizon (deleted by a retention pass after the readings
- * were acknowledged) are left out whole, the rest trimmed by {@link trimToHorizons}.
- */
+/** Plans readings per series-day document (see `planWrites`), cut to the retention horizons ({@link trimToHorizons}). */
 export function planReadings(readings: readonly Reading[], settings: PlanSettings): WritePlan {
   const plan = planWrites(readings, settings.settingsOf);
-  // A day retention deleted after the reading was acknowledged keeps nothing of it.
-  plan.buckets = plan.buckets.filter((write) => {
-    const day = settings.horizonsOf(write.metric).day;
-    return day === null || write.date.getTime() >= day;
-  });
-  trimToHorizons(plan.buckets, settings.horizonsOf);
+  plan.buckets = trimToHorizons(plan.buckets, settings.horizonsOf);
   return plan;
 }
 
 /**
- * The whole documents of a fold's writes: each series-day write (or rollup group-day
- * write) as the document `dayDocument` makes, with the fold number `f` and the `_id`
- * `"<series>:<day ms>:<f>"`, so a second attempt of the same fold inserts the same ids
- * and fails on them (error 11000) instead of adding the readings twice.
+ * The whole document of a part: a series-day write (or rollup group-day write) as the
+ * document `dayDocument` makes, of layout version `version`, with the fold (or
+ * compaction) number `f` and the `_id` `"<series>:<day ms>:<f>"`, so a second attempt
+ * of the same fold inserts the same ids and fails on them (error 11000) instead of
+ * adding the readings twice.
  */
-export function foldDocuments(writes: readonly DayWrite[], fold: number): Record<string, unknown>[] {
-  return writes.map((write) => ({ _id: `${write.series}:${write.date.getTime()}:${fold}`, ...dayDocument(write), f: fold }));
+export function partDocument(write: DayWrite, fold: number, version: number = LAYOUT_VERSION): Record<string, unknown> {
+  return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...dayDocument(write, version), f: fold };
 }
 
-/** The writes of a rollup for planned series-day writes (`mergeIntoRollup`). */
-export const rollupWrites = (writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] =>
-  mergeIntoRollup(writes, rollup);
+/** The parts of a fold's writes ({@link partDocument}). */
+export function foldDocuments(writes: readonly DayWrite[], fold: number): Record<string, unknown>[] {
+  return writes.map((write) => partDocument(write, fold));
+}

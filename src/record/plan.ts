@@ -117,6 +117,41 @@ export function planMetrics(readings: readonly Reading[]): MetricWrite[] {
   return [...metrics.values()];
 }
 
+/** The series a batch writes to, and how many series-day documents its readings fall into. */
+export interface SeriesPlan {
+  series: SeriesWrite[];
+  /** Distinct (series, UTC day) pairs of the readings. */
+  documents: number;
+}
+
+/**
+ * The series of a validated batch, with the fields each writes, and the number of
+ * series-day documents the readings fall into: what acknowledging a batch needs
+ * (registering its series, counting its documents), without the statistics, sketches
+ * and latest readings of {@link planWrites}, which the fold computes. Pure.
+ */
+export function planSeries(readings: readonly Reading[]): SeriesPlan {
+  const series = new Map<string, SeriesWrite>();
+  const documents = new Set<string>();
+  for (const reading of readings) {
+    documents.add(`${reading.seriesId}:${floorTo(reading.time, DAY_MS)}`);
+    let write = series.get(reading.seriesId);
+    if (write === undefined) {
+      write = {
+        id: reading.seriesId,
+        key: reading.seriesKey,
+        metric: reading.metric,
+        tags: tagMap(reading.tags),
+        tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
+        fields: new Set(),
+      };
+      series.set(reading.seriesId, write);
+    }
+    for (const field of reading.fields) write.fields.add(field.name);
+  }
+  return { series: [...series.values()], documents: documents.size };
+}
+
 /** Orders readings by time (the order `$sort: {t: 1}` keeps them in). */
 const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
 

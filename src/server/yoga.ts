@@ -1,4 +1,4 @@
-import { ErrorCode } from '../errors.ts';
+import { ERROR_CODES } from '../errors.ts';
 import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from '../logger.ts';
 import type { Context } from '../graphql/context.ts';
@@ -140,9 +140,11 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
       warn: (...args) => options.logger.warn(args.map(String).join(' ')),
       error: (...args) => {
         const err = args.find((arg) => arg instanceof Error) as (Error & { extensions?: { code?: unknown } }) | undefined;
-        // yoga logs every error that sets an HTTP status of 500 or more; INGEST_BACKLOG
-        // (503) is flow control the client was told how to handle, not a server fault.
-        if (err?.extensions?.code === ErrorCode.INGEST_BACKLOG) options.logger.debug({ err }, err.message);
+        // yoga logs every error that sets an HTTP status of 500 or more. One of ours with a
+        // stable code (INGEST_BACKLOG's 503) was meant for the client and says what to do:
+        // not a server fault. Unexpected errors are masked and logged as before.
+        const code = err?.extensions?.code;
+        if (typeof code === 'string' && code in ERROR_CODES) options.logger.debug({ err }, err!.message);
         else options.logger.error({ err }, args.map(String).join(' '));
       },
     },

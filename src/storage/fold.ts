@@ -3,16 +3,17 @@
  * into write-once parts of series-day and rollup documents, one numbered fold at a
  * time, under a lease, and makes each fold visible with one compare-and-set.
  */
-import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
-import { horizonsOf } from '../model/retention.ts';
-import { foldDocuments, planReadings, trimToHorizons } from '../record/fold-plan.ts';
-import { dayDocument, mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
+import type { Collection, Document } from 'mongodb';
+import { foldDocuments, partDocument, planReadings, trimToHorizons } from '../record/fold-plan.ts';
+import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
-import { isUnavailable, unavailable } from './failures.ts';
+import { unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { duplicateKeyIndexes } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
-import type { MetricDocument, Store } from './store.ts';
+import { planSettingsOf } from './registry.ts';
+import type { Store } from './store.ts';
 import {
   FOLDS_ID,
   foldState,
@@ -71,8 +72,9 @@ export async function releaseLease(store: Pick<Store, 'db'>, holder: string): Pr
 
 /**
  * Inserts documents that may exist already from an earlier attempt of the same fold
- * (same `_id`): one unordered `insertMany` with a server-side time limit
- * (`maxTimeMS`: the holder's lease left, see {@link LeaseLost}); duplicate keys (11000) are skipped.
+ * (same `_id`): one unordered `insertMany` with a server-side time limit (`maxTimeMS`:
+ * the holder's lease left, see {@link LeaseLost}); duplicate keys (11000) are skipped
+ * (`duplicateKeyIndexes`).
  * @returns how many were inserted now.
  * @throws any other failure, and a bulk error without write errors (a connection lost
  * mid-write: unknown which landed; the fold is completed by the next attempt).
@@ -82,10 +84,7 @@ async function insertOnce(collection: Collection<Document>, docs: Document[], ma
   try {
     return (await collection.insertMany(docs, { ordered: false, maxTimeMS })).insertedCount;
   } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
-    const writeErrors = [error.writeErrors].flat();
-    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
-    return docs.length - writeErrors.length;
+    return docs.length - duplicateKeyIndexes(error).length;
   }
 }
 
@@ -189,12 +188,8 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     .toArray();
   const readings: Reading[] = entries.flatMap((entry: LogEntryDocument) => entryReadings(entry));
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
-  const [registered, rollups] = await Promise.all([store.metrics.find({ _id: { $in: metrics } }).toArray(), findRollups(store, metrics)]);
-  const entryOf = new Map<string, MetricDocument>(registered.map((doc) => [doc._id, doc]));
-  const plan = planReadings(readings, {
-    settingsOf: (metric) => entryOf.get(metric)?.statistics ?? store.defaultStatistics,
-    horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
-  });
+  const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
+  const plan = planReadings(readings, settings);
   const rollupPlan = planRollups(plan, rollups, { retry: false });
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   let parts = 0;
@@ -382,19 +377,15 @@ export async function compactOnce(
     if (group) group.push(doc);
     else groups.set(key, [doc]);
   }
-  const metrics = [...new Set(docs.map((doc) => doc.metric))];
-  const registered = new Map((await store.metrics.find({ _id: { $in: metrics } }).toArray()).map((entry) => [entry._id, entry]));
-  const dayHorizon = (metric: string) => horizonsOf(registered.get(metric)?.retention?.horizons).day;
-  const kept = [...groups.values()].filter((group) => {
-    const horizon = dayHorizon(group[0]!.metric);
-    return horizon === null || group[0]!.date.getTime() >= horizon;
-  });
-  const merged = kept.map((group) => {
-    const entry = registered.get(group[0]!.metric);
-    const { write, version } = mergeStoredDocuments(group, (entry?.statistics ?? store.defaultStatistics).latestReadings);
-    trimToHorizons([write], () => horizonsOf(entry?.retention?.horizons));
-    return { _id: `${write.series}:${write.date.getTime()}:${seq}`, ...dayDocument(write, version), f: seq };
-  });
+  const settings = await planSettingsOf(store, [...new Set(docs.map((doc) => doc.metric))]);
+  const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, settings.settingsOf(group[0]!.metric).latestReadings));
+  const kept = new Set(
+    trimToHorizons(
+      writes.map(({ write }) => write),
+      settings.horizonsOf,
+    ),
+  );
+  const merged = writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version));
   try {
     outcome.documents = await insertOnce(store.buckets as unknown as Collection<Document>, merged, await leaseLeft(store, holder));
   } catch (error) {

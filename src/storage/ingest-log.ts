@@ -58,20 +58,37 @@ export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): 
   }
 }
 
-/** What appending a batch to the log found. */
-export type AppendOutcome =
-  /** The entry was written now. */
-  | { status: 'appended'; receivedAt: number }
-  /** An entry with the same batch id and readings was there already (a retry, or a concurrent twin). */
-  | { status: 'retry'; receivedAt: number };
+/**
+ * Whether batch id `id` is stored already for the same readings: false when it has no
+ * log entry; true when its entry has fingerprint `fingerprint` (a retry).
+ * @param readings the batch's number of readings, for the error.
+ * @throws InputError BATCH_ID_REUSED when the id's entry holds other readings.
+ */
+export async function knownBatch(
+  store: Pick<Store, 'db'>,
+  id: string,
+  fingerprint: string | undefined,
+  readings: number,
+): Promise<boolean> {
+  const before = await ingestLog(store).findOne({ _id: id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1 } });
+  if (before === null) return false;
+  if (before.fingerprint === fingerprint) return true;
+  throw new InputError(
+    ErrorCode.BATCH_ID_REUSED,
+    `batchId "${id}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings than these ${readings}; a retry must send exactly the same readings, new readings need a new batchId`,
+    'batchId',
+  );
+}
 
 /**
  * Appends a validated batch to the log as one entry: one insert, journaled by the
  * store's write concern, so the answer that follows means stored. With a batch id the id
  * is the entry's `_id`, so the database itself recognises a resend (duplicate key,
  * error 11000), concurrent resends included; the entry found then must have the same
- * fingerprint.
+ * fingerprint ({@link knownBatch}).
  * @param batch.receivedAt when the request arrived (ms since epoch, UTC).
+ * @returns `appended` when the entry was written now, `retry` when an entry with the
+ * same id and readings was there already (a concurrent twin).
  * @throws InputError BATCH_ID_REUSED when the id was used for other readings (nothing written).
  * Driver errors propagate (the caller reports UNAVAILABLE; the client retries with its id).
  */
@@ -79,7 +96,7 @@ export async function appendEntry(
   store: Pick<Store, 'db'>,
   readings: readonly Reading[],
   batch: { id?: string; fingerprint?: string; receivedAt: number },
-): Promise<AppendOutcome> {
+): Promise<'appended' | 'retry'> {
   let first = Infinity;
   let last = -Infinity;
   for (const reading of readings) {
@@ -98,31 +115,12 @@ export async function appendEntry(
   };
   try {
     await ingestLog(store).insertOne(entry);
-    return { status: 'appended', receivedAt: batch.receivedAt };
+    return 'appended';
   } catch (error) {
     if (!isDuplicateKeyError(error) || batch.id === undefined) throw error;
   }
-  const before = await ingestLog(store).findOne({ _id: batch.id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1 } });
-  if (before === null) throw new Error(`Batch ${batch.id} was reported stored (duplicate key) but its log entry is gone`);
-  if (before.fingerprint !== batch.fingerprint) {
-    throw new InputError(
-      ErrorCode.BATCH_ID_REUSED,
-      `batchId "${batch.id}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings; a retry must send exactly the same readings, new readings need a new batchId`,
-      'batchId',
-    );
-  }
-  return { status: 'retry', receivedAt: before.receivedAt.getTime() };
-}
-
-/**
- * The stored entry of batch id `id` with the time it was received, or null: what a
- * retry of a batch whose readings carry no time needs (they take the first attempt's time).
- */
-export async function findEntryTime(store: Pick<Store, 'db'>, id: string): Promise<{ receivedAt: number; fingerprint?: string } | null> {
-  const found = await ingestLog(store).findOne({ _id: id }, { projection: { receivedAt: 1, fingerprint: 1 } });
-  return found === null
-    ? null
-    : { receivedAt: found.receivedAt.getTime(), ...(found.fingerprint ? { fingerprint: found.fingerprint } : {}) };
+  if (await knownBatch(store, batch.id, batch.fingerprint, readings.length)) return 'retry';
+  throw new Error(`Batch ${batch.id} was reported stored (duplicate key) but its log entry is gone`);
 }
 
 /** The readings of a stored entry, in the order sent. */

@@ -1,12 +1,13 @@
 import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
-import { horizonsOf } from '../model/retention.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { DAY_MS } from '../model/time.ts';
-import { foldDocuments, planReadings, rollupWrites } from '../record/fold-plan.ts';
+import { planReadings } from '../record/fold-plan.ts';
+import { dayDocument, mergeIntoRollup } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
+import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, visibleAt, visibleIn } from './visibility.ts';
 
@@ -38,14 +39,9 @@ async function tailDocuments(
   driver: { maxTimeMS?: number; signal?: AbortSignal },
 ): Promise<Record<string, unknown>[]> {
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
-  const entries = await store.metrics.find({ _id: { $in: metrics } }, { ...driver, projection: { statistics: 1, retention: 1 } }).toArray();
-  const entryOf = new Map<string, Pick<MetricDocument, 'statistics' | 'retention'>>(entries.map((entry) => [entry._id, entry]));
-  const plan = planReadings(readings, {
-    settingsOf: (metric) => entryOf.get(metric)?.statistics ?? store.defaultStatistics,
-    horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
-  });
-  const writes = source.rollup ? rollupWrites(plan.buckets, source.rollup) : plan.buckets;
-  return foldDocuments(writes, 0).map(({ _id, f, ...doc }) => doc);
+  const plan = planReadings(readings, await planSettingsOf(store, metrics, driver));
+  const writes = source.rollup ? mergeIntoRollup(plan.buckets, source.rollup) : plan.buckets;
+  return writes.map((write) => dayDocument(write));
 }
 
 /** The field paths a filter reads (its keys outside operators), e.g. `date`, `tagPairs`, `fields.delay.n`. */

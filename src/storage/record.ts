@@ -1,7 +1,7 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
-import type { MetricWrite, SeriesWrite, WritePlan } from '../record/plan.ts';
+import type { MetricWrite, SeriesWrite } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
 import { registryGeneration, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 
@@ -39,7 +39,8 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
 }
 
 /**
- * Registers what a validated, planned batch names, before its log entry is written, so
+ * Registers what a validated batch names (its metrics, `planMetrics`, and series,
+ * `planSeries`), before its log entry is written, so
  * the next request finds it (docs/ingest-design.md, step 1 of the acknowledgement):
  * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
  *    the update's filter (a concurrent writer may have added names since
@@ -52,11 +53,15 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
  * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a limit.
  * Driver errors propagate unchanged.
  */
-export async function registerBatch(store: Store, plan: WritePlan, registered: ReadonlyMap<string, MetricDocument>): Promise<void> {
-  if (plan.buckets.length === 0) return;
-  const metrics = await registerMetrics(store, plan.metrics, registered);
-  await registerSeries(store, plan.series, metrics);
-  await widenMetricSpans(store, plan.metrics, metrics);
+export async function registerBatch(
+  store: Store,
+  batch: { metrics: readonly MetricWrite[]; series: readonly SeriesWrite[] },
+  registered: ReadonlyMap<string, MetricDocument>,
+): Promise<void> {
+  if (batch.series.length === 0) return;
+  const metrics = await registerMetrics(store, batch.metrics, registered);
+  await registerSeries(store, batch.series, metrics);
+  await widenMetricSpans(store, batch.metrics, metrics);
 }
 
 /**
@@ -195,9 +200,19 @@ export async function bulkWriteDuplicates<T extends Document>(
     await collection.bulkWrite(operations, { ordered: false, ...options });
     return [];
   } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
-    const writeErrors = [error.writeErrors].flat();
-    if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
-    return writeErrors.map((writeError) => writeError.index);
+    return duplicateKeyIndexes(error);
   }
+}
+
+/**
+ * The indexes of the operations an unordered bulk write (`bulkWrite`, `insertMany`)
+ * failed with a duplicate key (11000), when that is all that failed.
+ * @throws `error` itself otherwise: another failure, or a `MongoBulkWriteError` listing
+ * no write errors (a connection lost mid-write: unknown which operations were applied).
+ */
+export function duplicateKeyIndexes(error: unknown): number[] {
+  if (!(error instanceof MongoBulkWriteError) || isUnavailable(error)) throw error;
+  const writeErrors = [error.writeErrors].flat();
+  if (writeErrors.length === 0 || writeErrors.some((writeError) => writeError.code !== 11000)) throw error;
+  return writeErrors.map((writeError) => writeError.index);
 }

@@ -1,3 +1,5 @@
+import { horizonsOf } from '../model/retention.ts';
+import type { PlanSettings } from '../record/fold-plan.ts';
 import { ingestLog } from './ingest-log.ts';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DocumentLayout } from '../model/day-document.ts';
@@ -66,4 +68,26 @@ export async function setMetricStatistics(store: Store, name: string, statistics
     { upsert: true, returnDocument: 'after' },
   );
   return updated!;
+}
+
+/**
+ * How readings of `metrics` are planned now (`PlanSettings` of `record/fold-plan.ts`):
+ * each metric's statistics settings (the store's default for a metric without an entry
+ * or without settings) and the retention horizons its last pass applied, from one read
+ * of their registry entries. What a fold, a compaction and a read's tail plan with.
+ * @param driver the read's `maxTimeMS` and abort signal (see `query-options.ts`).
+ */
+export async function planSettingsOf(
+  store: Store,
+  metrics: readonly string[],
+  driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
+): Promise<PlanSettings> {
+  const entries = await store.metrics
+    .find({ _id: { $in: [...metrics] } }, { ...driver, projection: { statistics: 1, retention: 1 } })
+    .toArray();
+  const entryOf = new Map(entries.map((entry) => [entry._id, entry]));
+  return {
+    settingsOf: (metric) => entryOf.get(metric)?.statistics ?? store.defaultStatistics,
+    horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
+  };
 }

@@ -127,16 +127,14 @@ export function replacedBy(record: Pick<CompactionRecord, 'c' | 'days' | 'from'>
  */
 export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { $gt: visible } } });
 
-/** The condition on log entries not yet visible at fold number `visible`: taken by no fold, or by a later one. */
-export const unfoldedAt = (visible: number): Filter<LogEntryDocument> => ({ $or: [{ fold: null }, { fold: { $gt: visible } }] });
-
 /**
- * {@link unfoldedAt} as two filters, each one range of an index on `fold` (with
+ * The log entries not yet visible at fold number `visible` (of `metric`, or of every
+ * metric when null), as two filters to read in this order: taken by no fold, then taken
+ * by a later one (see {@link readTail}). Each is one range of an index on `fold` (with
  * `metrics` first when `metric` is given): the embedded server scans the whole log for
  * the `$or` of both, and the log keeps a day of entries.
  */
 export const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
-  // In this order: see readTail.
   [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
 
 /** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */

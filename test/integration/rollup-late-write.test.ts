@@ -13,7 +13,8 @@
 import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_HORIZONS } from '../../src/model/retention.ts';
-import { foldDocuments, planReadings, rollupWrites } from '../../src/record/fold-plan.ts';
+import { foldDocuments, planReadings } from '../../src/record/fold-plan.ts';
+import { mergeIntoRollup } from '../../src/record/rollup-plan.ts';
 import { foldOnce } from '../../src/storage/fold.ts';
 import { entryReadings, ingestLog } from '../../src/storage/ingest-log.ts';
 import { backfillRollup, createRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
@@ -207,7 +208,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     const entry = await ingestLog(t.store).findOne({ _id: 'crashed' });
     const plan = planReadings(entryReadings(entry!), { settingsOf: () => t.store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
     const [rollup] = await findRollups(t.store, [METRIC]);
-    const rollupDocs = foldDocuments(rollupWrites(plan.buckets, rollup!), seq);
+    const rollupDocs = foldDocuments(mergeIntoRollup(plan.buckets, rollup!), seq);
     expect(rollupDocs).toHaveLength(1);
     await t.store.db.collection(rollupCollection).insertMany(rollupDocs as Document[]);
     await t.store.buckets.insertMany(foldDocuments(plan.buckets, seq).slice(0, 1) as never[]);
