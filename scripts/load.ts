@@ -21,6 +21,8 @@ import { request, requestBody } from '../src/client/request.ts';
 import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
 import { sendBatch } from '../src/importer/send.ts';
+import { foldJob } from '../src/jobs/fold.ts';
+import { JobScheduler } from '../src/jobs/scheduler.ts';
 import { createApp } from '../src/server/yoga.ts';
 import { openStore, type Store } from '../src/storage/store.ts';
 
@@ -70,6 +72,7 @@ interface Local {
   embedded: EmbeddedServer;
   store: Store;
   server: Server;
+  jobs: JobScheduler;
 }
 
 async function startLocal(): Promise<{ url: string; local: Local }> {
@@ -84,12 +87,23 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
     limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS },
     auth: { mode: 'off', corsOrigins: [] },
   });
+  // The folder runs as in a server started with `npm start`: writes are acknowledged by
+  // the log, folded in the background, and reads see folded documents plus the tail.
+  const jobs = new JobScheduler(pino({ level: 'warn' }));
+  jobs.start(
+    foldJob(store, {
+      intervalMs: config.FOLD_INTERVAL_MS,
+      maxReadings: config.FOLD_MAX_READINGS,
+      compactAfterFolds: config.COMPACT_AFTER_FOLDS,
+      compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
+    }),
+  );
   const server = createServer(app);
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();
   return {
     url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/graphql`,
-    local: { embedded, store, server },
+    local: { embedded, store, server, jobs },
   };
 }
 
@@ -185,6 +199,7 @@ console.log(
 
 if (local) {
   await new Promise<void>((closed) => local.server.close(() => closed()));
+  await local.jobs.stop();
   await local.store.client.close();
   await local.embedded.stop();
 }

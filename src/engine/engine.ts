@@ -31,6 +31,7 @@ import {
   latestReadings,
   latestValues,
   listMetrics,
+  metricReadingTime,
   seriesReadingTimes,
   tagValues,
   type Edge,
@@ -273,6 +274,11 @@ export class QueryEngine {
   tagValues(metric: string, key: string, where: readonly TagFilter[]): Promise<string[]> {
     this.reserveFilterValues(where);
     return tagValues(this.store, key, registryFilter(metric, where), this.options);
+  }
+
+  /** Exact time of the earliest or latest reading of `metric`, folded or not (null without readings). */
+  metricReadingTime(metric: string, edge: Edge): Promise<Date | null> {
+    return metricReadingTime(this.store, metric, edge, this.options);
   }
 
   /** Exact time of the earliest or latest reading of each series of `ids`, in that order (null without readings). */

@@ -6,7 +6,7 @@ import { planMetrics, planSeries } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { appendEntry, checkBacklog, knownBatch } from '../storage/ingest-log.ts';
-import { checkMetricLimits, registerBatch } from '../storage/record.ts';
+import { checkMetricLimits, registerBatch, registrationNeeded } from '../storage/record.ts';
 import type { MetricDocument, Store } from '../storage/store.ts';
 
 /** What one call of {@link recordBatch} did. */
@@ -32,13 +32,15 @@ export interface RecordOutcome {
  * 1. checks the per-metric limits against the registry (reading only), refuses
  *    readings older than their metric's retention horizon, and refuses the batch when
  *    the unfolded log is past its bounds (`checkBacklog`);
- * 2. with a batch id, looks for the id's log entry: the same readings answer at once as
- *    already stored, other readings are refused (BATCH_ID_REUSED); a retry of readings
- *    sent without a time takes the first attempt's arrival time;
- * 3. registers new metrics, fields, tag keys and series (`registerBatch`), so the next
- *    request finds them;
- * 4. appends the batch to the ingest log as one journaled insert (`appendEntry`), whose
- *    `_id` is the batch id: of concurrent attempts the database keeps one.
+ * 2. when the batch names a metric, field, tag key or series not registered yet
+ *    (`registrationNeeded`), looks for its batch id's log entry first: the same readings
+ *    answer at once as already stored, other readings are refused (BATCH_ID_REUSED);
+ *    then registers the new names (`registerBatch`), so the next request finds them;
+ * 3. appends the batch to the ingest log as one journaled insert (`appendEntry`), whose
+ *    `_id` is the batch id: of concurrent attempts the database keeps one, and a resend
+ *    finds the entry by its duplicate key and answers as in step 2.
+ * A batch of known series thus costs one read of its metrics' registry entries and the
+ * log write.
  * Queries answer from the folded documents plus the log entries not folded yet, so the
  * readings are visible to the next request; the folder (`storage/fold.ts`) folds them
  * into series-day documents, rollups and sketches later, exactly once.
@@ -70,10 +72,16 @@ export async function recordBatch(
     let fingerprint: string | undefined;
     if (batchId !== null) {
       fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
-      if (await knownBatch(store, batchId, fingerprint, readings.length)) return { ...outcome, alreadyApplied: readings.length };
+    }
+    // A batch that names only what is registered is acknowledged by the log write alone
+    // (a resend is then recognised by its duplicate key); one that registers names first
+    // looks for its batch id, so a reused id registers nothing.
+    const registers = registrationNeeded(store, { metrics, series }, registered);
+    if (registers && batchId !== null && (await knownBatch(store, batchId, fingerprint, readings.length))) {
+      return { ...outcome, alreadyApplied: readings.length };
     }
     await checkBacklog(store);
-    await registerBatch(store, { metrics, series }, registered);
+    if (registers) await registerBatch(store, { metrics, series }, registered);
     const appended = await appendEntry(store, readings, { id: batchId ?? undefined, fingerprint, receivedAt: options.receivedAt });
     if (appended === 'retry') return { ...outcome, alreadyApplied: readings.length };
     return { ...outcome, applied: readings.length };

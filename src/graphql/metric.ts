@@ -73,13 +73,13 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
       type: 'DateTime',
       nullable: true,
       description: 'Exact time of the earliest reading (UTC).',
-      resolve: (metric) => metric.first ?? null,
+      resolve: (metric, _args, ctx) => ctx.engine.metricReadingTime(metric._id, 'first'),
     }),
     lastReadingAt: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'Exact time of the latest reading (UTC).',
-      resolve: (metric) => metric.last ?? null,
+      resolve: (metric, _args, ctx) => ctx.engine.metricReadingTime(metric._id, 'last'),
     }),
     tagValues: t.stringList({
       description: 'The values of tag `key` among the series matching `where`, sorted.',

@@ -10,7 +10,7 @@ import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
-import { duplicateKeyIndexes } from './record.ts';
+import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import type { Store } from './store.ts';
@@ -207,6 +207,9 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     if (error instanceof LeaseLost) return nothing(false);
     throw error;
   }
+  // Before the flip, while the readings are still in every reader's tail: the registry
+  // entries' first/last reading times take them in (idempotent, so a retried fold may too).
+  await widenMetricSpans(store, readingSpans(readings));
   const touched = Object.fromEntries([...new Set(plan.buckets.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
@@ -218,6 +221,20 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // the entries of a recent fold whose folder stopped right after its flip.
   await ingestLog(store).updateMany({ fold: { $gte: seq - 16, $lte: seq }, foldedAt: null }, { $set: { foldedAt: new Date() } });
   return { leased: true, fold: seq, entries: entries.length, readings: readings.length, parts, rollupParts };
+}
+
+/** The earliest and latest time of `readings` per metric, ms since epoch (UTC). */
+export function readingSpans(readings: readonly Reading[]): Map<string, [number, number]> {
+  const spans = new Map<string, [number, number]>();
+  for (const reading of readings) {
+    const span = spans.get(reading.metric);
+    if (span === undefined) spans.set(reading.metric, [reading.time, reading.time]);
+    else {
+      if (reading.time < span[0]) span[0] = reading.time;
+      if (reading.time > span[1]) span[1] = reading.time;
+    }
+  }
+  return spans;
 }
 
 /**

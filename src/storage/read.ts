@@ -9,7 +9,7 @@ import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, visibleAt, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, readVisible, visibleAt, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -329,6 +329,26 @@ export async function seriesReadingTimes(
       return best === null ? null : new Date(best);
     }),
   );
+}
+
+/**
+ * Exact time of the earliest (`first`) or latest (`last`) reading of `metric` (null
+ * without readings): its registry entry's `first`/`last`, which each fold widens before
+ * making its readings visible, and its readings in the tail. The entry is read after the
+ * tail, so a fold made visible in between has widened what it reads.
+ * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
+ */
+export async function metricReadingTime(store: Store, metric: string, edge: Edge, options: QueryOptions = {}): Promise<Date | null> {
+  return limitedRead(options, async (driver) => {
+    const visible = await readVisible(store);
+    const tail = await readTail(store, metric, visible, driver);
+    const entry = await store.metrics.findOne({ _id: metric }, { projection: { first: 1, last: 1 }, ...driver });
+    let best = entry?.[edge]?.getTime() ?? null;
+    for (const reading of tail.readings) {
+      if (best === null || (edge === 'first' ? reading.time < best : reading.time > best)) best = reading.time;
+    }
+    return best === null ? null : new Date(best);
+  });
 }
 
 /**

@@ -39,16 +39,46 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
 }
 
 /**
+ * True when {@link registerBatch} would write something for this batch: a metric that is
+ * not registered or lacks one of the batch's fields or tag keys, or a series this
+ * process has not registered recently in its metric's current registry generation (see
+ * `Store.seriesCache`). Reads nothing: a steady stream of known series answers false,
+ * and its batches are acknowledged by the log write alone.
+ * @param registered the registry entries from {@link checkMetricLimits}, read by this batch.
+ */
+export function registrationNeeded(
+  store: Pick<Store, 'seriesCache'>,
+  batch: { metrics: readonly MetricWrite[]; series: readonly SeriesWrite[] },
+  registered: ReadonlyMap<string, MetricDocument>,
+): boolean {
+  for (const write of batch.metrics) {
+    const existing = registered.get(write.name);
+    if (!existing || !isSubset(write.fields, existing.fields) || !isSubset(write.tagKeys, existing.tagKeys)) return true;
+  }
+  return batch.series.some((write) => {
+    const entry = registered.get(write.metric);
+    const cached = store.seriesCache.get(write.id);
+    return (
+      entry === undefined ||
+      cached === undefined ||
+      cached.generation !== registryGeneration(entry) ||
+      !isSubset(write.fields, cached.fields)
+    );
+  });
+}
+
+/**
  * Registers what a validated batch names (its metrics, `planMetrics`, and series,
  * `planSeries`), before its log entry is written, so
  * the next request finds it (docs/ingest-design.md, step 1 of the acknowledgement):
  * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
  *    the update's filter (a concurrent writer may have added names since
  *    {@link checkMetricLimits});
- * 2. series not known to be registered (see `Store.seriesCache`);
- * 3. the metrics' first/last reading times, widened.
- * Every step is idempotent, so a retry after any failure completes what is missing; a
- * steady stream of known series writes nothing here.
+ * 2. series not known to be registered (see `Store.seriesCache`).
+ * The metrics' first/last reading times are widened by the fold that folds the readings
+ * ({@link widenMetricSpans}); until then a reader takes them from the tail. Every step
+ * is idempotent, so a retry after any failure completes what is missing; a steady
+ * stream of known series writes nothing here ({@link registrationNeeded} is false).
  * @param registered the registry entries from {@link checkMetricLimits}.
  * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a limit.
  * Driver errors propagate unchanged.
@@ -61,7 +91,6 @@ export async function registerBatch(
   if (batch.series.length === 0) return;
   const metrics = await registerMetrics(store, batch.metrics, registered);
   await registerSeries(store, batch.series, metrics);
-  await widenMetricSpans(store, batch.metrics, metrics);
 }
 
 /**
@@ -130,14 +159,16 @@ async function registerMetrics(
   return entries;
 }
 
-/** Widens each metric's first/last reading time (`$min`/`$max`) where the batch reaches outside it. */
-async function widenMetricSpans(store: Store, writes: readonly MetricWrite[], entries: ReadonlyMap<string, MetricDocument>): Promise<void> {
-  for (const write of writes) {
-    const entry = entries.get(write.name);
-    const first = entry?.first?.getTime();
-    const last = entry?.last?.getTime();
-    if (first !== undefined && last !== undefined && first <= write.first && last >= write.last) continue;
-    await store.metrics.updateOne({ _id: write.name }, { $min: { first: new Date(write.first) }, $max: { last: new Date(write.last) } });
+/**
+ * Widens each metric's first/last reading time (`$min`/`$max`, idempotent) to the
+ * earliest and latest of `readings`: what a fold does for the readings it folds, before
+ * it makes them visible, so a reader that no longer finds them in the tail finds them in
+ * the registry entry (`metricSpan`).
+ * @param readings reading times by metric name, as `[earliest, latest]` in ms since epoch (UTC).
+ */
+export async function widenMetricSpans(store: Pick<Store, 'metrics'>, readings: ReadonlyMap<string, [number, number]>): Promise<void> {
+  for (const [metric, [first, last]] of readings) {
+    await store.metrics.updateOne({ _id: metric }, { $min: { first: new Date(first) }, $max: { last: new Date(last) } });
   }
 }
 

@@ -71,6 +71,7 @@ const BUCKETS = `query($metric: String!, $granularity: Granularity!, $from: Time
   }
 }`;
 const LATEST = `query($metric: String!) {
+  metric(name: $metric) { firstReadingAt lastReadingAt }
   all: latestValues(metric: $metric, field: "v") { latest { time value } }
   byHost: latestValues(metric: $metric, field: "v", groupBy: ["host"]) { tags { key value } latest { time value } }
   series(metric: $metric) {
@@ -239,6 +240,7 @@ describe('read-your-writes', () => {
     }
 
     const latest = await ask<{
+      metric: { firstReadingAt: string; lastReadingAt: string };
       all: { latest: TimedValue | null }[];
       byHost: { tags: { key: string; value: string }[]; latest: TimedValue | null }[];
       series: {
@@ -250,6 +252,11 @@ describe('read-your-writes', () => {
       }[];
     }>(t, LATEST, { metric });
     const hosts = [...new Set(readings.map((r) => r.host))].sort();
+    const times = readings.map((r) => r.time);
+    expect(latest.data!.metric).toEqual({
+      firstReadingAt: new Date(Math.min(...times)).toISOString(),
+      lastReadingAt: new Date(Math.max(...times)).toISOString(),
+    });
     expect(latest.data!.all).toEqual([{ latest: last }]);
     expect(latest.data!.byHost).toEqual(
       hosts.map((host) => ({ tags: [{ key: 'host', value: host }], latest: expectedEdges(newestFirst(readings, host)).last })),
@@ -291,6 +298,17 @@ describe('read-your-writes', () => {
     await expectAnswers('ryw_mid', [...a, ...b], 80);
     await t.settle();
     await expectAnswers('ryw_mid', [...a, ...b], 0);
+    // Readings before and after every folded one, in the tail only: the metric's first
+    // and last reading come from the tail until they are folded, then from the registry.
+    const times = [...a, ...b].map((r) => r.time);
+    const edges: Sent[] = [
+      { host: 'h0', time: Math.min(...times) - 1000, value: 3 },
+      { host: 'h1', time: Math.max(...times) + 1000, value: -4 },
+    ];
+    await record(t, 'ryw_mid', edges, 'ryw-mid-edges');
+    await expectAnswers('ryw_mid', [...a, ...b, ...edges], 2);
+    await t.settle();
+    await expectAnswers('ryw_mid', [...a, ...b, ...edges], 0);
   });
 });
 
