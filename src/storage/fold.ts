@@ -3,8 +3,8 @@
  * into write-once parts of series-day and rollup documents, one numbered fold at a
  * time, under a lease, and makes each fold visible with one compare-and-set.
  */
-import type { Collection, Document } from 'mongodb';
-import { foldDocuments, partDocument, planReadings, trimToHorizons } from '../record/fold-plan.ts';
+import type { Collection, Document, Filter } from 'mongodb';
+import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSettings } from '../record/fold-plan.ts';
 import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
@@ -308,7 +308,10 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
   let deleted = 0;
   for (const record of state.compactions ?? []) {
     if (Date.now() - record.at.getTime() < graceMs) continue;
-    for (const filter of replacedBy(record)) deleted += (await store.buckets.deleteMany(filter)).deletedCount;
+    const collections = [store.buckets, ...(await findRollups(store)).map((rollup) => store.db.collection(rollup.collection))];
+    for (const collection of collections) {
+      for (const filter of replacedBy(record)) deleted += (await collection.deleteMany(filter)).deletedCount;
+    }
     await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
   }
   return deleted;
@@ -333,7 +336,10 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
  *    records `{c: seq, days, from}`: from then on readers skip the documents of those
  *    days it replaced (`visibleIn`, `replacedBy`), and after `graceMs` they are deleted.
- * Rollup documents are not compacted (a rollup rebuild may replace them meanwhile).
+ * The documents of the metrics' rollups on those days are merged the same way, per
+ * rollup group and day, and skipped by readers alike. A rollup rebuild of such a day
+ * that read the fold state before this compaction's flip leaves the day dirty
+ * (`rebuildRollupDay`), so a merge of parts the rebuild replaced never stays visible.
  * A crash between any two steps is completed by the next holder with the same days and
  * the same document ids.
  * @param options.afterFolds folds that wrote to a day before it is compacted (default 8).
@@ -380,31 +386,34 @@ export async function compactOnce(
   const days = (running.compact ?? []).map((day) => new Date(day));
   const view = { visible: seq - 1, compactions: (state.compactions ?? []).filter((record) => record.c < seq) };
   const from = running.from ?? days.map(() => 0);
-  const docs = (
-    await Promise.all(
-      days.map((date, i) =>
-        store.buckets.find({ date, ...visibleIn(view), ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}) }).toArray(),
-      ),
-    )
-  ).flat();
-  const groups = new Map<string, DayDocument[]>();
-  for (const doc of docs) {
-    const key = `${doc.series}:${doc.date.getTime()}`;
-    const group = groups.get(key);
-    if (group) group.push(doc);
-    else groups.set(key, [doc]);
+  // What the compaction replaces on each day: every document visible at V (a whole-day
+  // compaction), or the parts since the day's last compaction.
+  const replacedOn = (date: Date, i: number): Filter<DayDocument> => ({
+    date,
+    ...visibleIn(view),
+    ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}),
+  });
+  const docs = (await Promise.all(days.map((date, i) => store.buckets.find(replacedOn(date, i)).toArray()))).flat();
+  const metrics = [...new Set(docs.map((doc) => doc.metric))];
+  const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
+  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
+  // The rollups of the same metrics, over the same documents of the same days: the
+  // readers' `visibleIn` skips what the compaction replaced in every collection alike.
+  const rollupMerged: { collection: Collection<Document>; documents: Document[] }[] = [];
+  for (const rollup of rollups) {
+    const collection = store.db.collection<DayDocument>(rollup.collection);
+    const rollupDocs = (await Promise.all(days.map((date, i) => collection.find(replacedOn(date, i)).toArray()))).flat();
+    outcome.merged += rollupDocs.length;
+    rollupMerged.push({
+      collection: collection as unknown as Collection<Document>,
+      documents: mergeDays(rollupDocs, settings, () => 0, seq),
+    });
   }
-  const settings = await planSettingsOf(store, [...new Set(docs.map((doc) => doc.metric))]);
-  const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, settings.settingsOf(group[0]!.metric).latestReadings));
-  const kept = new Set(
-    trimToHorizons(
-      writes.map(({ write }) => write),
-      settings.horizonsOf,
-    ),
-  );
-  const merged = writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version));
   try {
     outcome.documents = await insertOnce(store.buckets as unknown as Collection<Document>, merged, await leaseLeft(store, holder));
+    for (const { collection, documents } of rollupMerged) {
+      outcome.documents += await insertOnce(collection, documents, await leaseLeft(store, holder));
+    }
   } catch (error) {
     if (error instanceof LeaseLost) return { ...outcome, leased: false };
     throw error;
@@ -427,7 +436,36 @@ export async function compactOnce(
     },
   );
   if (flipped.modifiedCount !== 1) return { ...outcome, leased: false };
-  return { ...outcome, compaction: seq, days: days.length, merged: docs.length };
+  return { ...outcome, compaction: seq, days: days.length, merged: outcome.merged + docs.length };
+}
+
+/**
+ * The merged documents of a compaction (pure): `docs` grouped per series (or rollup
+ * group) and day, each group merged into one document (`mergeStoredDocuments`) with
+ * `f: seq`, none for a day before its metric's retention horizons.
+ * @param latestReadings latest readings kept per document of a metric (0 for rollups, which keep none).
+ */
+function mergeDays(
+  docs: readonly DayDocument[],
+  settings: Pick<PlanSettings, 'horizonsOf'>,
+  latestReadings: (metric: string) => number,
+  seq: number,
+): Document[] {
+  const groups = new Map<string, DayDocument[]>();
+  for (const doc of docs) {
+    const key = `${doc.series}:${doc.date.getTime()}`;
+    const group = groups.get(key);
+    if (group) group.push(doc);
+    else groups.set(key, [doc]);
+  }
+  const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, latestReadings(group[0]!.metric)));
+  const kept = new Set(
+    trimToHorizons(
+      writes.map(({ write }) => write),
+      settings.horizonsOf,
+    ),
+  );
+  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version));
 }
 
 /**

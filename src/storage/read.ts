@@ -9,7 +9,7 @@ import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, readVisible, visibleAt, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, readVisible, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -133,7 +133,7 @@ function selectingStages(pipeline: readonly Document[]): number {
  * layout), and returns its rows, typed `T` by the caller (docs/ingest-design.md,
  * "Real-time reads"):
  * 1. reads the visible fold number V and the compactions in grace (`readView`) and adds
- *    a `$match` of what is visible (`visibleIn`; `visibleAt(V)` for a rollup) after the first `$match`;
+ *    a `$match` of what is visible (`visibleIn`: compactions merge rollup documents too) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
  *    when there is any, plans it into documents in memory, keeps of them only the paths
  *    the pipeline's `$match` and `$project` stages read, and inserts after the
@@ -161,7 +161,7 @@ export async function aggregateBuckets<T extends Document = Document>(
   // A stage of its own after the first $match, which stays exactly an index range: a
   // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
   // the first and scans the collection for a merged or $and-wrapped filter.
-  const visibility = { $match: source.rollup ? visibleAt(visible) : visibleIn(view) };
+  const visibility = { $match: visibleIn(view) };
   const collection = source.rollup?.collection ?? CollectionName.buckets;
   if (tail.readings.length === 0) {
     return limitedRead(options, (driver) =>

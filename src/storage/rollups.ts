@@ -9,7 +9,7 @@ import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { dropIndexIfPresent, type Store } from './store.ts';
-import { readView, visibleAt, visibleIn } from './visibility.ts';
+import { FOLDS_ID, foldState, readView, visibleAt, visibleIn } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -228,8 +228,10 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  *    day's rollup documents visible at V with the result (deleted, then inserted whole
  *    with `f: V`: `dayDocument`); rollup parts of later folds (`f > V`) stay, and add the
  *    readings the series-day documents read here did not hold yet;
- * 3. clears the day only if its counter is still `n0` and the lease still its own;
- *    otherwise gives the lease back and leaves the day dirty.
+ * 3. clears the day only if its counter is still `n0`, the lease still its own, and no
+ *    compaction of the day is under way or was made visible after V (it merged rollup
+ *    documents this rebuild replaced, and would hide the rebuilt ones: see
+ *    `compactOnce`); otherwise gives the lease back and leaves the day dirty.
  * A fold writes a dirty day's series-day parts between two increments of its counter
  * and writes no rollup part for it, so a fold whose parts the rebuild may have missed
  * makes step 3 fail, and the day stays dirty. A fold that finds the day clean writes
@@ -278,10 +280,14 @@ export async function rebuildRollupDay(
       { ordered: false },
     );
   }
-  const cleared = await definitions(store).updateOne(
-    { _id: rollupId, [`${path}.n`]: mark.n, [`${path}.lease`]: lease },
-    { $unset: { [path]: '' } },
-  );
+  // A compaction of the day after V merged (or is merging) rollup documents this rebuild
+  // replaced, and its merge would hide what was inserted here: the day stays dirty, and
+  // a later rebuild reads past that compaction.
+  const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { running: 1, compacted: 1 } });
+  const compacting = state?.running?.compact?.includes(day) === true || (state?.compacted?.[String(day)] ?? 0) > visible;
+  const cleared = compacting
+    ? { modifiedCount: 0 }
+    : await definitions(store).updateOne({ _id: rollupId, [`${path}.n`]: mark.n, [`${path}.lease`]: lease }, { $unset: { [path]: '' } });
   if (cleared.modifiedCount === 1) return 'rebuilt';
   // Marked meanwhile: give the lease back so the next pass can rebuild the day again.
   await definitions(store).updateOne(

@@ -97,8 +97,8 @@ export async function readView(store: Pick<Store, 'db'>): Promise<ReadView> {
 /**
  * The condition that keeps a series-day document visible in `view`: {@link visibleAt}
  * its fold number, and not replaced by a visible compaction (a document of a compacted
- * day in the fold numbers it replaced, {@link replacedBy}). Rollup documents are not
- * compacted: they take {@link visibleAt} alone.
+ * day in the fold numbers it replaced, {@link replacedBy}). Compactions merge rollup
+ * documents too, so rollup reads take the same condition.
  */
 export function visibleIn(view: ReadView): Filter<Document> {
   const replaced = view.compactions.filter((record) => record.c <= view.visible).flatMap(replacedBy);

@@ -1,0 +1,198 @@
+/**
+ * Compaction of rollup documents (`compactOnce` in src/storage/fold.ts): a fold writes
+ * one rollup part per group and day, so a rollup of a metric written all day would
+ * otherwise be read from one part per fold. Against a real database, expected answers
+ * from a plain loop over the readings sent.
+ *
+ * What it proves:
+ * 1. A compaction merges a day's rollup parts into one document per rollup group and
+ *    day, with the compaction's number; queries answered from the rollup (as
+ *    `extensions.reads` reports) are exact before, during the grace period (replaced
+ *    parts still stored) and after the replaced parts are deleted.
+ * 2. A rollup rebuild of a dirty day that meets a compaction of that day under way
+ *    leaves the day dirty (the compaction merges the documents the rebuild replaces);
+ *    once the compaction is visible, the next rebuild makes the day clean and the
+ *    rollup answers exactly.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compactOnce } from '../../src/storage/fold.ts';
+import { backfillRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
+import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
+import { type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const START = Date.UTC(2024, 5, 1);
+const FROM = new Date(START).toISOString();
+const TO = new Date(START + 2 * DAY).toISOString();
+const METRIC = 'rc';
+/** A grace period no test outlives: replaced parts stay. */
+const LONG_GRACE = 3_600_000;
+
+const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
+const DEFINE = `mutation { defineRollup(metric: "${METRIC}", name: "all", tagKeys: []) { state } }`;
+const TOTALS = `query($from: Time!, $to: Time!) {
+  aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum min max }
+}`;
+const DAILY = `query($from: Time!, $to: Time!, $granularity: Granularity!) {
+  buckets(metric: "${METRIC}", field: "v", granularity: $granularity, from: $from, to: $to, fill: NONE) {
+    buckets { start count sum min max }
+  }
+}`;
+
+interface Totals {
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+}
+type Bucket = Totals & { start: string };
+interface Reads {
+  extensions?: { reads?: { rollup: string | null }[] };
+}
+
+/** Count, sum, min and max of `readings`, by a plain loop. */
+function totalsOf(readings: readonly Sent[]): Totals {
+  let count = 0;
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const r of readings) {
+    count += 1;
+    sum += r.value;
+    min = Math.min(min, r.value);
+    max = Math.max(max, r.value);
+  }
+  return { count, sum, min, max };
+}
+
+/** Non-empty buckets of `size` ms, UTC-aligned, with their totals, by a plain loop. */
+function bucketsOf(readings: readonly Sent[], size: number): Bucket[] {
+  const groups = new Map<number, Sent[]>();
+  for (const r of readings) {
+    const start = Math.floor(r.time / size) * size;
+    groups.set(start, [...(groups.get(start) ?? []), r]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([start, group]) => ({ start: new Date(start).toISOString(), ...totalsOf(group) }));
+}
+
+describe('rollup compaction', { timeout: 240_000 }, () => {
+  let t: TestApp;
+  const sent: Sent[] = [];
+  let rollupId = '';
+  let collection = '';
+
+  beforeAll(async () => {
+    t = await openTestApp('rollup_compaction');
+  });
+  afterAll(async () => t.close());
+
+  const record = async (readings: Sent[]) => {
+    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, {
+      readings: readings.map((r) => ({
+        metric: METRIC,
+        tags: [{ key: 'host', value: r.host }],
+        time: new Date(r.time).toISOString(),
+        fields: [{ name: 'v', value: r.value }],
+      })),
+    });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.recordReadings.applied).toBe(readings.length);
+    sent.push(...readings);
+  };
+
+  /** Every answer, against the plain loop, and that the rollup answered each. */
+  const expectExactFromRollup = async () => {
+    const totals = (await t.graphql<{ aggregate: Totals[] }>(TOTALS, { from: FROM, to: TO })) as { data?: { aggregate: Totals[] } } & Reads;
+    expect(totals.data!.aggregate).toEqual([totalsOf(sent)]);
+    expect(totals.extensions?.reads?.[0]?.rollup).toBe('all');
+    for (const [granularity, size] of [
+      ['DAY', DAY],
+      ['HOUR', HOUR],
+    ] as const) {
+      const answer = (await t.graphql<{ buckets: { buckets: Bucket[] }[] }>(DAILY, { from: FROM, to: TO, granularity })) as {
+        data?: { buckets: { buckets: Bucket[] }[] };
+      } & Reads;
+      expect(answer.data!.buckets[0]!.buckets, granularity).toEqual(bucketsOf(sent, size));
+      expect(answer.extensions?.reads?.[0]?.rollup, granularity).toBe('all');
+    }
+  };
+
+  /** Rollup documents of a UTC day: all stored, and those with `f` (by fold number). */
+  const rollupDocs = async (day: number) =>
+    t.store.db
+      .collection(collection)
+      .find({ date: new Date(day) }, { projection: { f: 1 } })
+      .toArray();
+
+  it('merges one part per fold into one document per group and day, exactly, through the grace period', async () => {
+    // Readings first, so the metric exists; then the rollup, built from them.
+    await record(spreadFrom(START, 60, 0));
+    await t.settle();
+    expect((await t.graphql<{ defineRollup: { state: string } }>(DEFINE)).data?.defineRollup.state).toBe('BUILDING');
+    const [rollup] = await findRollups(t.store, [METRIC]);
+    rollupId = rollup!._id;
+    collection = rollup!.collection;
+    await backfillRollup(t.store, METRIC, 'all', { graceMs: 0 });
+
+    // Ten folds, each with readings on both days: ten rollup parts per day besides the backfill's.
+    for (let batch = 1; batch <= 10; batch++) {
+      await record(spreadFrom(START, 40, batch * 1000));
+      expect(await t.settle()).toBe(40);
+    }
+    const before = await rollupDocs(START);
+    expect(before.length).toBe(11);
+    await expectExactFromRollup();
+
+    const outcome = await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: LONG_GRACE });
+    expect(outcome.compaction).not.toBeNull();
+    const c = outcome.compaction!;
+    // The merged documents are stored beside the parts they replace, which stay for the grace period.
+    const during = await rollupDocs(START);
+    expect(during.length).toBe(12);
+    expect(during.filter((doc) => doc.f === c)).toHaveLength(1);
+    await expectExactFromRollup();
+
+    // No grace: the replaced parts go, one document per day is left.
+    await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: 0 });
+    for (const day of [START, START + DAY]) {
+      const after = await rollupDocs(day);
+      expect(after).toHaveLength(1);
+      expect(after[0]!.f).toBe(c);
+    }
+    await expectExactFromRollup();
+  });
+
+  it('leaves a dirty day dirty when its rebuild meets a compaction of the day, and rebuilds it after', async () => {
+    // Eight more folds make the first day due again; the day is dirty, as a late batch would leave it.
+    for (let batch = 11; batch <= 18; batch++) {
+      await record(spreadFrom(START, 30, batch * 1000));
+      await t.settle();
+    }
+    await markDirty(t.store, [{ rollup: { _id: rollupId }, days: [START] }]);
+    // A compaction of the day under way, as a holder that stopped mid-compaction leaves it
+    // (its lease expired): recorded, nothing merged yet.
+    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+    const seq = state!.visible + 1;
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { running: { seq, entries: [], compact: [START], from: [0] }, lease: { holder: 'stopped', until: new Date(0) } } },
+    );
+    expect(await rebuildRollupDay(t.store, rollupId, START, 0)).toBe('changed');
+    let [rollup] = await findRollups(t.store, [METRIC]);
+    expect(rollup!.dirty[new Date(START).toISOString().slice(0, 10)]).toBeDefined();
+
+    // The compaction completed by this holder, then the rebuild goes through.
+    const completed = await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: 0 });
+    expect(completed.compaction).toBe(seq);
+    expect(await rebuildRollupDay(t.store, rollupId, START, 0)).toBe('rebuilt');
+    [rollup] = await findRollups(t.store, [METRIC]);
+    expect(rollup!.dirty).toEqual({});
+    await expectExactFromRollup();
+    await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: 0 });
+    await expectExactFromRollup();
+  });
+});
