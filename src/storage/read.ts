@@ -119,6 +119,51 @@ function tailPaths(stages: readonly Document[]): string[] | null {
   return [...paths];
 }
 
+/** A value as the filters of `query/buckets-pipeline.ts` compare it: dates by their time. */
+function comparable(value: unknown): unknown {
+  return value instanceof Date ? value.getTime() : value;
+}
+
+/** Whether `value` equals `wanted` as a query equality does: itself, or an element of an array. */
+function holds(value: unknown, wanted: unknown): boolean {
+  const target = comparable(wanted);
+  if (Array.isArray(value)) return value.some((element) => comparable(element) === target);
+  return comparable(value) === target;
+}
+
+/**
+ * False when `doc` certainly fails `filter`, the first `$match` of a pipeline (an index
+ * range: `metric`, `series`, `tagPairs`, `date` by equality, `$in`, `$gte`, `$lt`); true
+ * otherwise. Conditions of any other form count as met, so this only ever keeps too
+ * much: the pipeline's own `$match` runs on what it keeps. The tail's documents of a
+ * whole metric are cut down this way before they are sent, so a query of one series
+ * does not ship and unwind the documents of every series the tail holds.
+ */
+export function mayMatch(doc: Record<string, unknown>, filter: Document): boolean {
+  for (const [key, condition] of Object.entries(filter)) {
+    if (key.startsWith('$') || key.includes('.')) continue;
+    const value = doc[key];
+    const isOperators = condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof Date);
+    if (!isOperators) {
+      if (typeof condition === 'string' || typeof condition === 'number' || condition instanceof Date) {
+        if (!holds(value, condition)) return false;
+      }
+      continue;
+    }
+    for (const [operator, operand] of Object.entries(condition as Record<string, unknown>)) {
+      if (operator === '$in' && Array.isArray(operand)) {
+        if (!operand.some((wanted) => holds(value, wanted))) return false;
+      } else if ((operator === '$gte' || operator === '$lt') && (operand instanceof Date || typeof operand === 'number')) {
+        const bound = comparable(operand) as number;
+        const at = comparable(value);
+        if (typeof at !== 'number') continue;
+        if (operator === '$gte' ? at < bound : at >= bound) return false;
+      }
+    }
+  }
+  return true;
+}
+
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
 function selectingStages(pipeline: readonly Document[]): number {
   let count = 0;
@@ -135,7 +180,8 @@ function selectingStages(pipeline: readonly Document[]): number {
  * 1. reads the visible fold number V and the compactions in grace (`readView`) and adds
  *    a `$match` of what is visible (`visibleIn`: compactions merge rollup documents too) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
- *    when there is any, plans it into documents in memory, keeps of them only the paths
+ *    when there is any, plans it into documents in memory, drops those the pipeline's
+ *    first `$match` certainly refuses ({@link mayMatch}), keeps of the others only the paths
  *    the pipeline's `$match` and `$project` stages read, and inserts after the
  *    pipeline's `$match` and `$project` stages a `$unionWith` of the fold-state document
  *    turned into the tail's documents (`$literal`, `$unwind`, `$replaceRoot`) and passed
@@ -163,7 +209,11 @@ export async function aggregateBuckets<T extends Document = Document>(
   // the first and scans the collection for a merged or $and-wrapped filter.
   const visibility = { $match: visibleIn(view) };
   const collection = source.rollup?.collection ?? CollectionName.buckets;
-  if (tail.readings.length === 0) {
+  const selecting = selectingStages(pipeline);
+  const planned =
+    tail.readings.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
+  const whole = planned.filter((doc) => mayMatch(doc, first.$match as Document));
+  if (whole.length === 0) {
     return limitedRead(options, (driver) =>
       store.db
         .collection(collection)
@@ -171,9 +221,7 @@ export async function aggregateBuckets<T extends Document = Document>(
         .toArray(),
     );
   }
-  const selecting = selectingStages(pipeline);
   const paths = tailPaths(pipeline.slice(0, selecting));
-  const whole = await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
   const tree = paths === null ? null : pathTree(paths);
   const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
   // The tail enters through `$unionWith` of the one fold-state document turned into the
