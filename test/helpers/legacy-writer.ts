@@ -188,10 +188,13 @@ export async function writeLegacyBatch(
   // Every skeleton before the first update, as the old path did, even when it stops early.
   const preallocated = plan.buckets.filter((write) => entries.get(write.metric)?.layout === 'preallocated');
   if (preallocated.length > 0) await insertSkeletons(store, preallocated, entries);
-  const failed = await bulkWriteDuplicates(
-    store.buckets,
-    operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
-  );
+  const failed =
+    operations.length === 0
+      ? []
+      : await bulkWriteDuplicates(
+          store.buckets,
+          operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
+        );
   const retried = new Set(failed);
   operations.forEach(({ write }, index) => {
     if (!retried.has(index)) outcome.applied += write.readings;
