@@ -5,7 +5,7 @@ import { horizonsOf } from '../model/retention.ts';
 import { planMetrics, planSeries } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
-import { appendEntry, checkBacklog, knownBatch } from '../storage/ingest-log.ts';
+import { appendEntry, checkBacklog, completeClaim, knownBatch, type StoredBatch } from '../storage/ingest-log.ts';
 import { checkMetricLimits, registerBatch, registrationNeeded } from '../storage/record.ts';
 import type { MetricDocument, Store } from '../storage/store.ts';
 
@@ -38,7 +38,11 @@ export interface RecordOutcome {
  *    then registers the new names (`registerBatch`), so the next request finds them;
  * 3. appends the batch to the ingest log as one journaled insert (`appendEntry`), whose
  *    `_id` is the batch id: of concurrent attempts the database keeps one, and a resend
- *    finds the entry by its duplicate key and answers as in step 2.
+ *    finds the entry by its duplicate key and answers as in step 2;
+ * 4. a resend of a batch that the write path before the ingest log had applied to some
+ *    series-day documents only (a claim `npm run migrate` carried as `partial`) stores
+ *    the readings of the other documents (`completeClaim`) and answers those as applied,
+ *    the rest as already applied.
  * A batch of known series thus costs one read of its metrics' registry entries and the
  * log write.
  * Queries answer from the folded documents plus the log entries not folded yet, so the
@@ -77,14 +81,19 @@ export async function recordBatch(
     // (a resend is then recognised by its duplicate key); one that registers names first
     // looks for its batch id, so a reused id registers nothing.
     const registers = registrationNeeded(store, { metrics, series }, registered);
-    if (registers && batchId !== null && (await knownBatch(store, batchId, fingerprint, readings.length))) {
-      return { ...outcome, alreadyApplied: readings.length };
-    }
+    const known: StoredBatch =
+      registers && batchId !== null ? await knownBatch(store, batchId, fingerprint, readings.length) : { status: 'new' };
+    if (known.status === 'stored') return { ...outcome, alreadyApplied: readings.length };
     await checkBacklog(store);
     if (registers) await registerBatch(store, { metrics, series }, registered);
-    const appended = await appendEntry(store, readings, { id: batchId ?? undefined, fingerprint, receivedAt: options.receivedAt });
-    if (appended === 'retry') return { ...outcome, alreadyApplied: readings.length };
-    return { ...outcome, applied: readings.length };
+    const stored =
+      known.status === 'new'
+        ? await appendEntry(store, readings, { id: batchId ?? undefined, fingerprint, receivedAt: options.receivedAt })
+        : known;
+    if (stored.status === 'appended') return { ...outcome, applied: readings.length };
+    if (stored.status === 'stored') return { ...outcome, alreadyApplied: readings.length };
+    // A batch the write path before the ingest log had applied to some documents only.
+    return { ...outcome, ...(await completeClaim(store, batchId!, readings, stored)) };
   } catch (error) {
     if (error instanceof CodedError) throw error;
     options.logger?.error(

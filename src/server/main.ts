@@ -26,6 +26,7 @@ import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervis
 import { ErrorCode, ServiceError } from '../errors.ts';
 import { loadDemoData } from '../importer/demo.ts';
 import { createLogger, type Logger } from '../logger.ts';
+import { claimsLeft } from '../storage/migrate-claims.ts';
 import { ensureIndexes, openStore, redact, type Store } from '../storage/store.ts';
 import { authSettings } from '../auth/authenticate.ts';
 import { DatabaseHealth } from '../observability/database-health.ts';
@@ -79,6 +80,12 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info(`Connected to ${redact(uri)}, database "${config.MONGODB_DB}"`);
+  const claims = await claimsLeft(store).catch(() => 0);
+  if (claims > 0) {
+    logger.warn(
+      `The database holds ${claims} batch claims of the write path before the ingest log: run \`npm run migrate\` so that resends of those batches are recognised (docs/operations.md, "Upgrading")`,
+    );
+  }
   const health = new DatabaseHealth({ client: store.client, embedded, pingTimeoutMs: config.READY_TIMEOUT_MS, logger });
   embedded?.onStatus((status) => {
     if (status === 'up') void afterDatabaseRestart(store, logger, config.BATCH_RETENTION_HOURS * 3600);

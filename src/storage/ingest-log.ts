@@ -5,8 +5,9 @@
  */
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
+import { DAY_MS, floorTo } from '../model/time.ts';
 import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
-import type { Reading } from '../record/validate.ts';
+import { withServerTime, type Reading } from '../record/validate.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the ingest log. */
@@ -31,7 +32,36 @@ export interface LogEntryDocument extends LogColumns {
   fold?: number | null;
   /** When the fold that took the entry became visible; a TTL index removes the entry `BATCH_RETENTION_HOURS` later. */
   foldedAt?: Date | null;
+  /**
+   * Set on an entry that `npm run migrate` made of a batch claim of the write path before
+   * the ingest log (`storage/migrate-claims.ts`): it holds no readings (`readings` is the
+   * claimed batch's count), `fold: 0`, and `foldedAt` the claim's `createdAt`, so it
+   * expires when the claim would have.
+   */
+  claim?: CarriedClaim;
 }
+
+/**
+ * What a batch claim of the write path before the ingest log said when it was carried
+ * into the log: `applied`, the batch was applied whole (a resend answers it as stored);
+ * `partial`, the claim was still `applying` and the series-day documents `documents`
+ * (`"<series id>:<UTC midnight ms>"`) carried the batch's mark, so they held its readings
+ * and no other document did: a resend stores the batch's other readings
+ * ({@link completeClaim}).
+ */
+export type CarriedClaim = { state: 'applied' } | { state: 'partial'; documents: string[] };
+
+/** What the log holds of a batch id (see {@link knownBatch}). */
+export type StoredBatch =
+  /** No entry: the batch is new. */
+  | { status: 'new' }
+  /** An entry with the same readings: a retry, already stored. */
+  | { status: 'stored' }
+  /**
+   * A claim carried from the write path before the ingest log that had applied the batch
+   * to some series-day documents only: a resend completes it ({@link completeClaim}).
+   */
+  | { status: 'partial'; documents: string[]; receivedAt: number };
 
 /** The ingest log collection of a store. */
 export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument> =>
@@ -59,8 +89,9 @@ export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): 
 }
 
 /**
- * Whether batch id `id` is stored already for the same readings: false when it has no
- * log entry; true when its entry has fingerprint `fingerprint` (a retry).
+ * What the log holds of batch id `id` (one read by `_id`): nothing (`new`); an entry of
+ * the same readings (`stored`: fingerprint `fingerprint`, a retry); or a partly applied
+ * batch claim carried from the write path before the ingest log (`partial`).
  * @param readings the batch's number of readings, for the error.
  * @throws InputError BATCH_ID_REUSED when the id's entry holds other readings.
  */
@@ -69,15 +100,37 @@ export async function knownBatch(
   id: string,
   fingerprint: string | undefined,
   readings: number,
-): Promise<boolean> {
-  const before = await ingestLog(store).findOne({ _id: id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1 } });
-  if (before === null) return false;
-  if (before.fingerprint === fingerprint) return true;
-  throw new InputError(
-    ErrorCode.BATCH_ID_REUSED,
-    `batchId "${id}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings than these ${readings}; a retry must send exactly the same readings, new readings need a new batchId`,
-    'batchId',
-  );
+): Promise<StoredBatch> {
+  const before = await ingestLog(store).findOne({ _id: id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1, claim: 1 } });
+  if (before === null) return { status: 'new' };
+  if (before.fingerprint !== fingerprint) {
+    throw new InputError(
+      ErrorCode.BATCH_ID_REUSED,
+      `batchId "${id}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings than these ${readings}; a retry must send exactly the same readings, new readings need a new batchId`,
+      'batchId',
+    );
+  }
+  if (before.claim?.state === 'partial') {
+    return { status: 'partial', documents: before.claim.documents, receivedAt: before.receivedAt.getTime() };
+  }
+  return { status: 'stored' };
+}
+
+/** The fields of a log entry that describe its readings: metrics, time span, count and columns. */
+function entryContent(readings: readonly Reading[]): Omit<LogEntryDocument, '_id' | 'fingerprint' | 'receivedAt'> {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const reading of readings) {
+    if (reading.time < first) first = reading.time;
+    if (reading.time > last) last = reading.time;
+  }
+  return {
+    metrics: [...new Set(readings.map((reading) => reading.metric))],
+    first: new Date(first),
+    last: new Date(last),
+    readings: readings.length,
+    ...toColumns(readings),
+  };
 }
 
 /**
@@ -87,8 +140,8 @@ export async function knownBatch(
  * error 11000), concurrent resends included; the entry found then must have the same
  * fingerprint ({@link knownBatch}).
  * @param batch.receivedAt when the request arrived (ms since epoch, UTC).
- * @returns `appended` when the entry was written now, `retry` when an entry with the
- * same id and readings was there already (a concurrent twin).
+ * @returns `appended` when the entry was written now; otherwise what the log held of the
+ * id ({@link knownBatch}: `stored`, a concurrent twin or an earlier attempt, or `partial`).
  * @throws InputError BATCH_ID_REUSED when the id was used for other readings (nothing written).
  * Driver errors propagate (the caller reports UNAVAILABLE; the client retries with its id).
  */
@@ -96,31 +149,61 @@ export async function appendEntry(
   store: Pick<Store, 'db'>,
   readings: readonly Reading[],
   batch: { id?: string; fingerprint?: string; receivedAt: number },
-): Promise<'appended' | 'retry'> {
-  let first = Infinity;
-  let last = -Infinity;
-  for (const reading of readings) {
-    if (reading.time < first) first = reading.time;
-    if (reading.time > last) last = reading.time;
-  }
+): Promise<{ status: 'appended' } | Exclude<StoredBatch, { status: 'new' }>> {
   const entry: LogEntryDocument = {
     _id: batch.id ?? new ObjectId(),
     ...(batch.fingerprint === undefined ? {} : { fingerprint: batch.fingerprint }),
     receivedAt: new Date(batch.receivedAt),
-    metrics: [...new Set(readings.map((reading) => reading.metric))],
-    first: new Date(first),
-    last: new Date(last),
-    readings: readings.length,
-    ...toColumns(readings),
+    ...entryContent(readings),
   };
   try {
     await ingestLog(store).insertOne(entry);
-    return 'appended';
+    return { status: 'appended' };
   } catch (error) {
     if (!isDuplicateKeyError(error) || batch.id === undefined) throw error;
   }
-  if (await knownBatch(store, batch.id, batch.fingerprint, readings.length)) return 'retry';
+  const known = await knownBatch(store, batch.id, batch.fingerprint, readings.length);
+  if (known.status !== 'new') return known;
   throw new Error(`Batch ${batch.id} was reported stored (duplicate key) but its log entry is gone`);
+}
+
+/**
+ * Completes a resent batch whose claim was carried from the write path before the
+ * ingest log while it was partly applied (`partial`, see {@link CarriedClaim}): the
+ * readings of the series-day documents that had applied it are left out, and the others
+ * become the entry's readings, to be folded like any entry, with one compare-and-set
+ * update of the entry (on its `claim`), so of concurrent resends one stores them. As the
+ * old write path did for a retry, readings sent without a time take the first attempt's
+ * arrival time (`claim.receivedAt`), so they fall in the days it planned; the entry's
+ * `receivedAt` becomes `now`, the time it joins the unfolded log.
+ * A document that applied the batch but lost its mark to 64 later batches (the old
+ * `BATCH_MARKS_KEPT`) is not listed, and gets the batch's readings again: the old write
+ * path's own bound on recognising a retry.
+ * @param readings the resent batch, validated (its fingerprint matched the entry's).
+ * @returns the readings stored now and those the documents held already.
+ */
+export async function completeClaim(
+  store: Pick<Store, 'db'>,
+  id: string,
+  readings: readonly Reading[],
+  claim: { documents: readonly string[]; receivedAt: number },
+  now = Date.now(),
+): Promise<{ applied: number; alreadyApplied: number }> {
+  const held = new Set(claim.documents);
+  const rest = withServerTime(readings, claim.receivedAt).filter(
+    (reading) => !held.has(`${reading.seriesId}:${floorTo(reading.time, DAY_MS)}`),
+  );
+  const update =
+    rest.length === 0
+      ? { $set: { claim: { state: 'applied' } as CarriedClaim } }
+      : {
+          $set: { ...entryContent(rest), receivedAt: new Date(now), fold: null, foldedAt: null },
+          $unset: { claim: '' as const },
+        };
+  const done = await ingestLog(store).updateOne({ _id: id, 'claim.state': 'partial' }, update);
+  // A concurrent resend completed it first: everything is stored.
+  if (done.modifiedCount !== 1) return { applied: 0, alreadyApplied: readings.length };
+  return { applied: rest.length, alreadyApplied: readings.length - rest.length };
 }
 
 /** The readings of a stored entry, in the order sent. */

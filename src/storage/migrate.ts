@@ -14,11 +14,18 @@
  * `statistics`; the migration writes the store's default into them, so that what a
  * metric keeps no longer depends on the server's configuration at the time of a write.
  *
+ * Databases written before the ingest log keep batch claims in the collection `batches`
+ * and batch marks in series-day documents: the migration carries the claims into the
+ * log and removes the marks (`storage/migrate-claims.ts`; docs/ingest-design.md,
+ * "Existing databases"). Their series-day documents (no `f`) need nothing: readers take
+ * them as folded, and compaction rewrites a day of them with its new parts.
+ *
  * Only standard driver calls (`find`, `updateMany`, `aggregate` with `$group`), so it
  * runs unchanged on MongoDB 7/8, Atlas and the embedded database.
  */
 import type { Filter } from 'mongodb';
 import type { DayDocument } from '../model/day-document.ts';
+import { carryClaims, planClaims, removeBatchMarks, type ClaimsPlan, type ClaimsReport } from './migrate-claims.ts';
 import type { MetricDocument, Store } from './store.ts';
 
 /** Documents stamped per write unless told otherwise. */
@@ -46,6 +53,10 @@ export interface MigrationReport {
   stamped: number;
   /** Metric registry entries this run gave an explicit `statistics` (the store's default). */
   metricsGivenStatistics: number;
+  /** What became of the batch claims of the write path before the ingest log ({@link carryClaims}). */
+  claims: ClaimsReport;
+  /** Series-day documents whose batch marks this run removed ({@link removeBatchMarks}). */
+  marksRemoved: number;
   /** Wall-clock time of the whole run, in milliseconds. */
   elapsedMs: number;
 }
@@ -58,6 +69,8 @@ export interface PendingMigration {
   unstamped: number;
   /** Metric registry entries without `statistics`, each of which a migration would give the store's default. */
   metricsWithoutStatistics: number;
+  /** The batch claims of the write path before the ingest log, and what a migration would do with them ({@link planClaims}). */
+  claims: ClaimsPlan;
 }
 
 /**
@@ -78,12 +91,13 @@ export async function layoutVersions(store: Store): Promise<Record<string, numbe
 
 /** What {@link migrateLayout} would change, read without writing anything. */
 export async function pendingMigration(store: Store): Promise<PendingMigration> {
-  const [versions, unstamped, metricsWithoutStatistics] = await Promise.all([
+  const [versions, unstamped, metricsWithoutStatistics, claims] = await Promise.all([
     layoutVersions(store),
     store.buckets.countDocuments(unmarked),
     store.metrics.countDocuments(withoutStatistics),
+    planClaims(store),
   ]);
-  return { versions, unstamped, metricsWithoutStatistics };
+  return { versions, unstamped, metricsWithoutStatistics, claims };
 }
 
 /**
@@ -96,7 +110,14 @@ export async function pendingMigration(store: Store): Promise<PendingMigration> 
  *    `v` are read, then one `updateMany` stamps the documents without `v` in that `_id`
  *    range, so no write is larger than a batch and progress can be reported;
  * 2. every metric registry entry without `statistics` gets the store's
- *    `defaultStatistics` (one `updateMany`; the registry holds one entry per metric).
+ *    `defaultStatistics` (one `updateMany`; the registry holds one entry per metric);
+ * 3. the batch claims of the write path before the ingest log are carried into the log
+ *    ({@link carryClaims}: applied ones answer a resend `alreadyApplied`, partly
+ *    applied ones store the rest on a resend, ones that applied nothing are dropped);
+ * 4. the batch marks are removed from the series-day documents, `batchSize` at a time
+ *    ({@link removeBatchMarks}).
+ * Steps 3 and 4 expect the servers of the old write path to be stopped (a claim or mark
+ * they write afterwards is not carried; a new run carries it).
  *
  * Every write waits for the store's write concern. Safe to run while a server writes:
  * a version-1 document that receives readings stays version 1 (the record path sets
@@ -110,7 +131,8 @@ export async function pendingMigration(store: Store): Promise<PendingMigration> 
  * documents without `v` found at the start (grown when more were stamped, as when a
  * server of the previous version still writes): once before the first batch, then after
  * every batch.
- * @param options.batchSize documents stamped per write (default
+ * @param options.onMarksProgress the same for the documents whose batch marks are removed.
+ * @param options.batchSize documents stamped (and cleaned of marks) per write (default
  * {@link DEFAULT_MIGRATION_BATCH_SIZE}).
  * @throws RangeError when `batchSize` is not a positive integer; driver errors (database
  * unreachable, write concern not met) as thrown by the driver, after which a new run
@@ -118,7 +140,11 @@ export async function pendingMigration(store: Store): Promise<PendingMigration> 
  */
 export async function migrateLayout(
   store: Store,
-  options: { onProgress?: (done: number, total: number) => void; batchSize?: number } = {},
+  options: {
+    onProgress?: (done: number, total: number) => void;
+    onMarksProgress?: (done: number, total: number) => void;
+    batchSize?: number;
+  } = {},
 ): Promise<MigrationReport> {
   const batchSize = options.batchSize ?? DEFAULT_MIGRATION_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer; got ${batchSize}`);
@@ -149,6 +175,17 @@ export async function migrateLayout(
   }
 
   const metrics = await store.metrics.updateMany(withoutStatistics, { $set: { statistics: store.defaultStatistics } });
+  // The claims first: those in progress are decided by the marks.
+  const claims = await carryClaims(store);
+  const marksRemoved = await removeBatchMarks(store, { batchSize, onProgress: options.onMarksProgress });
   const after = await layoutVersions(store);
-  return { before, after, stamped, metricsGivenStatistics: metrics.modifiedCount, elapsedMs: Math.round(performance.now() - started) };
+  return {
+    before,
+    after,
+    stamped,
+    metricsGivenStatistics: metrics.modifiedCount,
+    claims,
+    marksRemoved,
+    elapsedMs: Math.round(performance.now() - started),
+  };
 }

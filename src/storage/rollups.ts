@@ -8,7 +8,7 @@ import { dayDocument, mergeIntoRollup, oldestVersion, storedDayWrite } from '../
 import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
-import { dropIndexIfPresent, type Store } from './store.ts';
+import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
 import { FOLDS_ID, foldState, readView, visibleAt, visibleIn } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
@@ -36,7 +36,7 @@ export function rollupWriteWindow(graceMs: number): number {
 }
 
 /** The registry of rollup definitions (one document per rollup, see `model/rollup.ts`). */
-export const ROLLUPS_COLLECTION = 'rollups';
+export const ROLLUPS_COLLECTION = CollectionName.rollups;
 
 const definitions = (store: Store) => store.db.collection<RollupDefinition>(ROLLUPS_COLLECTION);
 const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>): Collection<DayDocument> =>
@@ -44,16 +44,12 @@ const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>)
 
 /**
  * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
- * collection's: `{series, date, f}` unique (one part per rollup group, day and fold),
- * `{metric, date}` and `{metric, tagPairs, date}`.
+ * collection's (`ensureDayIndexes`): `{series, date, f}` unique (one part per rollup
+ * group, day and fold), `{metric, date}` and `{metric, tagPairs, date}`; the unique
+ * `{series, date}` index of rollups made before folds is dropped.
  */
 export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
-  await db.collection(collection).createIndexes([
-    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
-    { key: { metric: 1, date: 1 }, name: 'metric_date' },
-    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
-  ]);
-  await dropIndexIfPresent(db, collection, 'series_date');
+  await ensureDayIndexes(db, collection);
 }
 
 /**

@@ -147,7 +147,7 @@ export interface Store {
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
-export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches' } as const;
+export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches', rollups: 'rollups' } as const;
 
 /** Default bound of the unfolded log, in readings (`INGEST_MAX_TAIL_READINGS`). */
 export const DEFAULT_MAX_TAIL_READINGS = 200_000;
@@ -160,24 +160,26 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
 
 /**
  * Creates the indexes the queries and the record path rely on (idempotent):
- * - `buckets {series, date, f}` unique: one part per series, day and fold (`f` absent in
- *   documents written before folds, one per series and day); it serves every query
- *   scoped to series. The unique `{series, date}` index of earlier versions is dropped.
- * - `buckets {metric, date}`: queries over a whole metric.
- * - `buckets {metric, tagPairs, date}` (multikey): queries filtered by tags, one
- *   equality on a `key=value` string plus the day range.
+ * - on `buckets` and on the collection of every defined rollup, the indexes of
+ *   {@link ensureDayIndexes} (the unique `{series, date}` index of databases written
+ *   before folds is dropped there);
  * - `series {metric, key}`: listing a metric's series in key order.
  * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
- * - `batches {createdAt}` TTL: batch claims expire `batchRetentionSeconds` after they
- *   were made (MongoDB manual, "TTL Indexes"; a changed retention is applied with `collMod`).
+ * - `batches {createdAt}` TTL: batch claims of the write path before the ingest log
+ *   expire `batchRetentionSeconds` after they were made (MongoDB manual, "TTL Indexes"; a
+ *   changed retention is applied with `collMod`), until `npm run migrate` carries them
+ *   into the ingest log (`storage/migrate-claims.ts`).
  */
 export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
-  await db.collection(CollectionName.buckets).createIndexes([
-    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
-    { key: { metric: 1, date: 1 }, name: 'metric_date' },
-    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
-  ]);
-  await dropIndexIfPresent(db, CollectionName.buckets, 'series_date');
+  await ensureDayIndexes(db, CollectionName.buckets);
+  // Rollup collections made before folds carry the old unique index too, which would
+  // refuse the second rollup part of a group and day (and a fold skips a part refused
+  // with a duplicate key as already written).
+  const rollups = await db
+    .collection<{ collection: string }>(CollectionName.rollups)
+    .find({}, { projection: { _id: 0, collection: 1 } })
+    .toArray();
+  for (const { collection } of rollups) await ensureDayIndexes(db, collection);
   await ensureIngestLogIndexes(db, batchRetentionSeconds);
   await ensureFoldState(db);
   await db.collection(CollectionName.series).createIndexes([
@@ -195,9 +197,49 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
 }
 
 /**
- * Drops index `name` of `collection` when it exists (the unique one-document-per-day
- * index of earlier versions, which parts of several folds would break).
+ * Creates the indexes of a collection of series-day documents or of a rollup's
+ * group-day documents (idempotent), and drops the one of earlier versions that parts
+ * would break:
+ * - `{series, date, f}` unique: one part per series (or rollup group), day and fold
+ *   (`f` absent in documents written before folds, one per series and day); it serves
+ *   every query scoped to series;
+ * - `{metric, date}`: queries over a whole metric;
+ * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
+ *   `key=value` string plus the day range;
+ * - dropped: every unique index on exactly `{series: 1, date: 1}` (named `series_date` by
+ *   the write path before folds, which kept one document per series and day), found by
+ *   its key whatever its name, since it refuses the second part of a series-day.
  */
+export async function ensureDayIndexes(db: Db, collection: string): Promise<void> {
+  await db.collection(collection).createIndexes([
+    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
+    { key: { metric: 1, date: 1 }, name: 'metric_date' },
+    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
+  ]);
+  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
+}
+
+/**
+ * The names of the unique indexes on exactly `{series: 1, date: 1}` of `collection`
+ * (the one-document-per-day index of the write path before folds); empty when there is
+ * none or no such collection.
+ */
+export async function legacyDayIndexes(db: Db, collection: string): Promise<string[]> {
+  let indexes: { name?: string; key?: Record<string, unknown>; unique?: boolean }[];
+  try {
+    indexes = await db.collection(collection).listIndexes().toArray();
+  } catch (error) {
+    // 26 NamespaceNotFound: no collection, no index.
+    if (error instanceof MongoServerError && error.code === 26) return [];
+    throw error;
+  }
+  return indexes
+    .filter((index) => index.unique === true && JSON.stringify(index.key) === JSON.stringify({ series: 1, date: 1 }))
+    .map((index) => index.name!)
+    .filter((name) => name !== undefined);
+}
+
+/** Drops index `name` of `collection` when it exists. */
 export async function dropIndexIfPresent(db: Db, collection: string, name: string): Promise<void> {
   try {
     await db.collection(collection).dropIndex(name);

@@ -1,0 +1,296 @@
+/**
+ * The batch claims and batch marks of the write path before the ingest log, carried
+ * into it by `npm run migrate` (docs/ingest-design.md, "Existing databases").
+ *
+ * That write path claimed each batch sent with a `batchId` in the collection `batches`
+ * (`{_id: batchId, fingerprint, readings, receivedAt, createdAt, state}`, `state`
+ * `applying` until every series-day document had applied the batch, then `applied`;
+ * a TTL index removed a claim `BATCH_RETENTION_HOURS` after `createdAt`), and every
+ * series-day document it wrote kept the marks of its last 64 batches (`batches`, see
+ * `batchMark`). The ingest log recognises a resend by the log entry's `_id` instead, so
+ * without this step a resend of a batch the old path applied would be stored again.
+ * Only standard driver calls (`find`, `insertMany`, `updateOne`, `updateMany`,
+ * `deleteMany`), so it runs unchanged on MongoDB 7/8, Atlas and the embedded database.
+ */
+import { batchMark } from '../model/batch.ts';
+import { ingestLog, type CarriedClaim, type LogEntryDocument } from './ingest-log.ts';
+import { duplicateKeyIndexes } from './record.ts';
+import { findRollups, markDirty } from './rollups.ts';
+import type { BatchDocument, Store } from './store.ts';
+
+/** Claims (and log entries) written or looked up per request. */
+const CHUNK = 1_000;
+
+/**
+ * A claim still `applying`: the old write path stopped (or was stopped) between its
+ * first series-day write and the end of the batch, or before it wrote anything.
+ */
+export interface ClaimInProgress {
+  /** The batch id. */
+  id: string;
+  /** When the first attempt arrived. */
+  receivedAt: Date;
+  /** Readings of the batch. */
+  readings: number;
+  /** Series-day documents carrying the batch's mark: those that applied it. */
+  documents: number;
+  /**
+   * What the migration does with it: `partial` (some documents applied the batch) is
+   * carried into the log as such, and a resend stores the readings of the other
+   * documents only; `dropped` (no document applied it) is not carried, and a resend
+   * stores the whole batch; `inLog` (the log has an entry for the id already: a resend
+   * reached a server of the ingest log before the migration) is left to that entry.
+   */
+  decision: 'partial' | 'dropped' | 'inLog';
+}
+
+/** The claims found and what {@link carryClaims} does with them. */
+export interface ClaimsPlan {
+  /** Claims in the collection `batches`. */
+  claims: number;
+  /** Claims of batches applied whole, carried as log entries that answer a resend `alreadyApplied` (those with a log entry already excluded). */
+  applied: number;
+  /** Claims whose id has a log entry already (left to it; the claim is removed). */
+  inLog: number;
+  /** Every claim still `applying`, with its decision. */
+  inProgress: ClaimInProgress[];
+  /** Series-day documents that carry batch marks (removed by {@link removeBatchMarks}). */
+  markedDocuments: number;
+}
+
+/** What {@link carryClaims} did. */
+export interface ClaimsReport {
+  /** Log entries written for claims of batches applied whole. */
+  carriedApplied: number;
+  /** Log entries written for claims of batches applied to some documents only. */
+  carriedPartial: number;
+  /** Claims in progress that no document had applied: not carried. */
+  dropped: number;
+  /** Claims whose id has a log entry already: not carried. */
+  inLog: number;
+  /** Every claim still `applying`, with its decision. */
+  inProgress: ClaimInProgress[];
+  /** Claims removed from the collection `batches` (all that were read). */
+  claimsRemoved: number;
+  /** Rollup days marked dirty for the partly applied batches (a rebuild makes them exact). */
+  rollupDaysMarkedDirty: number;
+}
+
+/** A claim read with the series-day documents that carry its mark. */
+interface ReadClaim {
+  claim: BatchDocument;
+  inLog: boolean;
+  /** `{series, date, metric}` of each document carrying the mark (claims in progress only). */
+  documents: { series: string; date: Date; metric: string }[];
+}
+
+/**
+ * Reads every claim, which of their ids have a log entry (`_id` look-ups, {@link CHUNK}
+ * at a time) and, for the claims in progress, the series-day documents carrying their
+ * marks (one `find` of `{batches: {$in: marks}}`: a collection scan, as no index covers
+ * the marks, made only when a claim is in progress).
+ */
+async function readClaims(store: Store): Promise<ReadClaim[]> {
+  const claims = await store.batches.find({}).sort({ _id: 1 }).toArray();
+  const inLog = new Set<string>();
+  for (let i = 0; i < claims.length; i += CHUNK) {
+    const ids = claims.slice(i, i + CHUNK).map((claim) => claim._id);
+    for (const entry of await ingestLog(store)
+      .find({ _id: { $in: ids } }, { projection: { _id: 1 } })
+      .toArray()) {
+      inLog.add(String(entry._id));
+    }
+  }
+  const applying = claims.filter((claim) => claim.state !== 'applied' && !inLog.has(claim._id));
+  const byMark = new Map(applying.map((claim) => [batchMark(claim._id), claim._id]));
+  const documents = new Map<string, ReadClaim['documents']>();
+  if (byMark.size > 0) {
+    const cursor = store.buckets.find(
+      { batches: { $in: [...byMark.keys()] } },
+      { projection: { _id: 0, series: 1, date: 1, metric: 1, batches: 1 } },
+    );
+    for await (const doc of cursor) {
+      for (const mark of doc.batches ?? []) {
+        const id = byMark.get(mark);
+        if (id === undefined) continue;
+        const list = documents.get(id) ?? [];
+        list.push({ series: doc.series, date: doc.date, metric: doc.metric });
+        documents.set(id, list);
+      }
+    }
+  }
+  return claims.map((claim) => ({ claim, inLog: inLog.has(claim._id), documents: documents.get(claim._id) ?? [] }));
+}
+
+/** The decision on a claim still `applying` (see {@link ClaimInProgress.decision}). */
+const decide = (read: ReadClaim): ClaimInProgress['decision'] => (read.inLog ? 'inLog' : read.documents.length > 0 ? 'partial' : 'dropped');
+
+/** The claims in progress of `reads`, with their decisions, in id order. */
+const inProgressOf = (reads: readonly ReadClaim[]): ClaimInProgress[] =>
+  reads
+    .filter((read) => read.claim.state !== 'applied')
+    .map((read) => ({
+      id: read.claim._id,
+      receivedAt: read.claim.receivedAt,
+      readings: read.claim.readings,
+      documents: read.documents.length,
+      decision: decide(read),
+    }));
+
+/**
+ * How many batch claims of the write path before the ingest log the database still
+ * holds (`estimatedDocumentCount` of `batches`: metadata, no scan): more than 0 until
+ * `npm run migrate` carried them, what a server warns about at start-up, since a resend
+ * of such a batch is not recognised before.
+ */
+export async function claimsLeft(store: Pick<Store, 'batches'>): Promise<number> {
+  return store.batches.estimatedDocumentCount();
+}
+
+/** Series-day documents that carry batch marks (`countDocuments` of `{batches: {$exists: true}}`). */
+export async function countMarkedDocuments(store: Store): Promise<number> {
+  return store.buckets.countDocuments({ batches: { $exists: true } });
+}
+
+/** What {@link carryClaims} would do, read without writing anything (`npm run migrate -- --dry-run`). */
+export async function planClaims(store: Store): Promise<ClaimsPlan> {
+  const reads = await readClaims(store);
+  return {
+    claims: reads.length,
+    applied: reads.filter((read) => read.claim.state === 'applied' && !read.inLog).length,
+    inLog: reads.filter((read) => read.inLog).length,
+    inProgress: inProgressOf(reads),
+    markedDocuments: await countMarkedDocuments(store),
+  };
+}
+
+/**
+ * The log entry of a carried claim: no readings (empty columns, `metrics: []`, `first`
+ * and `last` the claim's arrival), the claim's fingerprint and readings count (for
+ * BATCH_ID_REUSED), `fold: 0` (at or below every visible fold number, so no fold takes
+ * it and no read's tail holds it), and `foldedAt` the claim's `createdAt`, so the TTL index
+ * of the log removes it when the claim's own would have.
+ */
+function carriedEntry(claim: BatchDocument, carried: CarriedClaim): LogEntryDocument {
+  return {
+    _id: claim._id,
+    fingerprint: claim.fingerprint,
+    receivedAt: claim.receivedAt,
+    metrics: [],
+    first: claim.receivedAt,
+    last: claim.receivedAt,
+    readings: claim.readings,
+    series: [],
+    s: [],
+    t: [],
+    fields: [],
+    v: [],
+    fold: 0,
+    foldedAt: claim.createdAt,
+    claim: carried,
+  };
+}
+
+/**
+ * Carries every batch claim into the ingest log, so a resend keeps the meaning the claim
+ * gave it (idempotent; run with the servers of the old write path stopped):
+ * 1. reads the claims, which ids the log holds already, and the documents carrying the
+ *    marks of the claims in progress ({@link readClaims});
+ * 2. writes one log entry per claim without one ({@link carriedEntry}): a claim
+ *    `applied` as `{state: 'applied'}` (a resend answers `alreadyApplied`); a claim
+ *    `applying` whose mark some documents carry as `{state: 'partial', documents}` (a
+ *    resend stores the readings of the other series-days, `completeClaim`); a claim
+ *    `applying` that no document applied gets none (a resend stores the whole batch).
+ *    A resend with other readings is refused BATCH_ID_REUSED by the fingerprint. Entries
+ *    already there (an earlier run) are skipped (duplicate key);
+ * 3. marks dirty the rollup days of the documents of partly applied batches (the old
+ *    path wrote rollups after every series-day document, so theirs may hold any part
+ *    of the batch), so a rebuild makes them exact from the series-day documents;
+ * 4. deletes the claims read.
+ * A crash between steps is completed by a new run: the entries are there, the claims
+ * and marks still are.
+ */
+export async function carryClaims(store: Store): Promise<ClaimsReport> {
+  const reads = await readClaims(store);
+  const entries: LogEntryDocument[] = [];
+  const partlyApplied: ReadClaim[] = [];
+  const report: ClaimsReport = {
+    carriedApplied: 0,
+    carriedPartial: 0,
+    dropped: 0,
+    inLog: 0,
+    inProgress: inProgressOf(reads),
+    claimsRemoved: 0,
+    rollupDaysMarkedDirty: 0,
+  };
+  for (const read of reads) {
+    if (read.inLog) report.inLog += 1;
+    else if (read.claim.state === 'applied') entries.push(carriedEntry(read.claim, { state: 'applied' }));
+    else if (read.documents.length === 0) report.dropped += 1;
+    else {
+      const documents = [...new Set(read.documents.map((doc) => `${doc.series}:${doc.date.getTime()}`))].sort();
+      entries.push(carriedEntry(read.claim, { state: 'partial', documents }));
+      partlyApplied.push(read);
+    }
+  }
+  for (let i = 0; i < entries.length; i += CHUNK) {
+    const chunk = entries.slice(i, i + CHUNK);
+    let skipped = new Set<number>();
+    try {
+      await ingestLog(store).insertMany(chunk, { ordered: false });
+    } catch (error) {
+      skipped = new Set(duplicateKeyIndexes(error));
+    }
+    chunk.forEach((entry, index) => {
+      if (skipped.has(index)) return;
+      if (entry.claim?.state === 'applied') report.carriedApplied += 1;
+      else report.carriedPartial += 1;
+    });
+  }
+  const days = new Map<string, Set<number>>();
+  for (const read of partlyApplied) {
+    for (const doc of read.documents) {
+      const set = days.get(doc.metric) ?? new Set<number>();
+      set.add(doc.date.getTime());
+      days.set(doc.metric, set);
+    }
+  }
+  if (days.size > 0) {
+    const dirty = (await findRollups(store, [...days.keys()])).map((rollup) => ({ rollup, days: [...days.get(rollup.metric)!] }));
+    await markDirty(store, dirty);
+    report.rollupDaysMarkedDirty = dirty.reduce((sum, { days: list }) => sum + list.length, 0);
+  }
+  for (let i = 0; i < reads.length; i += CHUNK) {
+    const ids = reads.slice(i, i + CHUNK).map((read) => read.claim._id);
+    report.claimsRemoved += (await store.batches.deleteMany({ _id: { $in: ids } })).deletedCount;
+  }
+  return report;
+}
+
+/**
+ * Removes the batch marks (`batches`) from every series-day document that carries them,
+ * `batchSize` documents per `updateMany` (the ids of the next marked documents are read,
+ * then `$unset` on those ids), after {@link carryClaims} has read them: the ingest log
+ * recognises resends without them, and compaction would drop them anyway. Nothing else
+ * in a document changes. Idempotent.
+ * @param onProgress called with the documents cleaned so far and the marked documents
+ * found at the start: once before the first write, then after every write.
+ * @returns the documents cleaned.
+ */
+export async function removeBatchMarks(
+  store: Store,
+  options: { batchSize: number; onProgress?: (done: number, total: number) => void },
+): Promise<number> {
+  const marked = { batches: { $exists: true } };
+  let total = await countMarkedDocuments(store);
+  let done = 0;
+  options.onProgress?.(done, total);
+  for (;;) {
+    const ids = (await store.buckets.find(marked, { projection: { _id: 1 }, limit: options.batchSize }).toArray()).map((doc) => doc._id);
+    if (ids.length === 0) break;
+    done += (await store.buckets.updateMany({ ...marked, _id: { $in: ids } }, { $unset: { batches: '' } })).modifiedCount;
+    total = Math.max(total, done);
+    options.onProgress?.(done, total);
+  }
+  return done;
+}

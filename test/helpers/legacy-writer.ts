@@ -1,0 +1,353 @@
+/**
+ * A database as the write path before the ingest log wrote it: what
+ * test/integration/upgrade.test.ts upgrades. That write path is `recordBatch` of
+ * src/engine/record.ts at commit bdb47aa (the parent of "Acknowledge a batch with one
+ * journaled insert into the ingest log"), with src/storage/record.ts, batches.ts,
+ * rollups.ts and store.ts of that commit. Per batch it:
+ * 1. reads the metrics' registry entries and rollups, plans the batch (`planWrites`);
+ * 2. with a `batchId`, claims it in `batches` with one upsert (`$setOnInsert` of
+ *    `{fingerprint, readings, receivedAt, createdAt, state: 'applying'}`), answering a
+ *    retry of an applied claim at once and refusing a reuse (BATCH_ID_REUSED);
+ * 3. registers metrics and series, inserts skeletons of `preallocated` documents, and
+ *    applies one upsert per series-day document on `{series, date}` with the batch's
+ *    mark (`dayOperations`: refused by a document carrying the mark, `$push` of the mark
+ *    with `$slice: -64` otherwise), then widens the metrics' first/last times;
+ * 4. writes the rollups (`applyRollupWrites`: one upsert per group-day, no mark) or marks
+ *    their days dirty (`planRollups`);
+ * 5. sets the claim `applied` with `appliedAt` (then `trimLateDetail`, which writes
+ *    nothing without retention horizons, and is left out here).
+ * The pure planners it used (`planWrites`, `dayOperations`, `planRollups`,
+ * `batchFingerprint`, `batchMark`) and `applyRollupWrites` are unchanged since that
+ * commit (`git diff bdb47aa -- src/record/plan.ts src/record/rollup-plan.ts src/model`
+ * adds functions only), so this file calls them and repeats only the driver calls of the
+ * storage code that was removed.
+ *
+ * Checked against the old code itself once: the commit's `src` was extracted next to the
+ * repository's `node_modules`, the same batches (two metrics, one `preallocated`, a
+ * rollup, batch ids, a retry, a reuse, a batch stopped after its first document) were
+ * written with its `recordBatch` into one database and with this file into another on
+ * the same embedded server, and every document of `buckets` (less its ObjectId `_id`),
+ * of the rollup collection (likewise), `batches`, `series`, `metrics` and `rollups` (less
+ * the times taken from the clock: `createdAt` of metrics and rollups, `appliedAt`, dirty
+ * marks' `at`) was byte for byte the same BSON, and so were the indexes. The test also
+ * compares what this file writes for a small batch with test/fixtures/legacy-documents.json,
+ * the old code's own documents for that batch, so a later change of the planners shows.
+ */
+import { BSON, MongoClient, type Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, InputError } from '../../src/errors.ts';
+import { batchFingerprint, batchMark } from '../../src/model/batch.ts';
+import { daySkeleton, type DayDocument, type DocumentLayout } from '../../src/model/day-document.ts';
+import { rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
+import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
+import { dayOperations, planMetrics, planWrites, type DayWrite } from '../../src/record/plan.ts';
+import { planRollups } from '../../src/record/rollup-plan.ts';
+import { withServerTime, type Reading } from '../../src/record/validate.ts';
+import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/record.ts';
+import { applyRollupWrites, findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
+import {
+  CollectionName,
+  DEFAULT_BATCH_RETENTION_SECONDS,
+  type BatchDocument,
+  type MetricDocument,
+  type SeriesDocument,
+  type Store,
+} from '../../src/storage/store.ts';
+
+/** The indexes the write path before the ingest log created on a series-day or rollup collection. */
+async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
+  await db.collection(collection).createIndexes([
+    { key: { series: 1, date: 1 }, name: 'series_date', unique: true },
+    { key: { metric: 1, date: 1 }, name: 'metric_date' },
+    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
+  ]);
+}
+
+/**
+ * A {@link Store} on database `dbName` with the indexes the old `openStore` created
+ * (`buckets {series, date}` unique, `{metric, date}`, `{metric, tagPairs, date}`; `series`
+ * `{metric, key}`, `{metric, tagPairs}`; the TTL index of `batches`), and none of the
+ * ingest log's: what the old server left. `holder` and `ingest` are filled in for the type
+ * only; nothing here folds.
+ */
+export async function openLegacyStore(uri: string, dbName: string, options: { layout?: DocumentLayout } = {}): Promise<Store> {
+  const client = new MongoClient(uri, { writeConcern: { w: 'majority', journal: true } });
+  await client.connect();
+  const db = client.db(dbName);
+  await legacyDayIndexes(db, CollectionName.buckets);
+  await db.collection(CollectionName.series).createIndexes([
+    { key: { metric: 1, key: 1 }, name: 'metric_key' },
+    { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
+  ]);
+  await db
+    .collection(CollectionName.batches)
+    .createIndexes([{ key: { createdAt: 1 }, name: 'createdAt_ttl', expireAfterSeconds: DEFAULT_BATCH_RETENTION_SECONDS }]);
+  return {
+    client,
+    db,
+    buckets: db.collection<DayDocument>(CollectionName.buckets),
+    series: db.collection<SeriesDocument>(CollectionName.series),
+    metrics: db.collection<MetricDocument>(CollectionName.metrics),
+    batches: db.collection<BatchDocument>(CollectionName.batches),
+    seriesCache: new LRUCache({ max: 10_000, ttl: 10_000 }),
+    holder: randomUUID(),
+    ingest: { maxTailReadings: 0, maxTailSeconds: 0, foldRate: 20_000 },
+    defaultLayout: options.layout ?? 'sparse',
+    rollupGraceMs: 60_000,
+    defaultStatistics: DEFAULT_STATISTICS,
+  };
+}
+
+/**
+ * Defines a rollup as the old `createRollup` followed by `backfillRollup` on a metric
+ * without documents left it: the definition `ready` with no dirty day, and its
+ * collection with the old indexes (`{series, date}` unique).
+ */
+export async function defineLegacyRollup(store: Store, metric: string, name: string, tagKeys: string[]): Promise<RollupDefinition> {
+  const sorted = [...tagKeys].sort();
+  const rollup: RollupDefinition = {
+    _id: `${metric}/${name}`,
+    metric,
+    name,
+    tagKeys: sorted,
+    collection: rollupCollectionName(metric, sorted),
+    state: 'ready',
+    createdAt: new Date(),
+    dirty: {},
+  };
+  await legacyDayIndexes(store.db, rollup.collection);
+  await store.db.collection<RollupDefinition>(ROLLUPS_COLLECTION).insertOne(rollup);
+  return rollup;
+}
+
+/** What {@link writeLegacyBatch} answered, as the old `recordBatch` did. */
+export interface LegacyOutcome {
+  applied: number;
+  alreadyApplied: number;
+}
+
+/**
+ * Writes a validated batch as the old `recordBatch` did (see the file comment).
+ * @param options.receivedAt the arrival time (ms since epoch, UTC), as validation set it.
+ * @param options.stopAfterDocuments stop as a crash would after this many series-day
+ * documents were written (in plan order): the claim stays `applying`, no rollup is written
+ * and no metric span widened (the old path did those after every document).
+ * @throws InputError BATCH_ID_REUSED as the old path did.
+ */
+export async function writeLegacyBatch(
+  store: Store,
+  readings: readonly Reading[],
+  options: { batchId?: string; receivedAt: number; stopAfterDocuments?: number },
+): Promise<LegacyOutcome> {
+  const metrics = planMetrics(readings);
+  const rollupDeadline = Date.now() + rollupWriteWindow(store.rollupGraceMs);
+  const [registered, rollups] = await Promise.all([
+    checkMetricLimits(store, metrics),
+    findRollups(
+      store,
+      metrics.map((metric) => metric.name),
+    ),
+  ]);
+  const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
+  let plan = planWrites(readings, settingsOf);
+  let retry = false;
+  if (options.batchId !== undefined) {
+    const fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
+    const now = new Date(options.receivedAt);
+    const before = await store.batches.findOneAndUpdate(
+      { _id: options.batchId },
+      { $setOnInsert: { fingerprint, readings: plan.readings, receivedAt: now, createdAt: now, state: 'applying' } },
+      { upsert: true, returnDocument: 'before' },
+    );
+    if (before !== null) {
+      if (before.fingerprint !== fingerprint) {
+        throw new InputError(
+          ErrorCode.BATCH_ID_REUSED,
+          `batchId "${options.batchId}" was used on ${before.receivedAt.toISOString()} for ${before.readings} other readings; a retry must send exactly the same readings, new readings need a new batchId`,
+          'batchId',
+        );
+      }
+      if (before.state === 'applied') return { applied: 0, alreadyApplied: plan.readings };
+      retry = true;
+      if (before.receivedAt.getTime() !== options.receivedAt && readings.some((reading) => reading.timeFromServer)) {
+        plan = planWrites(withServerTime(readings, before.receivedAt.getTime()), settingsOf);
+      }
+    }
+  }
+  const rollupPlan = planRollups(plan, rollups, { retry });
+  if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
+  const mark = options.batchId === undefined ? undefined : batchMark(options.batchId);
+
+  // The old applyWritePlan: registries, skeletons, one upsert per series-day document, spans.
+  const outcome: LegacyOutcome = { applied: 0, alreadyApplied: 0 };
+  if (plan.buckets.length === 0) return outcome;
+  await registerBatch(store, plan, registered);
+  const entries = new Map((await store.metrics.find({ _id: { $in: plan.metrics.map((m) => m.name) } }).toArray()).map((m) => [m._id, m]));
+  const operations = dayOperations(plan, mark).slice(0, options.stopAfterDocuments);
+  // Every skeleton before the first update, as the old path did, even when it stops early.
+  const preallocated = plan.buckets.filter((write) => entries.get(write.metric)?.layout === 'preallocated');
+  if (preallocated.length > 0) await insertSkeletons(store, preallocated, entries);
+  const failed =
+    operations.length === 0
+      ? []
+      : await bulkWriteDuplicates(
+          store.buckets,
+          operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
+        );
+  const retried = new Set(failed);
+  operations.forEach(({ write }, index) => {
+    if (!retried.has(index)) outcome.applied += write.readings;
+  });
+  for (const index of failed) {
+    const { write, filter, update } = operations[index]!;
+    if ((await store.buckets.updateOne(filter, update)).matchedCount === 1) outcome.applied += write.readings;
+    else outcome.alreadyApplied += write.readings;
+  }
+  if (options.stopAfterDocuments !== undefined) return outcome;
+  for (const write of plan.metrics) {
+    const entry = entries.get(write.name);
+    const first = entry?.first?.getTime();
+    const last = entry?.last?.getTime();
+    if (first !== undefined && last !== undefined && first <= write.first && last >= write.last) continue;
+    await store.metrics.updateOne({ _id: write.name }, { $min: { first: new Date(write.first) }, $max: { last: new Date(write.last) } });
+  }
+
+  if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
+  for (const { rollup, writes } of rollupPlan.writes) {
+    if ((await applyRollupWrites(store, rollup, writes, rollupDeadline)) === 'late') {
+      await markDirty(store, [{ rollup, days: [...new Set(writes.map((write) => write.date.getTime()))] }]);
+    }
+  }
+  if (options.batchId !== undefined) {
+    await store.batches.updateOne({ _id: options.batchId }, { $set: { state: 'applied', appliedAt: new Date() } });
+  }
+  return outcome;
+}
+
+/**
+ * The old `insertSkeletons` of the `preallocated` layout: zeroed skeletons (`daySkeleton`)
+ * for the series-day documents that do not exist yet, duplicates skipped.
+ */
+async function insertSkeletons(store: Store, writes: readonly DayWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+  const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
+  const existing = await store.buckets
+    .find(
+      { series: { $in: [...new Set(writes.map((write) => write.series))] }, date: { $in: days } },
+      { projection: { _id: 0, series: 1, date: 1 } },
+    )
+    .toArray();
+  const found = new Set(existing.map((doc) => `${doc.series}:${doc.date.getTime()}`));
+  const missing = writes.filter((write) => !found.has(`${write.series}:${write.date.getTime()}`));
+  if (missing.length === 0) return;
+  const skeletons = missing.map((write) =>
+    daySkeleton({ series: write.series, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, date: write.date }, [
+      ...new Set([...(metrics.get(write.metric)?.fields ?? []), ...write.fields]),
+    ]),
+  );
+  try {
+    await store.buckets.insertMany(skeletons as unknown as DayDocument[], { ordered: false });
+  } catch (error) {
+    duplicateKeyIndexes(error);
+  }
+}
+
+/** The registry entry of the fixture's metric, as a first batch of the old path left it (less `statistics`, the store's default). */
+export const LEGACY_FIXTURE_METRIC = {
+  _id: 'cpu',
+  fields: ['u'],
+  tagKeys: ['dc', 'host'],
+  layout: 'sparse' as const,
+  createdAt: new Date(0),
+};
+
+const FIXTURE_DAY = Date.UTC(2024, 4, 6);
+const fixtureReading = (host: string, dc: string, time: number, fields: Record<string, number>) => ({
+  metric: 'cpu',
+  tags: [
+    { key: 'host', value: host },
+    { key: 'dc', value: dc },
+  ],
+  time: new Date(time),
+  fields: Object.entries(fields).map(([name, value]) => ({ name, value })),
+});
+
+/**
+ * The batches of test/fixtures/legacy-documents.json, written after
+ * {@link LEGACY_FIXTURE_METRIC} and a rollup `cpu/bydc` over `dc` (defined and
+ * backfilled on no documents): two batches with ids into the same series-day documents
+ * over two days, two fields, and two readings in one minute.
+ */
+export const LEGACY_FIXTURE_BATCHES = [
+  {
+    batchId: 'golden-1',
+    receivedAt: FIXTURE_DAY + 2 * 86_400_000,
+    readings: [
+      fixtureReading('h1', 'x', FIXTURE_DAY + 3_600_000 + 5_000, { u: 1.5, s: 2 }),
+      fixtureReading('h1', 'x', FIXTURE_DAY + 3_600_000 + 35_000, { u: 0.25 }),
+      fixtureReading('h2', 'x', FIXTURE_DAY + 3_600_000 + 65_000, { u: 2.25 }),
+      fixtureReading('h1', 'x', FIXTURE_DAY + 86_400_000 + 7_200_000, { u: -3, s: 4 }),
+      fixtureReading('h3', 'y', FIXTURE_DAY + 12 * 3_600_000, { u: 10 }),
+    ],
+  },
+  {
+    batchId: 'golden-2',
+    receivedAt: FIXTURE_DAY + 2 * 86_400_000 + 1_000,
+    readings: [
+      fixtureReading('h1', 'x', FIXTURE_DAY + 23 * 3_600_000 + 59 * 60_000, { u: 7, s: 1 }),
+      fixtureReading('h3', 'y', FIXTURE_DAY + 12 * 3_600_000 + 1_000, { u: -0.5 }),
+    ],
+  },
+];
+
+/** One stored document of {@link dumpLegacyDatabase}. */
+export interface DumpedDocument {
+  /** `<series>:<date ms>` for series-day and rollup documents, else the `_id`. */
+  key: string;
+  /** Series-day and rollup documents: the exact BSON bytes less the `_id` element (an ObjectId), base64. */
+  bson?: string;
+  /** The document as canonical Extended JSON (types kept: `$numberDouble`, `$date`), clock times set to 0. */
+  document: unknown;
+}
+
+/** The document `raw` without its `_id` element, every other byte as it was. */
+function withoutId(raw: Buffer): Buffer {
+  const elements = [...BSON.onDemand.parseToElements(raw)];
+  const id = elements.find(([, nameOffset, nameLength]) => raw.toString('utf8', nameOffset, nameOffset + nameLength) === '_id');
+  if (id === undefined) return raw;
+  const [, nameOffset, , valueOffset, valueLength] = id;
+  const bytes = Buffer.concat([raw.subarray(0, nameOffset - 1), raw.subarray(valueOffset + valueLength)]);
+  bytes.writeInt32LE(bytes.length, 0);
+  return bytes;
+}
+
+/**
+ * Every document of `buckets`, the rollup collections, `batches`, `series`, `metrics`
+ * and `rollups` of `db`, by collection, sorted by key: what the fixture holds. Times read
+ * from the clock when written (`createdAt` of rollups, `appliedAt` of claims, the `at` of
+ * dirty days) are set to 0.
+ */
+export async function dumpLegacyDatabase(db: Db): Promise<Record<string, DumpedDocument[]>> {
+  const names = (await db.listCollections().toArray()).map((collection) => collection.name).sort();
+  const dump: Record<string, DumpedDocument[]> = {};
+  for (const name of names) {
+    const day = name === CollectionName.buckets || name.startsWith('rollup_');
+    if (!day && !['batches', 'series', 'metrics', 'rollups'].includes(name)) continue;
+    const raws = (await db.collection(name).find({}, { raw: true }).toArray()) as unknown as Buffer[];
+    const docs = raws.map((raw): DumpedDocument => {
+      const doc = BSON.deserialize(raw);
+      if (day) {
+        delete doc._id;
+        return { key: `${doc.series}:${doc.date.getTime()}`, bson: withoutId(Buffer.from(raw)).toString('base64'), document: toEjson(doc) };
+      }
+      if (name === 'rollups') doc.createdAt = new Date(0);
+      if ('appliedAt' in doc) doc.appliedAt = new Date(0);
+      for (const mark of Object.values((doc.dirty ?? {}) as Record<string, { at?: Date }>)) if (mark.at) mark.at = new Date(0);
+      return { key: String(doc._id), document: toEjson(doc) };
+    });
+    dump[name.startsWith('rollup_') ? 'rollup' : name] = docs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+  return dump;
+}
+
+const toEjson = (doc: unknown): unknown => JSON.parse(BSON.EJSON.stringify(doc, { relaxed: false }));
