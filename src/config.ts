@@ -58,7 +58,7 @@ export const ConfigSchema = z
     MAX_BATCH_SIZE: integer(1, 100_000)
       .default(10_000)
       .describe(
-        'Largest number of readings one `recordReadings` call, line-protocol or NDJSON write accepts (`BATCH_TOO_LARGE` beyond it).',
+        'Largest number of readings one `recordReadings` call, line-protocol, NDJSON, OTLP or remote-write request accepts (`BATCH_TOO_LARGE` beyond it; an OTLP data point and a remote-write sample are one reading each).',
       ),
     MAX_BUCKETS: integer(1, 10_000_000)
       .default(100_000)

@@ -416,3 +416,84 @@ describe('batch ids', () => {
     expect(contentBatchId('prw', new Uint8Array())).toBe('prw:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 });
+
+describe('the example of docs/opentelemetry.md', () => {
+  it('stores the two readings the page shows, of kinds delta and delta-histogram', () => {
+    const example = {
+      resourceMetrics: [
+        {
+          resource: { attributes: [str('service.name', 'checkout'), str('host.name', 'web-1'), str('telemetry.sdk.language', 'nodejs')] },
+          scopeMetrics: [
+            {
+              scope: { name: 'my-lib' },
+              metrics: [
+                {
+                  name: 'http.server.requests',
+                  unit: '{request}',
+                  sum: {
+                    aggregationTemporality: 1,
+                    isMonotonic: true,
+                    dataPoints: [{ timeUnixNano: '1717236000123456789', asInt: '42', attributes: [str('http.route', '/cart')] }],
+                  },
+                },
+                {
+                  name: 'http.server.duration',
+                  unit: 'ms',
+                  histogram: {
+                    aggregationTemporality: 1,
+                    dataPoints: [
+                      {
+                        timeUnixNano: '1717236000123456789',
+                        count: '3',
+                        sum: 61.5,
+                        min: 4.5,
+                        max: 40,
+                        bucketCounts: ['1', '1', '1'],
+                        explicitBounds: [5, 25],
+                        attributes: [str('http.route', '/cart')],
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const tags = (unit: string) => [
+      { key: 'service_name', value: 'checkout' },
+      { key: 'host_name', value: 'web-1' },
+      { key: 'unit', value: unit },
+      { key: 'http_route', value: '/cart' },
+    ];
+    for (const input of decoded(example)) {
+      const mapped = mapExportRequest(input, DEFAULTS);
+      expect(mapped.readings).toEqual([
+        {
+          metric: 'http_server_requests',
+          time: new Date('2024-06-01T10:00:00.123Z'),
+          tags: tags('{request}'),
+          fields: [{ name: 'value', value: 42 }],
+        },
+        {
+          metric: 'http_server_duration',
+          time: new Date('2024-06-01T10:00:00.123Z'),
+          tags: tags('ms'),
+          fields: [
+            { name: 'count', value: 3 },
+            { name: 'sum', value: 61.5 },
+            { name: 'min', value: 4.5 },
+            { name: 'max', value: 40 },
+          ],
+        },
+      ]);
+      expect(mapped.kinds).toEqual(
+        new Map([
+          ['http_server_requests', 'delta'],
+          ['http_server_duration', 'delta-histogram'],
+        ]),
+      );
+    }
+  });
+});
