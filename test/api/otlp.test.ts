@@ -14,7 +14,9 @@ import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-met
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { createApiToken } from '../../src/auth/manage.ts';
+import { createApp } from '../../src/server/yoga.ts';
 import { receiverTypes } from '../../src/receivers/proto.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -405,6 +407,34 @@ describe('requests sent by hand', () => {
     expect(proto.status).toBe(200);
     expect((proto.body.partialSuccess as { rejectedDataPoints: string }).rejectedDataPoints).toBe('3');
     expect(await countOf('raw_partial')).toEqual({ count: 4, sum: 8 });
+  });
+
+  it('refuses more data points than MAX_BATCH_SIZE and bodies over MAX_BODY_BYTES once decompressed (413), writing nothing', async () => {
+    const small = createApp({
+      store: t.store,
+      logger: pino({ level: 'silent' }),
+      limits: { maxBatchSize: 2, maxBuckets: 1000 },
+      auth: { mode: 'off', corsOrigins: [] },
+      requestLimits: { maxBodyBytes: 2000 },
+    });
+    const before = await databaseSnapshot(t.store.db);
+    const send = async (body: Uint8Array, headers: Record<string, string> = {}) => {
+      const response = await small.fetch('http://yoga/v1/metrics', { method: 'POST', headers: { ...PROTOBUF_TYPE, ...headers }, body });
+      const status = receiverTypes().status;
+      const answer = status.toObject(status.decode(new Uint8Array(await response.arrayBuffer()))) as { message: string };
+      return { status: response.status, code: answer.message.split(':')[0] };
+    };
+    expect(await send(protobufOf(gaugeRequest('raw.limits', [1, 2, 3], Date.now())))).toEqual({ status: 413, code: 'BATCH_TOO_LARGE' });
+    const padded = gaugeRequest('raw.limits', [1], Date.now(), { pad: 'p'.repeat(250) });
+    padded.resourceMetrics[0]!.scopeMetrics[0]!.metrics.push(
+      ...Array.from({ length: 10 }, () => padded.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!),
+    );
+    const big = protobufOf(padded);
+    expect(big.byteLength).toBeGreaterThan(2000);
+    expect(gzipSync(big).byteLength).toBeLessThan(2000);
+    expect(await send(gzipSync(big), { 'content-encoding': 'gzip' })).toEqual({ status: 413, code: 'REQUEST_TOO_LARGE' });
+    expect(await databaseSnapshot(t.store.db)).toBe(before);
+    await small.dispose();
   });
 
   it('answers INGEST_BACKLOG with 503 and Retry-After, which the exporters retry', async () => {

@@ -10,7 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { pushTimeseries } from 'prometheus-remote-write';
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { createApiToken } from '../../src/auth/manage.ts';
+import { createApp } from '../../src/server/yoga.ts';
 import { receiverTypes } from '../../src/receivers/proto.ts';
 import { STALE_NAN_BITS } from '../../src/receivers/remote-write.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -160,6 +162,41 @@ describe('the remote-write client library writes unchanged', () => {
 });
 
 describe('requests sent by hand', () => {
+  it('refuses more samples than MAX_BATCH_SIZE and bodies over MAX_BODY_BYTES once decompressed (413), writing nothing', async () => {
+    const small = createApp({
+      store: t.store,
+      logger: pino({ level: 'silent' }),
+      limits: { maxBatchSize: 2, maxBuckets: 1000 },
+      auth: { mode: 'off', corsOrigins: [] },
+      requestLimits: { maxBodyBytes: 2000 },
+    });
+    const before = await databaseSnapshot(t.store.db);
+    const send = async (body: Uint8Array) => {
+      const response = await small.fetch('http://yoga/api/v1/write', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf' },
+        body,
+      });
+      return { status: response.status, code: ((await response.json()) as { extensions: { code: string } }).extensions.code };
+    };
+    const three = writeRequest([
+      {
+        labels: { __name__: 'rw_limits' },
+        samples: [
+          [1, START],
+          [2, START + MINUTE],
+          [3, START + 2 * MINUTE],
+        ],
+      },
+    ]);
+    expect(await send(compress(three))).toEqual({ status: 413, code: 'BATCH_TOO_LARGE' });
+    const big = writeRequest([{ labels: { __name__: 'rw_limits', pad: 'p'.repeat(3000) }, samples: [[1, START]] }]);
+    expect(compress(big).byteLength).toBeLessThan(2000);
+    expect(await send(compress(big))).toEqual({ status: 413, code: 'REQUEST_TOO_LARGE' });
+    expect(await databaseSnapshot(t.store.db)).toBe(before);
+    await small.dispose();
+  });
+
   it('skips stale markers and NaN samples, counts them in /metrics, and stores the rest', async () => {
     const sentinel = 1234.5678;
     const bytes = writeRequest([
