@@ -7,6 +7,7 @@ import {
   type SlotLevel,
   type StatisticsSettings,
 } from './model/statistics-settings.ts';
+import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -57,7 +58,7 @@ export const ConfigSchema = z
     MAX_BATCH_SIZE: integer(1, 100_000)
       .default(10_000)
       .describe(
-        'Largest number of readings one `recordReadings` call, line-protocol or NDJSON write accepts (`BATCH_TOO_LARGE` beyond it).',
+        'Largest number of readings one `recordReadings` call, line-protocol, NDJSON, OTLP or remote-write request accepts (`BATCH_TOO_LARGE` beyond it; an OTLP data point and a remote-write sample are one reading each).',
       ),
     MAX_BUCKETS: integer(1, 10_000_000)
       .default(100_000)
@@ -195,6 +196,26 @@ export const ConfigSchema = z
       .default('auto')
       .describe(
         "Where live subscriptions learn of new readings: `auto` watches the series-day collection with a change stream when the database supports one (a replica set), so writes through any instance are pushed, and otherwise falls back to this process's own writes; `off` always uses this process's own writes.",
+      ),
+    OTLP_RESOURCE_ATTRIBUTES: z
+      .string()
+      .default(DEFAULT_RESOURCE_ATTRIBUTES.join(','))
+      .transform((text, context): readonly string[] | 'all' => {
+        const trimmed = text.trim();
+        if (trimmed === 'all') return 'all';
+        if (trimmed === 'none') return [];
+        const keys = trimmed.split(',').map((key) => key.trim());
+        if (keys.some((key) => key === '')) {
+          context.addIssue({
+            code: 'custom',
+            message: 'OTLP_RESOURCE_ATTRIBUTES: an empty attribute key; use keys separated by commas, all or none',
+          });
+          return z.NEVER;
+        }
+        return [...new Set(keys)];
+      })
+      .describe(
+        'Resource attributes of OpenTelemetry metrics (`POST /v1/metrics`) kept as tags of every reading of the resource: OpenTelemetry keys separated by commas (sanitized as tag keys: `service.name` becomes the tag `service_name`), `all` or `none`; data-point attributes are always kept (see docs/opentelemetry.md#mapping).',
       ),
     SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
       .default(10_000)

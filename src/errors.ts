@@ -142,7 +142,7 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
   BATCH_TOO_LARGE: {
     status: 413,
     meaning:
-      'more readings in one `recordReadings`, line-protocol or NDJSON write than `MAX_BATCH_SIZE` (HTTP 413 on the plain HTTP routes)',
+      'more readings in one `recordReadings`, line-protocol, NDJSON, OTLP (data points) or remote-write (samples) write than `MAX_BATCH_SIZE` (HTTP 413 on the plain HTTP routes)',
   },
   INVALID_RANGE: { status: 400, meaning: '`from >= to`' },
   TOO_MANY_BUCKETS: {
@@ -218,13 +218,13 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     meaning:
-      'a POST body that is neither JSON nor a GraphQL document: forms, multipart, `text/plain`; an NDJSON write that is not `application/x-ndjson`; a `Content-Encoding` other than gzip (HTTP 415)',
+      'a POST body that is neither JSON nor a GraphQL document: forms, multipart, `text/plain`; an NDJSON write that is not `application/x-ndjson`; an OTLP write that is neither `application/x-protobuf` nor `application/json`; a remote write that is not `application/x-protobuf` or asks for remote write 2.0; a `Content-Encoding` other than gzip (snappy for remote write) (HTTP 415)',
   },
   CSRF_HEADER_REQUIRED: { status: 403, meaning: 'a GET without an `Authorization` or `x-graphql-yoga-csrf` header (HTTP 403)' },
   MALFORMED_BODY: {
     status: 400,
     meaning:
-      'a line-protocol line that does not parse, an NDJSON line that is not JSON, a gzip body that does not decompress, bytes that are not UTF-8, a write without any reading (HTTP 400, with `line` and `column`; see docs/recording.md#line-protocol)',
+      'a line-protocol line that does not parse, an NDJSON line that is not JSON, a gzip or snappy body that does not decompress, bytes that are not UTF-8, an OTLP body that is not an `ExportMetricsServiceRequest` in protobuf or JSON, a remote-write body that is not a `WriteRequest`, a line-protocol or NDJSON write without any reading (HTTP 400, with `line` and `column` for line protocol and NDJSON; see docs/recording.md#line-protocol)',
   },
   DETAIL_EXPIRED: {
     status: 400,

@@ -21,7 +21,8 @@ export type Scope = (typeof SCOPES)[number];
  */
 export const SCOPE_ALLOWS: Record<Scope, string> = {
   read: 'the queries: `metrics`, `metric`, `tagValues`, `series`, `seriesById`, `buckets`, `aggregate`, `latestValues`; the `buckets` subscription; `GET /export`',
-  write: '`recordReading`, `recordReadings`, `POST /api/v2/write`, `POST /api/readings`; not reading (give `read,write` for both)',
+  write:
+    '`recordReading`, `recordReadings`, `POST /api/v2/write`, `POST /api/readings`, `POST /v1/metrics` (OTLP), `POST /api/v1/write` (Prometheus remote write); not reading (give `read,write` for both)',
   admin:
     'everything: read, write, `GET /metrics`, and `setMetricLayout`, `setMetricStatistics`, `setRetention`, `deleteMetric`, `deleteSeries`, `defineRollup`, `dropRollup`',
   monitor: "`GET /metrics` only (a Prometheus scraper's token; see docs/operations.md#metrics)",

@@ -83,7 +83,7 @@ export class ServerMetrics {
   /** Requests of the plain HTTP routes (line protocol, NDJSON, export, dashboard), by route and outcome code. */
   readonly httpRequests = new Counter({
     name: 'tsgraph_http_requests_total',
-    help: 'Requests of the HTTP routes beside /graphql (/api/v2/write, /api/readings, /export, /dashboard), by route and outcome code (OK or the error code)',
+    help: 'Requests of the HTTP routes beside /graphql (/api/v2/write, /api/readings, /v1/metrics, /api/v1/write, /export, /dashboard), by route and outcome code (OK or the error code)',
     labelNames: ['route', 'code'] as const,
     registers: [this.registry],
   });
@@ -91,7 +91,7 @@ export class ServerMetrics {
   /** Readings the record mutations applied (stored by this call). */
   readonly readingsRecorded = new Counter({
     name: 'tsgraph_readings_recorded_total',
-    help: 'Readings stored by recordReading, recordReadings, /api/v2/write and /api/readings (applied by the call that answered)',
+    help: 'Readings stored by recordReading, recordReadings, /api/v2/write, /api/readings, /v1/metrics and /api/v1/write (applied by the call that answered)',
     registers: [this.registry],
   });
   /** Readings of retried batches that an earlier call had already stored. */
@@ -105,6 +105,13 @@ export class ServerMetrics {
     name: 'tsgraph_readings_refused_total',
     help: 'Readings of batches that recordReading or recordReadings refused or could not store, by error code (refused ingest requests: tsgraph_http_requests_total)',
     labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  /** Data points and samples the OTLP and remote-write receivers did not store, by receiver and reason. */
+  readonly receiverDropped = new Counter({
+    name: 'tsgraph_receiver_dropped_total',
+    help: 'Data points (POST /v1/metrics, receiver otlp) and samples (POST /api/v1/write, receiver prometheus) of accepted requests that were not stored, by reason: rejected (counted in the answer as rejectedDataPoints), no_value (flagged NO_RECORDED_VALUE), stale (a staleness marker), nan (another NaN), histogram (a native histogram sample)',
+    labelNames: ['receiver', 'reason'] as const,
     registers: [this.registry],
   });
   /** Time of each bucket or sketch pipeline, in seconds. */

@@ -170,19 +170,31 @@ export function refuseForeignPages(request: Request, allowed: readonly string[])
 }
 
 /**
+ * Any error of a route as the coded error its answer reports: a client error as it is
+ * (see {@link codedErrorOf}); a driver error meaning the database is unreachable as
+ * UNAVAILABLE (reported to the health tracker); anything else is logged and gives
+ * undefined (the answer is then a masked INTERNAL_SERVER_ERROR, 500).
+ */
+export function clientErrorOf(error: unknown, context: Pick<RouteContext, 'logger' | 'health'>, where?: string): CodedError | undefined {
+  const coded = codedErrorOf(error);
+  if (coded) return coded;
+  if (isUnavailable(error)) {
+    context.health?.reportFailure(`a request to ${where ?? 'a route'} could not reach the database`);
+    return unavailable('The request could not be completed');
+  }
+  context.logger.error({ err: error }, `Unexpected error in ${where ?? 'a route'}`);
+  return undefined;
+}
+
+/**
  * Any error of a route as an HTTP answer: a client error as {@link errorAnswer} (with
  * the `line` and `column` of a {@link LocatedError}); a
  * driver error meaning the database is unreachable as UNAVAILABLE (503, reported to the
  * health tracker); anything else logged and masked as INTERNAL_SERVER_ERROR (500).
  */
 export function answerToError(error: unknown, context: Pick<RouteContext, 'logger' | 'health'>, where?: string): Response {
-  const coded = codedErrorOf(error);
+  const coded = clientErrorOf(error, context, where);
   if (coded) return errorAnswer(coded, coded instanceof LocatedError ? coded.where : {});
-  if (isUnavailable(error)) {
-    context.health?.reportFailure(`a request to ${where ?? 'a route'} could not reach the database`);
-    return errorAnswer(unavailable('The request could not be completed'));
-  }
-  context.logger.error({ err: error }, `Unexpected error in ${where ?? 'a route'}`);
   const body = { code: 'internal error', message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   return new Response(JSON.stringify(body), { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' } });
 }

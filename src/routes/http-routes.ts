@@ -4,6 +4,8 @@
  * apply as to every request):
  * - `POST /api/v2/write`: InfluxDB line protocol (`ingest.ts`);
  * - `POST /api/readings`: NDJSON readings (`ingest.ts`);
+ * - `POST /v1/metrics`: OpenTelemetry metrics over OTLP/HTTP (`receivers.ts`);
+ * - `POST /api/v1/write`: Prometheus remote write 1.0 (`receivers.ts`);
  * - `GET /export`: a query's answer as CSV or NDJSON (`export.ts`);
  * - `GET /dashboard` and its script and style sheet (`dashboard.ts`).
  * Writes are refused at once while the database is known to be down, and from web
@@ -18,6 +20,8 @@ import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
+import { otlpErrorAnswer, writeOtlp, writeRemote, type ReceiverContext } from './receivers.ts';
+import type { OtlpMappingOptions } from '../receivers/otlp.ts';
 import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
 /** What the routes need from the app (see `createApp` in `server/yoga.ts`). */
@@ -35,6 +39,8 @@ export interface HttpRouteOptions {
   maxBatchSize: number;
   maxBodyBytes: number;
   maxTokens: number;
+  /** How OTLP metrics become readings (`OTLP_RESOURCE_ATTRIBUTES`). */
+  otlp: OtlpMappingOptions;
 }
 
 /**
@@ -43,7 +49,7 @@ export interface HttpRouteOptions {
  * methods pass on to graphql-yoga.
  */
 export function useHttpRoutes(options: HttpRouteOptions): Plugin {
-  const context: RouteContext = {
+  const context: ReceiverContext = {
     store: options.store,
     logger: options.logger,
     trackWrite: options.trackWrite,
@@ -53,6 +59,11 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     maxBatchSize: options.maxBatchSize,
     maxBodyBytes: options.maxBodyBytes,
     authenticate: routeAuthenticator(options.store, options.auth, options.logger),
+    otlp: options.otlp,
+    dropped:
+      options.metrics === undefined
+        ? undefined
+        : (receiver, reason, count) => options.metrics!.receiverDropped.inc({ receiver, reason }, count),
   };
   type Yoga = YogaServer<Record<string, unknown>, Record<string, unknown>>;
   let graphql: Yoga | undefined;
@@ -63,9 +74,17 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     return handle();
   };
   type Handler = (request: Request, url: URL, serverContext: Parameters<Yoga['handle']>[1]) => Promise<Response>;
-  const routes: Record<string, { method: string; handle: Handler }> = {
+  /** A route: its method, its handler, and how its errors are answered (default: `answerToError`, JSON). */
+  type Route = { method: string; handle: Handler; answerError?: (error: unknown, request: Request) => Response };
+  const routes: Record<string, Route> = {
     '/api/v2/write': { method: 'POST', handle: (request, url) => write(request, () => writeLineProtocol(request, url, context)) },
     '/api/readings': { method: 'POST', handle: (request) => write(request, () => writeNdjson(request, context)) },
+    '/v1/metrics': {
+      method: 'POST',
+      handle: (request) => write(request, () => writeOtlp(request, context)),
+      answerError: (error, request) => otlpErrorAnswer(error, request, context),
+    },
+    '/api/v1/write': { method: 'POST', handle: (request) => write(request, () => writeRemote(request, context)) },
     '/export': {
       method: 'GET',
       handle: (request, url, serverContext) =>
@@ -92,7 +111,7 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
         options.metrics?.httpRequests.inc({ route: routeLabel, code: 'OK' });
       } catch (error) {
         options.metrics?.httpRequests.inc({ route: routeLabel, code: codeOfError(error) });
-        endResponse(answerToError(error, context, `${request.method} ${url.pathname}`));
+        endResponse(route.answerError?.(error, request) ?? answerToError(error, context, `${request.method} ${url.pathname}`));
       }
     },
   };

@@ -46,22 +46,28 @@ function tooLarge(maxBytes: number, what: string): CodedError {
 }
 
 /**
- * Reads a request body as text: at most `maxBytes` as sent (a larger `Content-Length`
- * is refused before reading), and, with `Content-Encoding: gzip`, at most `maxBytes`
- * once decompressed (decompression stops there, so a small body cannot unpack into a
- * huge one).
+ * Reads a request body as bytes, as sent: at most `maxBytes` (a larger `Content-Length`
+ * is refused before reading, a longer body while reading).
+ * @param encodings the `Content-Encoding` values accepted besides none and `identity`
+ * (lowercase); the body is not decoded.
+ * @returns the bytes and the encoding (`''` for none or identity).
  * @throws CodedError REQUEST_TOO_LARGE (413); INVALID_ARGUMENT for a malformed
- * `Content-Length`; UNSUPPORTED_MEDIA_TYPE (415) for an encoding other than gzip or
- * identity; MALFORMED_BODY for gzip that does not decompress or bytes that are not UTF-8.
+ * `Content-Length`; UNSUPPORTED_MEDIA_TYPE (415) for another encoding.
  */
-export async function readBody(request: Request, maxBytes: number): Promise<string> {
+export async function readRawBody(
+  request: Request,
+  maxBytes: number,
+  encodings: readonly string[],
+): Promise<{ bytes: Uint8Array; encoding: string }> {
   const length = request.headers.get('content-length');
   if (length !== null && !/^\d+$/.test(length))
     throw new CodedError(ErrorCode.INVALID_ARGUMENT, 'The Content-Length header is not a number.');
   if (length !== null && Number(length) > maxBytes) throw tooLarge(maxBytes, '');
-  const encoding = (request.headers.get('content-encoding') ?? '').trim().toLowerCase();
-  if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip') {
-    throw new CodedError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported: send gzip or no encoding.`);
+  let encoding = (request.headers.get('content-encoding') ?? '').trim().toLowerCase();
+  if (encoding === 'identity') encoding = '';
+  if (encoding !== '' && !encodings.includes(encoding)) {
+    const accepted = encodings.length === 0 ? 'no encoding' : `${encodings.join(' or ')} or no encoding`;
+    throw new CodedError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported: send ${accepted}.`);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -76,15 +82,44 @@ export async function readBody(request: Request, maxBytes: number): Promise<stri
     }
     chunks.push(chunk.value);
   }
-  let bytes: Uint8Array = Buffer.concat(chunks);
-  if (encoding === 'gzip') {
-    try {
-      bytes = await gunzipAsync(bytes, { maxOutputLength: maxBytes });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, ' once decompressed');
-      throw malformed(`The body is not valid gzip (${(error as Error).message}).`);
-    }
+  return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), encoding };
+}
+
+/**
+ * Decompresses a gzip body, stopping at `maxBytes` so a small body cannot unpack into a huge one.
+ * @throws CodedError REQUEST_TOO_LARGE (413) past `maxBytes`; MALFORMED_BODY for bytes that are not gzip.
+ */
+export async function gunzipBody(bytes: Uint8Array, maxBytes: number): Promise<Uint8Array> {
+  try {
+    return await gunzipAsync(bytes, { maxOutputLength: maxBytes });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, ' once decompressed');
+    throw malformed(`The body is not valid gzip (${(error as Error).message}).`);
   }
+}
+
+/**
+ * Reads a request body as bytes with {@link readRawBody}, decompressing it with
+ * `Content-Encoding: gzip` (at most `maxBytes` once decompressed, see {@link gunzipBody}).
+ * @throws CodedError as {@link readRawBody} and {@link gunzipBody}; UNSUPPORTED_MEDIA_TYPE
+ * (415) for an encoding other than gzip or identity.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const { bytes, encoding } = await readRawBody(request, maxBytes, ['gzip']);
+  return encoding === 'gzip' ? gunzipBody(bytes, maxBytes) : bytes;
+}
+
+/**
+ * Reads a request body as text: at most `maxBytes` as sent (a larger `Content-Length`
+ * is refused before reading), and, with `Content-Encoding: gzip`, at most `maxBytes`
+ * once decompressed (decompression stops there, so a small body cannot unpack into a
+ * huge one).
+ * @throws CodedError REQUEST_TOO_LARGE (413); INVALID_ARGUMENT for a malformed
+ * `Content-Length`; UNSUPPORTED_MEDIA_TYPE (415) for an encoding other than gzip or
+ * identity; MALFORMED_BODY for gzip that does not decompress or bytes that are not UTF-8.
+ */
+export async function readBody(request: Request, maxBytes: number): Promise<string> {
+  const bytes = await readBodyBytes(request, maxBytes);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {

@@ -116,6 +116,7 @@ async function main(): Promise<void> {
     requestLimits: requestLimitsFromConfig(config),
     slowQueryMs: config.SLOW_QUERY_MS,
     live: { events: live, minIntervalMs: config.LIVE_MIN_INTERVAL_MS },
+    otlp: { resourceAttributes: config.OTLP_RESOURCE_ATTRIBUTES },
   });
   // Background jobs (jobs/): each repeats on its own interval; 0 turns one off.
   const jobs = new JobScheduler(logger);

@@ -19,6 +19,7 @@ import { createGraphiQLRenderer, graphiqlOptions } from '../routes/graphiql.ts';
 import { instrumentApp, type ServerMetrics } from '../observability/metrics.ts';
 import { LiveEvents } from '../events/live-events.ts';
 import { useCacheHeaders } from './cache-headers.ts';
+import type { OtlpMappingOptions } from '../receivers/otlp.ts';
 
 /** What the GraphQL server needs. */
 export interface AppOptions {
@@ -54,6 +55,8 @@ export interface AppOptions {
    * of a subscription in ms (default: LIVE_MIN_INTERVAL_MS's default, 1,000).
    */
   live?: { events?: LiveEvents; minIntervalMs?: number };
+  /** How OTLP metrics become readings (default: `OTLP_RESOURCE_ATTRIBUTES`' default; see `receivers/otlp.ts`). */
+  otlp?: OtlpMappingOptions;
 }
 
 /**
@@ -150,7 +153,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     },
     plugins: [
       ...instruments.plugins,
-      // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), GET /export (CSV, NDJSON).
+      // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), POST /v1/metrics (OTLP),
+      // POST /api/v1/write (Prometheus remote write), GET /export (CSV, NDJSON).
       useHttpRoutes({
         store: options.store,
         logger: options.logger,
@@ -159,6 +163,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
         health,
         recorded: (readings) => liveEvents.recorded(readings),
         metrics: instruments.metrics,
+        otlp: options.otlp ?? { resourceAttributes: loadConfig({}).OTLP_RESOURCE_ATTRIBUTES },
         ...options.limits,
         ...requestLimits,
       }),
