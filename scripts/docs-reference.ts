@@ -1,13 +1,14 @@
 /**
  * Writes the reference pages of docs/reference/ from the code, so they cannot drift from it:
  *
- *   npm run docs:reference              # writes configuration.md, error-codes.md, scopes.md, graphql.md
+ *   npm run docs:reference              # writes configuration.md, error-codes.md, scopes.md, graphql.md, http-routes.md
  *   npm run docs:reference -- --check   # writes nothing; exits 1 naming every stale page
  *
  * Sources: the settings of `ConfigSchema` (src/config.ts) with their `.describe()` text
  * and defaults, `ERROR_CODES` (src/errors.ts), `SCOPES` and `SCOPE_ALLOWS`
- * (src/model/scopes.ts), and the Query, Mutation and Subscription fields of
- * schema/schema.graphql with their descriptions and arguments.
+ * (src/model/scopes.ts), `HTTP_ROUTES` (src/routes/http-routes.ts), and the Query,
+ * Mutation and Subscription fields of schema/schema.graphql with their descriptions and
+ * arguments.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -15,6 +16,7 @@ import { buildSchema, type GraphQLArgument, type GraphQLObjectType, astFromValue
 import { SCOPES, SCOPE_ALLOWS } from '../src/model/scopes.ts';
 import { ConfigSchema } from '../src/config.ts';
 import { ERROR_CODES, ErrorCode } from '../src/errors.ts';
+import { HTTP_ROUTES } from '../src/routes/http-routes.ts';
 
 /** The repository's root directory. */
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -145,6 +147,30 @@ export function renderScopes(): string {
   ].join('\n');
 }
 
+/** docs/reference/http-routes.md. */
+export function renderHttpRoutes(): string {
+  return [
+    '# Plain HTTP routes',
+    '',
+    GENERATED,
+    '',
+    'The routes served beside `/graphql` (`HTTP_ROUTES` in',
+    '[`src/routes/http-routes.ts`](../../src/routes/http-routes.ts)). Writes need a token',
+    'with the `write` scope in `Authorization: Bearer <token>` (InfluxDB clients may send',
+    '`Token <token>`) and hold the limits of [Access and limits](../access-and-limits.md#limits);',
+    'errors carry a stable code ([Error codes](error-codes.md)). `/graphql`, `/metrics`, `/health`',
+    'and `/ready` are described in [Operations](../operations.md).',
+    '',
+    '| method | path | access | takes | answers | see |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...HTTP_ROUTES.map(
+      (route) =>
+        `| ${route.method} | \`${route.path}\` | ${cell(route.access)} | ${cell(route.takes)} | ${cell(route.answers)} | ${linkDocs(route.page)} |`,
+    ),
+    '',
+  ].join('\n');
+}
+
 /** One argument as a table row: name, type, default, description. */
 function argumentRow(arg: GraphQLArgument): string {
   const defaultAst = arg.defaultValue === undefined ? null : astFromValue(arg.defaultValue, arg.type);
@@ -198,6 +224,7 @@ export function renderReferencePages(): Map<string, string> {
     [`${REFERENCE_DIR}/error-codes.md`, renderErrorCodes()],
     [`${REFERENCE_DIR}/scopes.md`, renderScopes()],
     [`${REFERENCE_DIR}/graphql.md`, renderGraphql(sdl)],
+    [`${REFERENCE_DIR}/http-routes.md`, renderHttpRoutes()],
   ]);
 }
 

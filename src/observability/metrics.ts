@@ -110,7 +110,7 @@ export class ServerMetrics {
   /** Data points and samples the OTLP and remote-write receivers did not store, by receiver and reason. */
   readonly receiverDropped = new Counter({
     name: 'tsgraph_receiver_dropped_total',
-    help: 'Data points (POST /v1/metrics, receiver otlp) and samples (POST /api/v1/write, receiver prometheus) of accepted requests that were not stored, by reason: rejected (counted in the answer as rejectedDataPoints), no_value (flagged NO_RECORDED_VALUE), stale (a staleness marker), nan (another NaN), histogram (a native histogram sample)',
+    help: 'Data points (POST /v1/metrics, receiver otlp) and samples (POST /api/v1/write, receiver prometheus) of accepted requests that were not stored, by reason: rejected (counted in the answer as rejectedDataPoints), no_value (flagged NO_RECORDED_VALUE), stale (a staleness marker), nan (another NaN), out_of_range (an infinite value or one beyond 1e150), histogram (a native histogram sample)',
     labelNames: ['receiver', 'reason'] as const,
     registers: [this.registry],
   });

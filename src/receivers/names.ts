@@ -4,7 +4,11 @@
  * characters, not starting with `__`). Shared by the OpenTelemetry and Prometheus
  * receivers; pure functions.
  */
-import { isValidName, isWellFormed, Limits } from '../model/limits.ts';
+import { createHash } from 'node:crypto';
+import { isValidName, Limits } from '../model/limits.ts';
+
+/** Characters a shortened name keeps of the sanitized name, before `_` and the hash. */
+const KEPT = Limits.nameLength - 1 - 8;
 
 /**
  * A metric name, attribute key or label name as one of ours:
@@ -12,18 +16,25 @@ import { isValidName, isWellFormed, Limits } from '../model/limits.ts';
  *    (`http.server.request.duration` -> `http_server_request_duration`, `a:b` -> `a_b`);
  * 2. a name starting with a digit or `-` gets a leading `_` (`2xx` -> `_2xx`);
  * 3. a run of underscores at the start becomes one (`__internal` -> `_internal`), since
- *    names starting with `__` are reserved.
- * Characters are replaced one for one, so the result has as many characters as the name
- * (astral characters count as one). Nothing is cut: a name that would be longer than
- * `Limits.nameLength` (64), or an empty one, has no sanitized form.
- * @returns the name, or undefined when it cannot be one of ours.
+ *    names starting with `__` are reserved;
+ * 4. a name still longer than `Limits.nameLength` (64) keeps its first 55 characters,
+ *    then `_` and the first 8 hex digits of the SHA-256 of the name as sent (UTF-8), so
+ *    two long names sharing their first 55 characters stay apart
+ *    (`prometheus_remote_storage_string_interner_zero_reference_releases_total` ->
+ *    `prometheus_remote_storage_string_interner_zero_referenc_` + 8 hex digits).
+ * Steps 1 to 3 replace characters one for one (an astral character counts as one).
+ * @returns the name, or undefined for an empty name.
  */
 export function sanitizeName(name: string): string | undefined {
   if (isValidName(name)) return name;
+  if (name === '') return undefined;
   let text = '';
   for (const char of name) text += /^[A-Za-z0-9_-]$/.test(char) ? char : '_';
   if (/^[0-9-]/.test(text)) text = `_${text}`;
   text = text.replace(/^_{2,}/, '_');
+  if (text.length > Limits.nameLength) {
+    text = `${text.slice(0, KEPT)}_${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
+  }
   return isValidName(text) ? text : undefined;
 }
 
@@ -45,15 +56,4 @@ export class NameCache {
     this.#names.set(name, sanitized);
     return sanitized;
   }
-}
-
-/**
- * Why a tag value cannot be stored (our rule: a non-empty, well-formed string of at most
- * `Limits.tagValueLength`, 256, characters), or undefined when it can. Empty values are
- * left out by the receivers before this check (an empty label is no label in Prometheus).
- */
-export function tagValueProblem(value: string): string | undefined {
-  if (value.length > Limits.tagValueLength) return `is ${value.length} characters long (at most ${Limits.tagValueLength})`;
-  if (!isWellFormed(value)) return 'is not well-formed Unicode (an unpaired surrogate)';
-  return undefined;
 }

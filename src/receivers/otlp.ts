@@ -5,7 +5,7 @@
  *
  * | OTLP | reading |
  * | --- | --- |
- * | metric `name` | metric, sanitized by `sanitizeName` (`http.server.duration` -> `http_server_duration`) |
+ * | metric `name` | metric, sanitized by `sanitizeName` (`http.server.duration` -> `http_server_duration`; past 64 characters shortened with a hash) |
  * | resource attributes in `resourceAttributes` (default {@link DEFAULT_RESOURCE_ATTRIBUTES}) | tags |
  * | metric `unit`, when not empty | tag `unit` |
  * | data-point attributes | tags (they win over a resource attribute or `unit` of the same key) |
@@ -188,8 +188,8 @@ function plain(value: AnyValue | null | undefined): unknown {
 class PointRefused extends Error {}
 
 /**
- * Adds attributes to `tags` as tags (keys sanitized); an attribute whose key cannot be
- * sanitized, or two attributes of `attributes` that become the same key, refuse the
+ * Adds attributes to `tags` as tags (keys sanitized); an attribute with an empty key,
+ * or two attributes of `attributes` that become the same key, refuse the
  * point (when `keep` says which keys to take, for resource attributes, the others are
  * skipped without a word).
  */
@@ -199,8 +199,7 @@ function addAttributes(tags: Map<string, string>, attributes: readonly KeyValue[
   for (const attribute of attributes) {
     if (keep && !keep(attribute.key)) continue;
     const key = names.get(attribute.key);
-    if (key === undefined)
-      throw new PointRefused(`attribute key ${JSON.stringify(attribute.key)} cannot be a tag key (at most 64 characters)`);
+    if (key === undefined) throw new PointRefused('an attribute with an empty key');
     if (own.has(key)) throw new PointRefused(`two attributes become tag key "${key}"`);
     own.add(key);
     const text = attributeText(attribute.value);
@@ -220,7 +219,7 @@ export function quantileField(quantile: number): string {
 
 /**
  * The readings of an export request (see the module comment for the mapping). Points
- * refused here (a metric name or attribute key that cannot be sanitized, two attributes
+ * refused here (an empty metric name or attribute key, two attributes
  * becoming one key, a metric name used with two kinds in the request, a number point
  * without a value, a summary quantile outside [0, 1]) are in `rejected`; the rules of
  * every reading (finite values, tag values, name counts) are checked afterwards by the
@@ -272,7 +271,7 @@ function mapMetric(metric: Metric, resourceTags: ReadonlyMap<string, string>, re
   };
   const name = names.get(metric.name);
   if (name === undefined) {
-    refuseAll('the name cannot be a metric name (empty, or longer than 64 characters once sanitized)');
+    refuseAll('an empty metric name');
     return;
   }
   if (resourceProblem !== undefined) {

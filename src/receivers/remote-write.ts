@@ -9,6 +9,7 @@
  * | sample value | field `value` |
  * | sample timestamp (ms) | time |
  * | NaN values, the stale marker among them | skipped and counted |
+ * | infinite values and values beyond +-1e150 (`Limits.maxAbsValue`) | skipped and counted |
  * | native histograms, exemplars, metadata | skipped (histograms counted); metadata only tells counters |
  *
  * A series whose name ends in `_total`, or whose metric family the request's metadata
@@ -16,6 +17,7 @@
  * with the samples).
  */
 import { ErrorCode, InputError } from '../errors.ts';
+import { Limits } from '../model/limits.ts';
 import type { ReadingInput } from '../record/validate.ts';
 import type { MetricKind } from './otlp.ts';
 import { NameCache } from './names.ts';
@@ -50,8 +52,8 @@ export interface RemoteWriteMapping {
   kinds: Map<string, MetricKind>;
   /** Samples in the request. */
   samples: number;
-  /** Samples skipped: stale markers, other NaN values, and native histogram samples. */
-  skipped: { stale: number; nan: number; histograms: number };
+  /** Samples skipped: stale markers, other NaN values, values out of range (infinite or beyond +-1e150), native histogram samples. */
+  skipped: { stale: number; nan: number; outOfRange: number; histograms: number };
 }
 
 const names = new NameCache();
@@ -73,9 +75,8 @@ export function seriesText(labels: readonly { name: string; value: string }[] | 
 /**
  * The readings of a write request (see the module comment for the mapping).
  * @throws InputError INVALID_NAME (nothing written) for a series without a `__name__`
- * label, or whose name or a label name cannot be sanitized (longer than 64 characters);
- * the message names the series. Other rules of readings are checked afterwards by the
- * record path's validation.
+ * label or with a label of empty name; the message names the series. Other rules of
+ * readings (tag values, tag counts) are checked afterwards by the record path's validation.
  */
 export function mapWriteRequest(request: WriteRequest): RemoteWriteMapping {
   const out: RemoteWriteMapping = {
@@ -83,7 +84,7 @@ export function mapWriteRequest(request: WriteRequest): RemoteWriteMapping {
     seriesOf: [],
     kinds: new Map(),
     samples: 0,
-    skipped: { stale: 0, nan: 0, histograms: 0 },
+    skipped: { stale: 0, nan: 0, outOfRange: 0, histograms: 0 },
   };
   const counters = new Set<string>();
   for (const entry of request.metadata ?? []) {
@@ -104,28 +105,22 @@ export function mapWriteRequest(request: WriteRequest): RemoteWriteMapping {
       }
       if (label.name.startsWith('__') || label.value === '') continue;
       const key = names.get(label.name);
-      if (key === undefined) {
-        throw new InputError(
-          ErrorCode.INVALID_NAME,
-          `series ${seriesText(labels)}: label name "${label.name}" cannot be a tag key (at most 64 characters)`,
-        );
-      }
+      if (key === undefined) throw new InputError(ErrorCode.INVALID_NAME, `series ${seriesText(labels)} has a label with an empty name`);
       tags.push({ key, value: label.value });
     }
-    if (raw === undefined || raw === '') throw new InputError(ErrorCode.INVALID_NAME, `series ${seriesText(labels)} has no __name__ label`);
-    const metric = names.get(raw);
-    if (metric === undefined) {
-      throw new InputError(
-        ErrorCode.INVALID_NAME,
-        `series ${seriesText(labels)}: "${raw}" cannot be a metric name (at most 64 characters)`,
-      );
-    }
+    const metric = raw === undefined ? undefined : names.get(raw);
+    if (raw === undefined || metric === undefined)
+      throw new InputError(ErrorCode.INVALID_NAME, `series ${seriesText(labels)} has no __name__ label`);
     if (!out.kinds.has(metric)) out.kinds.set(metric, raw.endsWith('_total') || counters.has(raw) ? 'counter' : 'gauge');
     for (const sample of samples) {
       const value = sample.value;
       if (Number.isNaN(value)) {
         if (isStaleMarker(value)) out.skipped.stale++;
         else out.skipped.nan++;
+        continue;
+      }
+      if (!(Math.abs(value) <= Limits.maxAbsValue)) {
+        out.skipped.outOfRange++;
         continue;
       }
       out.readings.push({ metric, tags, time: new Date(int64ToNumber(sample.timestamp)), fields: [{ name: 'value', value }] });

@@ -24,6 +24,76 @@ import { otlpErrorAnswer, writeOtlp, writeRemote, type ReceiverContext } from '.
 import type { OtlpMappingOptions } from '../receivers/otlp.ts';
 import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
+/** One plain HTTP route as the reference page lists it (docs/reference/http-routes.md). */
+export interface HttpRouteInfo {
+  method: 'GET' | 'POST';
+  path: string;
+  /** The token scope the route needs (see `model/scopes.ts`), or how it is reached without one. */
+  access: string;
+  /** What the request carries. */
+  takes: string;
+  /** What a success answers. */
+  answers: string;
+  /** The page that describes it, as `docs/<page>.md#<anchor>`. */
+  page: string;
+}
+
+/**
+ * Every plain HTTP route {@link useHttpRoutes} serves, with what the reference page says
+ * of it; the handlers are keyed by these paths, so a route cannot be served without
+ * being listed (the dashboard's script and style sheet are served under its path).
+ */
+export const HTTP_ROUTES = [
+  {
+    method: 'POST',
+    path: '/api/v2/write',
+    access: '`write`',
+    takes: 'InfluxDB line protocol (`?precision=ns|us|ms|s`), gzip or not; `Idempotency-Key`',
+    answers: '204',
+    page: 'docs/recording.md#line-protocol',
+  },
+  {
+    method: 'POST',
+    path: '/api/readings',
+    access: '`write`',
+    takes: 'NDJSON readings (`application/x-ndjson`), gzip or not; `Idempotency-Key`',
+    answers: '200, JSON `{batchId, recorded, applied, alreadyApplied, series, documents}`',
+    page: 'docs/recording.md#ndjson-ingest',
+  },
+  {
+    method: 'POST',
+    path: '/v1/metrics',
+    access: '`write`',
+    takes: 'an OTLP `ExportMetricsServiceRequest`, protobuf or JSON, gzip or not',
+    answers: "200, an `ExportMetricsServiceResponse` (partial success) in the request's encoding",
+    page: 'docs/opentelemetry.md#answers-and-what-is-refused',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/write',
+    access: '`write`',
+    takes: 'a Prometheus remote write 1.0 `WriteRequest`, snappy-compressed protobuf',
+    answers: '204',
+    page: 'docs/prometheus-remote-write.md#answers-and-what-is-refused',
+  },
+  {
+    method: 'GET',
+    path: '/export',
+    access: 'what the exported query needs (`read`)',
+    takes: '`?query=..&variables=..&format=csv|ndjson`',
+    answers: '200, CSV or NDJSON',
+    page: 'docs/export.md',
+  },
+  {
+    method: 'GET',
+    path: DASHBOARD_PATHS.page,
+    access: 'none for the page; its queries send a token',
+    takes: '',
+    answers: '200, the dashboard page (and its script and style sheet below it)',
+    page: 'docs/dashboard-and-graphiql.md#dashboard',
+  },
+] as const satisfies readonly HttpRouteInfo[];
+
 /** What the routes need from the app (see `createApp` in `server/yoga.ts`). */
 export interface HttpRouteOptions {
   store: Store;
@@ -74,26 +144,27 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     return handle();
   };
   type Handler = (request: Request, url: URL, serverContext: Parameters<Yoga['handle']>[1]) => Promise<Response>;
-  /** A route: its method, its handler, and how its errors are answered (default: `answerToError`, JSON). */
-  type Route = { method: string; handle: Handler; answerError?: (error: unknown, request: Request) => Response };
-  const routes: Record<string, Route> = {
-    '/api/v2/write': { method: 'POST', handle: (request, url) => write(request, () => writeLineProtocol(request, url, context)) },
-    '/api/readings': { method: 'POST', handle: (request) => write(request, () => writeNdjson(request, context)) },
+  /** A route's handler, and how its errors are answered (default: `answerToError`, JSON). */
+  type Route = { handle: Handler; answerError?: (error: unknown, request: Request) => Response };
+  const handlers: Record<(typeof HTTP_ROUTES)[number]['path'], Route> = {
+    '/api/v2/write': { handle: (request, url) => write(request, () => writeLineProtocol(request, url, context)) },
+    '/api/readings': { handle: (request) => write(request, () => writeNdjson(request, context)) },
     '/v1/metrics': {
-      method: 'POST',
       handle: (request) => write(request, () => writeOtlp(request, context)),
       answerError: (error, request) => otlpErrorAnswer(error, request, context),
     },
-    '/api/v1/write': { method: 'POST', handle: (request) => write(request, () => writeRemote(request, context)) },
+    '/api/v1/write': { handle: (request) => write(request, () => writeRemote(request, context)) },
     '/export': {
-      method: 'GET',
       handle: (request, url, serverContext) =>
         exportTable(request, url, context, {
           runGraphQL: async (inner) => graphql!.handle(inner, serverContext),
           maxTokens: options.maxTokens,
         }),
     },
+    [DASHBOARD_PATHS.page]: { handle: async (_request, url) => (await serveDashboard(url.pathname))! },
   };
+  const routes: Record<string, Route & { method: string }> = {};
+  for (const info of HTTP_ROUTES) routes[info.path] = { method: info.method, ...handlers[info.path] };
   for (const path of [...Object.values(DASHBOARD_PATHS), `${DASHBOARD_PATHS.page}/`]) {
     routes[path] = { method: 'GET', handle: async (_request, url) => (await serveDashboard(url.pathname))! };
   }

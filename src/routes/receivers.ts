@@ -27,7 +27,7 @@ import { clientErrorOf, requireMetrics, requireScope, statusOf, type RouteContex
 import { readBodyBytes, readRawBody } from './ingest.ts';
 
 /** Why a receiver left a data point or sample of an accepted request out (label `reason` of `tsgraph_receiver_dropped_total`). */
-export type DropReason = 'rejected' | 'no_value' | 'stale' | 'nan' | 'histogram';
+export type DropReason = 'rejected' | 'no_value' | 'stale' | 'nan' | 'out_of_range' | 'histogram';
 
 /** What the receivers need besides a route's context. */
 export interface ReceiverContext extends RouteContext {
@@ -255,8 +255,9 @@ const WRITE_REQUEST_V1 = 'prometheus.writerequest';
  * protobuf `WriteRequest`, `Content-Type: application/x-protobuf`, `Content-Encoding:
  * snappy` (a body without the header is read as snappy too, as some clients send it).
  * Samples become readings (`receivers/remote-write.ts`) stored at once, exactly once
- * under the body's batch id (`prw:<sha256>`); NaN samples (stale markers included) and
- * native histograms are skipped and counted in `tsgraph_receiver_dropped_total`.
+ * under the body's batch id (`prw:<sha256>`); NaN samples (stale markers included),
+ * infinite ones or beyond +-1e150, and native histograms are skipped and counted in
+ * `tsgraph_receiver_dropped_total`.
  * @returns 204 without a body once every sample kept is stored (or found already stored).
  * @throws CodedError answered as the other plain HTTP routes (`errorAnswer`, JSON with
  * `extensions.code`), nothing written: UNSUPPORTED_MEDIA_TYPE (415) for another content
@@ -316,9 +317,14 @@ export async function writeRemote(request: Request, context: ReceiverContext): P
     throw new InputError(error.code, `series ${seriesText(series.labels)}: ${ownMessage(error)}`);
   }
   await record(context, valid, contentBatchId('prw', body), receivedAt);
-  for (const reason of ['stale', 'nan', 'histogram'] as const) {
-    const count = mapped.skipped[reason === 'histogram' ? 'histograms' : reason];
-    if (count > 0) context.dropped?.('prometheus', reason, count);
+  const skipped = {
+    stale: mapped.skipped.stale,
+    nan: mapped.skipped.nan,
+    out_of_range: mapped.skipped.outOfRange,
+    histogram: mapped.skipped.histograms,
+  };
+  for (const [reason, count] of Object.entries(skipped)) {
+    if (count > 0) context.dropped?.('prometheus', reason as DropReason, count);
   }
   return new Response(null, { status: 204 });
 }

@@ -387,7 +387,7 @@ describe('requests sent by hand', () => {
     const points = (request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.gauge.dataPoints as { attributes: unknown[] }[]) ?? [];
     points[1]!.attributes.push({ key: 'long', value: { stringValue: long } });
     request.resourceMetrics[0]!.scopeMetrics[0]!.metrics.push({
-      name: 'm'.repeat(65),
+      name: '',
       gauge: { dataPoints: [{ timeUnixNano: '1', asDouble: 1, attributes: [] }] },
     });
     const json = await post(JSON.stringify(request).replace('"asDouble":null', '"asDouble":"NaN"'), JSON_TYPE);
@@ -395,7 +395,7 @@ describe('requests sent by hand', () => {
     const partial = json.body.partialSuccess as { rejectedDataPoints: string; errorMessage: string };
     expect(partial.rejectedDataPoints).toBe('3');
     expect(partial.errorMessage).toMatch(/^3 data points rejected: /);
-    expect(partial.errorMessage).toContain('cannot be a metric name');
+    expect(partial.errorMessage).toContain('an empty metric name');
     expect(partial.errorMessage).toContain('256 characters');
     expect(partial.errorMessage).toContain('finite number');
     expect(await countOf('raw_partial')).toEqual({ count: 2, sum: 4 });

@@ -5,6 +5,7 @@
  * samples sent; stale markers and NaN skipped and counted in `/metrics`; a resent body
  * stored once; every refusal with its status and code, and the database unchanged.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pushTimeseries } from 'prometheus-remote-write';
@@ -197,7 +198,7 @@ describe('requests sent by hand', () => {
     await small.dispose();
   });
 
-  it('skips stale markers and NaN samples, counts them in /metrics, and stores the rest', async () => {
+  it('skips stale markers, NaN and infinite samples, counts them in /metrics, and stores the rest', async () => {
     const sentinel = 1234.5678;
     const bytes = writeRequest([
       {
@@ -207,6 +208,7 @@ describe('requests sent by hand', () => {
           [sentinel, START + MINUTE],
           [Number.NaN, START + 2 * MINUTE],
           [3, START + 3 * MINUTE],
+          [Number.POSITIVE_INFINITY, START + 4 * MINUTE],
         ],
       },
     ]);
@@ -227,6 +229,16 @@ describe('requests sent by hand', () => {
     const metrics = await (await t.app.fetch('http://yoga/metrics', { headers: { authorization: `Bearer ${tokens.admin}` } })).text();
     expect(metrics).toContain('tsgraph_receiver_dropped_total{receiver="prometheus",reason="stale"} 1');
     expect(metrics).toContain('tsgraph_receiver_dropped_total{receiver="prometheus",reason="nan"} 1');
+    expect(metrics).toContain('tsgraph_receiver_dropped_total{receiver="prometheus",reason="out_of_range"} 1');
+  });
+
+  it('stores a series whose name is longer than 64 characters under the shortened name', async () => {
+    const name = 'rw_remote_storage_string_interner_zero_reference_releases_total';
+    const long = `${name}_${'x'.repeat(10)}`;
+    expect(long.length).toBeGreaterThan(64);
+    expect((await post(compress(writeRequest([{ labels: { __name__: long, job: 'p' }, samples: [[2, START]] }])))).status).toBe(204);
+    const shortened = `${long.slice(0, 55)}_${createHash('sha256').update(long).digest('hex').slice(0, 8)}`;
+    expect(await aggregate(shortened, ['job'])).toEqual({ 'job=p': { count: 1, sum: 2, min: 2, max: 2 } });
   });
 
   it('stores a resent body once (its batch id is the hash of the decompressed body)', async () => {

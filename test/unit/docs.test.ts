@@ -5,6 +5,7 @@ import { configSettings, renderReferencePages, ROOT } from '../../scripts/docs-r
 import { SCOPES, SCOPE_ALLOWS } from '../../src/model/scopes.ts';
 import { CodedError, ERROR_CODES, ErrorCode } from '../../src/errors.ts';
 import { statusOf } from '../../src/routes/http-answers.ts';
+import { HTTP_ROUTES } from '../../src/routes/http-routes.ts';
 
 /** Every Markdown file the checks cover: README.md and docs/**\/*.md, as absolute paths. */
 function markdownFiles(): string[] {
@@ -171,6 +172,12 @@ describe('documentation', () => {
       // CSRF_HEADER_REQUIRED is raised only with its status set on the error itself (403).
       if (code !== ErrorCode.CSRF_HEADER_REQUIRED) expect(statusOf(new CodedError(code, 'x')), code).toBe(info.status);
     }
+  });
+
+  it('lists every plain HTTP route', () => {
+    const page = readFileSync(join(ROOT, 'docs/reference/http-routes.md'), 'utf8');
+    for (const route of HTTP_ROUTES) expect(page).toContain(`| ${route.method} | \`${route.path}\` |`);
+    expect(HTTP_ROUTES.map((route) => route.path)).toEqual(expect.arrayContaining(['/v1/metrics', '/api/v1/write']));
   });
 
   it('lists every scope', () => {

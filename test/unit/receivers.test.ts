@@ -5,6 +5,7 @@
  * the official schemas (protobufjs from JSON, as the JSON encoding of OTLP is read, and
  * through protobuf bytes), expected values written out by hand.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { int64ToBigInt, int64ToNumber, nanosToMs } from '../../src/receivers/int64.ts';
 import { sanitizeName } from '../../src/receivers/names.ts';
@@ -33,7 +34,7 @@ function request(metrics: object[], resource: object[] = [str('service.name', 's
 const DEFAULTS = { resourceAttributes: DEFAULT_RESOURCE_ATTRIBUTES };
 
 describe('sanitizeName', () => {
-  it('replaces characters one for one, prefixes a leading digit, shortens a leading run of underscores, and cuts nothing', () => {
+  it('replaces characters one for one, prefixes a leading digit, shortens a leading run of underscores', () => {
     expect(sanitizeName('http.server.request.duration')).toBe('http_server_request_duration');
     expect(sanitizeName('node:cpu:rate5m')).toBe('node_cpu_rate5m');
     expect(sanitizeName('already_fine-1')).toBe('already_fine-1');
@@ -44,8 +45,18 @@ describe('sanitizeName', () => {
     expect(sanitizeName('größe')).toBe('gr__e');
     expect(sanitizeName('a😀b')).toBe('a_b');
     expect(sanitizeName('a'.repeat(64))).toBe('a'.repeat(64));
-    expect(sanitizeName('a'.repeat(65))).toBeUndefined();
     expect(sanitizeName('')).toBeUndefined();
+  });
+
+  it('shortens a name past 64 characters to its first 55, `_` and 8 hex digits of the SHA-256 of the name as sent', () => {
+    const hash = (name: string) => createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
+    const prometheus = 'prometheus_remote_storage_string_interner_zero_reference_releases_total';
+    expect(sanitizeName(prometheus)).toBe(`prometheus_remote_storage_string_interner_zero_referenc_${hash(prometheus)}`);
+    const dotted = `${'x.'.repeat(40)}y`;
+    expect(sanitizeName(dotted)).toBe(`${'x_'.repeat(27)}x_${hash(dotted)}`);
+    expect(sanitizeName(dotted)).toHaveLength(64);
+    // Two long names with the same first 55 characters stay apart.
+    expect(sanitizeName(`${'a'.repeat(60)}_one`)).not.toBe(sanitizeName(`${'a'.repeat(60)}_two`));
   });
 });
 
@@ -238,11 +249,11 @@ describe('OTLP metrics as readings', () => {
     expect([0.25, 0.9, 0.99, 0.995, 0.9999].map(quantileField)).toEqual(['p25', 'p90', 'p99', 'p99_5', 'p99_99']);
   });
 
-  it('refuses points one by one: names that cannot be sanitized, attributes becoming one key, kinds in conflict, no value, bad quantiles', () => {
+  it('refuses points one by one: empty names, attributes becoming one key, kinds in conflict, no value, bad quantiles', () => {
     for (const input of decoded(
       request([
         {
-          name: 'x'.repeat(70),
+          name: '',
           gauge: {
             dataPoints: [
               { timeUnixNano: nanos(T), asDouble: 1 },
@@ -273,14 +284,14 @@ describe('OTLP metrics as readings', () => {
       expect(mapped.noValue).toBe(1);
       expect(mapped.readings.map((reading) => [reading.metric, reading.tags])).toEqual([['clash', [{ key: 'a_b', value: '1' }]]]);
       expect(mapped.rejected.map((rejection) => rejection.reason)).toEqual([
-        expect.stringContaining('cannot be a metric name'),
-        expect.stringContaining('cannot be a metric name'),
+        'an empty metric name',
+        'an empty metric name',
         'two attributes become tag key "a_b"',
         expect.stringContaining('without a value'),
         'metric "clash" is a gauge earlier in the request and a counter here',
         'summary quantile 1.5 is outside [0, 1]',
       ]);
-      expect(rejectionMessage(mapped.rejected)).toMatch(/^6 data points rejected: metric "x{70}": .*; and 3 more$/);
+      expect(rejectionMessage(mapped.rejected)).toMatch(/^6 data points rejected: metric "": an empty metric name; .*; and 3 more$/);
     }
   });
 
@@ -340,7 +351,7 @@ function writeRequest(json: object): WriteRequest {
 }
 
 describe('remote-write series as readings', () => {
-  it('maps labels to tags and samples to readings; skips NaN, stale markers and histograms; tells counters', () => {
+  it('maps labels to tags and samples to readings; skips NaN, stale markers, values out of range and histograms; tells counters', () => {
     const stale = new Float64Array(new BigUint64Array([STALE_NAN_BITS]).buffer)[0]!;
     const mapped = mapWriteRequest(
       writeRequest({
@@ -357,6 +368,8 @@ describe('remote-write series as readings', () => {
               { value: Number.NaN, timestamp: T + 1 },
               { value: stale, timestamp: T + 2 },
               { value: 2.5, timestamp: T + 3 },
+              { value: Number.POSITIVE_INFINITY, timestamp: T + 4 },
+              { value: -2e150, timestamp: T + 5 },
             ],
           },
           {
@@ -381,8 +394,8 @@ describe('remote-write series as readings', () => {
       { metric: 'jobs', tags: [], time: new Date(T), fields: [{ name: 'value', value: 4 }] },
     ]);
     expect(mapped.seriesOf).toEqual([0, 0, 1, 2]);
-    expect(mapped.samples).toBe(7);
-    expect(mapped.skipped).toEqual({ stale: 1, nan: 1, histograms: 1 });
+    expect(mapped.samples).toBe(9);
+    expect(mapped.skipped).toEqual({ stale: 1, nan: 1, outOfRange: 2, histograms: 1 });
     expect(mapped.kinds).toEqual(
       new Map([
         ['http_requests_total', 'counter'],
@@ -392,17 +405,17 @@ describe('remote-write series as readings', () => {
     );
   });
 
-  it('refuses a series without a name, or with a name or label name that cannot be sanitized, naming it', () => {
+  it('refuses a series without a name, or with a label of empty name, naming it', () => {
     const one = (labels: { name: string; value: string }[]) => () =>
       mapWriteRequest(writeRequest({ timeseries: [{ labels, samples: [{ value: 1, timestamp: T }] }] }));
     expect(one([{ name: 'job', value: 'api' }])).toThrow('series {job="api"} has no __name__ label');
-    expect(one([{ name: '__name__', value: 'n'.repeat(65) }])).toThrow(/cannot be a metric name/);
+    expect(one([{ name: '__name__', value: '' }])).toThrow('series {__name__=""} has no __name__ label');
     expect(
       one([
         { name: '__name__', value: 'up' },
-        { name: 'l'.repeat(65), value: 'v' },
+        { name: '', value: 'v' },
       ]),
-    ).toThrow(/label name "l{65}" cannot be a tag key/);
+    ).toThrow('series {__name__="up", ="v"} has a label with an empty name');
     // A series without samples is not looked at.
     expect(mapWriteRequest(writeRequest({ timeseries: [{ labels: [{ name: 'job', value: 'x' }] }] })).readings).toEqual([]);
   });
