@@ -7,6 +7,7 @@ import { ObjectId, type Collection, type Db } from 'mongodb';
 import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
 import type { Reading } from '../record/validate.ts';
+import { faultPoint } from './fault-points.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the ingest log. */
@@ -115,6 +116,7 @@ export async function appendEntry(
   };
   try {
     await ingestLog(store).insertOne(entry);
+    await faultPoint('record:after-log');
     return 'appended';
   } catch (error) {
     if (!isDuplicateKeyError(error) || batch.id === undefined) throw error;
