@@ -21,10 +21,12 @@
  * - `fold:after-parts`: every part of a fold is written, the fold is not visible;
  * - `fold:after-flip`: the fold is visible, its log entries are not yet marked folded
  *   (`foldedAt`) and its rollup days not marked dirty a second time;
- * - `compact:after-merge`: a compaction's merged documents are written, not yet
- *   visible, and the documents they replace are neither hidden nor deleted.
+ * - `compact:mid-merge`: half of a compaction's merged series-day documents are
+ *   written, the others and its merged rollup documents are not (reached by a
+ *   compaction of two series-days or more); none is visible, and the documents they
+ *   replace are neither hidden nor deleted.
  */
-export const FAULT_POINTS = ['record:after-log', 'fold:mid-parts', 'fold:after-parts', 'fold:after-flip', 'compact:after-merge'] as const;
+export const FAULT_POINTS = ['record:after-log', 'fold:mid-parts', 'fold:after-parts', 'fold:after-flip', 'compact:mid-merge'] as const;
 
 /** One of {@link FAULT_POINTS}. */
 export type FaultPoint = (typeof FAULT_POINTS)[number];

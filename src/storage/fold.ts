@@ -116,6 +116,29 @@ async function leaseLeft(store: Store, holder: string): Promise<number> {
 }
 
 /**
+ * Inserts a step's series-day documents with {@link insertOnce}, after renewing the
+ * lease (`leaseLeft`): in one `insertMany`, or, when fault point `point` is armed (fault
+ * tests only), half of them, then the point, then the rest.
+ * @returns how many were inserted now.
+ * @throws LeaseLost when another holder has the lease; driver errors.
+ */
+async function insertParts(
+  store: Store,
+  holder: string,
+  collection: Collection<Document>,
+  docs: Document[],
+  point: 'fold:mid-parts' | 'compact:mid-merge',
+): Promise<number> {
+  const half = faultArmed(point) ? Math.ceil(docs.length / 2) : docs.length;
+  let inserted = await insertOnce(collection, half === docs.length ? docs : docs.slice(0, half), await leaseLeft(store, holder));
+  if (half < docs.length) {
+    await faultPoint(point);
+    inserted += await insertOnce(collection, docs.slice(half), await leaseLeft(store, holder));
+  }
+  return inserted;
+}
+
+/**
  * Chooses the oldest entries no fold has taken (`{fold, receivedAt}` index), up to
  * `maxReadings` readings and at least one entry.
  */
@@ -194,15 +217,13 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   let parts = 0;
   let rollupParts = 0;
   try {
-    const documents = foldDocuments(plan.buckets, seq);
-    // Fault tests only (`fold:mid-parts`): half the parts first, then the point.
-    const half = faultArmed('fold:mid-parts') ? Math.ceil(documents.length / 2) : documents.length;
-    const buckets = store.buckets as unknown as Collection<Document>;
-    parts = await insertOnce(buckets, half === documents.length ? documents : documents.slice(0, half), await leaseLeft(store, holder));
-    if (half < documents.length) {
-      await faultPoint('fold:mid-parts');
-      parts += await insertOnce(buckets, documents.slice(half), await leaseLeft(store, holder));
-    }
+    parts = await insertParts(
+      store,
+      holder,
+      store.buckets as unknown as Collection<Document>,
+      foldDocuments(plan.buckets, seq),
+      'fold:mid-parts',
+    );
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
     }
@@ -415,7 +436,7 @@ export async function compactOnce(
     });
   }
   try {
-    outcome.documents = await insertOnce(store.buckets as unknown as Collection<Document>, merged, await leaseLeft(store, holder));
+    outcome.documents = await insertParts(store, holder, store.buckets as unknown as Collection<Document>, merged, 'compact:mid-merge');
     for (const { collection, documents } of rollupMerged) {
       outcome.documents += await insertOnce(collection, documents, await leaseLeft(store, holder));
     }
@@ -423,7 +444,6 @@ export async function compactOnce(
     if (error instanceof LeaseLost) return { ...outcome, leased: false };
     throw error;
   }
-  await faultPoint('compact:after-merge');
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
     {

@@ -6,8 +6,8 @@
  * SIGKILL there. Steps: a batch's log entry written and its answer not sent
  * (`record:after-log`); half of a fold's parts written (`fold:mid-parts`); all of them,
  * before the flip (`fold:after-parts`); after the flip, before the entries are marked
- * folded (`fold:after-flip`); a compaction's merged documents written, before its flip
- * (`compact:after-merge`).
+ * folded (`fold:after-flip`); half of a compaction's merged documents written, none
+ * visible and nothing it replaces deleted (`compact:mid-merge`).
  *
  * Each chain (one per kind of kill) runs one server on its own data directory; a client
  * writes batches with batch ids throughout and sends every batch until it is
