@@ -460,6 +460,7 @@ describe.concurrent('fold steps', () => {
     const dbName = kill === 'server' ? testDatabaseName('fold_steps') : 'tsgraph';
     const start = (points: readonly FaultPoint[]) =>
       startServer({
+        bundled: true,
         dataDir: join(root, kill),
         env: {
           ...SETTINGS,
@@ -547,10 +548,22 @@ describe.concurrent('fold steps', () => {
       const db = await databaseAt(testMongoUri(), dbName);
       // The first server takes the lease at its start and keeps renewing it; the second
       // starts after it, so the first one folds.
-      servers.push(await startServer({ dataDir: join(root, 'lease-0'), env: { ...env, TEST_FAULT_POINTS: 'fold:mid-parts' } }));
+      servers.push(
+        await startServer({
+          bundled: true,
+          dataDir: join(root, 'lease-0'),
+          env: { ...env, TEST_FAULT_POINTS: 'fold:mid-parts' },
+        }),
+      );
       await waitUntil(async () => (await foldState(db).findOne({ _id: FOLDS_ID }))?.lease != null, 10_000, 'no lease taken');
       const first = (await foldState(db).findOne({ _id: FOLDS_ID }))!.lease!.holder;
-      servers.push(await startServer({ dataDir: join(root, 'lease-1'), env }));
+      servers.push(
+        await startServer({
+          bundled: true,
+          dataDir: join(root, 'lease-1'),
+          env,
+        }),
+      );
       const [folder, other] = servers as [ServerProcess, ServerProcess];
 
       // Both write; the folder stops halfway through writing a fold's parts.
