@@ -9,26 +9,29 @@
  * folded (`fold:after-flip`); half of a compaction's merged documents written, none
  * visible and nothing it replaces deleted (`compact:mid-merge`).
  *
- * Each chain (one per kind of kill) runs one server on its own data directory; a client
- * writes batches with batch ids throughout and sends every batch until it is
- * acknowledged, with the same id. Before the steps, a rollup by region is defined and
- * built. Then, for each step in turn:
+ * Two chains run the steps in order, one per kind of kill: servers on the run's test
+ * database, which outlives them, each started again after its kill; and one server
+ * with the embedded database on its own data directory, which the server restarts
+ * after each kill. A client writes batches with batch ids throughout and sends every
+ * batch until it is acknowledged, with the same id. Before the steps, a rollup by
+ * region is defined and built. Then, for each step in turn:
  * 1. the step is armed (SIGUSR2) and batches are written until the server reports it
- *    stopped there;
+ *    stopped there; one more batch is acknowledged while it is stopped, so the kill
+ *    also finds acknowledged entries that no fold took;
  * 2. while it is stopped, a read counts exactly the readings of every acknowledged
  *    batch plus some of the batches still unanswered (never half a fold);
- * 3. the server is killed and started again (the embedded database goes with it), or
- *    the database is killed and the server released: it carries on and the server
- *    restarts the database;
+ * 3. the server is killed and started again, or the database is killed and the server
+ *    released: it carries on against a database that is down and then back;
  * 4. once every batch is acknowledged and every log entry folded, every answer equals a
  *    plain loop over the readings sent: MINUTE/HOUR/DAY buckets and the aggregate
  *    (count, sum, min, max, mean, first, last; p50/p90 within the sketches' 1%), latest
- *    values and readings per series, the rollup's aggregate and hourly buckets per
- *    region; in the database, the sketches of every visible document, series and rollup
- *    alike, count as many values as its slot, and per day and hour exactly the
- *    readings sent; no part of a fold is left above the visible fold number.
- * The steps of a chain share its server and data, in order: each starts from the state
- * the one before checked.
+ *    values and readings per series, first and last reading times of the metric and of
+ *    each series, the rollup's aggregate and hourly buckets per region; in the
+ *    database, the sketches of every visible document, series and rollup alike, count
+ *    as many values as its slot, and per day and hour exactly the readings sent; no
+ *    document of a fold above the visible fold number is left.
+ * Each step starts from the state the one before checked; the chain ends with a check
+ * that every log entry is marked folded once another fold ran.
  *
  * A third test runs two servers on one database, both writing: the one holding the fold
  * lease is killed in the middle of a fold, and the other takes the lease over, completes
@@ -231,8 +234,11 @@ const BUCKETS = `query($granularity: Granularity!, $from: Time!, $to: Time!) {
   }
 }`;
 const LATEST = `{
+  metric(name: "${METRIC}") { firstReadingAt lastReadingAt }
   byHost: latestValues(metric: "${METRIC}", field: "${FIELD}", groupBy: ["host"]) { tags { key value } latest { time value } }
-  series(metric: "${METRIC}") { id latestValue(field: "${FIELD}") { time value } latest(n: 5) { time value(field: "${FIELD}") } }
+  series(metric: "${METRIC}") {
+    id firstReadingAt lastReadingAt latestValue(field: "${FIELD}") { time value } latest(n: 5) { time value(field: "${FIELD}") }
+  }
 }`;
 const BY_REGION = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "${FIELD}", from: $from, to: $to, groupBy: ["region"]) { tags { key value } ${STATISTICS} }
@@ -276,14 +282,19 @@ async function expectExact(server: ServerProcess, readings: readonly Sent[], rol
   }
 
   const latest = await ask<{
+    metric: { firstReadingAt: string; lastReadingAt: string };
     byHost: { tags: { key: string; value: string }[]; latest: TimedValue }[];
-    series: { id: string; latestValue: TimedValue; latest: TimedValue[] }[];
+    series: { id: string; firstReadingAt: string; lastReadingAt: string; latestValue: TimedValue; latest: TimedValue[] }[];
   }>(server, LATEST);
+  const all = statistics(readings);
+  expect(latest.data.metric).toEqual({ firstReadingAt: all.first.time, lastReadingAt: all.last.time });
   const hosts = groupBy(readings, (r) => r.host);
   expect(latest.data.byHost).toEqual(hosts.map(([host, own]) => ({ tags: [{ key: 'host', value: host }], latest: statistics(own).last })));
   expect(latest.data.series).toEqual(
-    hosts.map(([host]) => ({
+    hosts.map(([host, own]) => ({
       id: `${METRIC},host=${host},region=${regionOf(host)}`,
+      firstReadingAt: statistics(own).first.time,
+      lastReadingAt: statistics(own).last.time,
       latestValue: timed(newestFirst(readings, host)[0]!),
       latest: newestFirst(readings, host).slice(0, 5).map(timed),
     })),
@@ -387,6 +398,13 @@ async function databaseAt(uri: string, name: string): Promise<Db> {
   }
   return client.db(name);
 }
+/** The fold that took the log entry of batch id `id` (null: none yet). */
+async function foldOf(db: Db, id: string): Promise<number | null> {
+  const entry = await db.collection<{ _id: string; fold?: number | null }>('ingest_log').findOne({ _id: id });
+  expect(entry, id).not.toBeNull();
+  return entry!.fold ?? null;
+}
+
 /** Waits until every log entry is folded and visible and nothing is under way. */
 async function untilFolded(db: Db): Promise<void> {
   await waitUntil(
@@ -490,6 +508,11 @@ describe.concurrent('fold steps', () => {
       const writing = writer.run(() => reached);
       await untilPoint(server, point, 'reached');
       reached = true;
+      // One batch more, acknowledged while the step is stopped: no fold takes it before
+      // the kill (the folder is the one stopped, unless the step is the log write's).
+      const late = writer.next++;
+      await writer.send(late, 1);
+      if (point !== 'record:after-log') expect(await foldOf(await database(), `${kill}-${late}`)).toBeNull();
       await expectWholeBatches(server, writer);
       const before = { alreadyApplied: writer.alreadyApplied, restarts: restarts() };
 
@@ -573,6 +596,9 @@ describe.concurrent('fold steps', () => {
       const writing = writer.run(() => reached);
       await untilPoint(folder, 'fold:mid-parts', 'reached');
       reached = true;
+      const late = writer.next++;
+      await writer.send(late, 1);
+      expect(await foldOf(db, `lease-${late}`)).toBeNull();
       const stopped = (await foldState(db).findOne({ _id: FOLDS_ID }))!;
       expect(stopped.lease?.holder).toBe(first);
       const seq = stopped.running!.seq;
