@@ -8,6 +8,7 @@ import {
   type StatisticsSettings,
 } from './model/statistics-settings.ts';
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
+import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -161,6 +162,11 @@ export const ConfigSchema = z
       .describe(
         'Readings one fold takes at most (at least one log entry, however large); each fold writes one part per series-day it touches.',
       ),
+    FOLD_LEASE_MS: integer(1_000, 3_600_000)
+      .default(30_000)
+      .describe(
+        "How long the fold lease lasts unless its holder renews it, in milliseconds: when the instance that folds stops without giving the lease up (killed, stalled), another instance takes over the folds after at most this long. A fold's writes must end a sixth of it (at most 5 s) before the lease does.",
+      ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)
       .describe(
@@ -234,6 +240,27 @@ export const ConfigSchema = z
     EMBEDDED_RESTART_MAX_DELAY_MS: integer(0, 600_000)
       .default(10_000)
       .describe('Largest delay between restart attempts of the embedded database, in milliseconds.'),
+    TEST_FAULT_POINTS: z
+      .string()
+      .default('')
+      .transform((text, context) => {
+        const points = text
+          .split(',')
+          .map((point) => point.trim())
+          .filter((point) => point !== '');
+        const unknown = points.filter((point) => !(FAULT_POINTS as readonly string[]).includes(point));
+        if (unknown.length > 0) {
+          context.addIssue({
+            code: 'custom',
+            message: `TEST_FAULT_POINTS: unknown fault point ${unknown.join(', ')}; use ${FAULT_POINTS.join(', ')}`,
+          });
+          return z.NEVER;
+        }
+        return points as FaultPoint[];
+      })
+      .describe(
+        `For fault tests only; leave unset. Comma-separated steps of the write path (${FAULT_POINTS.map((point) => `\`${point}\``).join(', ')}) where the server stops and waits so a test can kill it or its database there: each SIGUSR2 arms the next listed step or releases the one held (see \`src/storage/fault-points.ts\`).`,
+      ),
     AUTH: z
       .enum(['tokens', 'off'])
       .default('tokens')

@@ -81,6 +81,7 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
       // openStore sets the TTL of batch claims: the tool must keep the server's.
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
+      foldLeaseMs: config.FOLD_LEASE_MS,
     }).catch(async (error: unknown) => {
       await stop?.();
       throw error;

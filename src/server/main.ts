@@ -18,6 +18,7 @@ import { ConfigError, configuredStatistics, loadConfig, type Config } from '../c
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
 import { foldJob } from '../jobs/fold.ts';
 import { releaseLease } from '../storage/fold.ts';
+import { setUpFaultPoints } from '../storage/fault-points.ts';
 import { ServerMetrics } from '../observability/metrics.ts';
 import { retentionJob } from '../jobs/retention.ts';
 import { rollupRebuildJob } from '../jobs/rollups.ts';
@@ -47,6 +48,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config);
+  // For fault tests only: nothing is armed unless TEST_FAULT_POINTS lists steps.
+  setUpFaultPoints(config.TEST_FAULT_POINTS, (message) => logger.warn(message));
 
   let embedded: EmbeddedSupervisor | undefined;
   let uri = config.MONGODB_URI;
@@ -72,6 +75,7 @@ async function main(): Promise<void> {
       registryCacheTtlMs: config.REGISTRY_CACHE_TTL_MS,
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
       ingest: { maxTailReadings: config.INGEST_MAX_TAIL_READINGS, maxTailSeconds: config.INGEST_MAX_TAIL_SECONDS },
+      foldLeaseMs: config.FOLD_LEASE_MS,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

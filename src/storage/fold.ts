@@ -10,6 +10,7 @@ import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
@@ -24,9 +25,6 @@ import {
   type FoldStateDocument,
   type RunningFold,
 } from './visibility.ts';
-
-/** How long a lease lasts, in ms, unless renewed; a folder that stops is replaced after at most this. */
-export const LEASE_MS = 30_000;
 
 /** Readings a fold takes at most (it takes at least one entry, however large). */
 export const DEFAULT_FOLD_MAX_READINGS = 20_000;
@@ -52,15 +50,16 @@ export interface FoldOutcome {
 const nothing = (leased: boolean): FoldOutcome => ({ leased, fold: null, entries: 0, readings: 0, parts: 0, rollupParts: 0 });
 
 /**
- * Takes or renews the lease for `holder`: one `findOneAndUpdate` that matches only when
- * the lease is free, expired or already the holder's.
+ * Takes or renews the lease for `holder` for `store.foldLeaseMs`: one
+ * `findOneAndUpdate` that matches only when the lease is free, expired or already the
+ * holder's.
  * @returns the fold state after the update, or null when another holder has the lease.
  */
-export async function takeLease(store: Pick<Store, 'db'>, holder: string, leaseMs = LEASE_MS): Promise<FoldStateDocument | null> {
+export async function takeLease(store: Pick<Store, 'db' | 'foldLeaseMs'>, holder: string): Promise<FoldStateDocument | null> {
   const now = new Date();
   return foldState(store.db).findOneAndUpdate(
     { _id: FOLDS_ID, $or: [{ lease: null }, { 'lease.until': { $lt: now } }, { 'lease.holder': holder }] },
-    { $set: { lease: { holder, until: new Date(now.getTime() + leaseMs) } } },
+    { $set: { lease: { holder, until: new Date(now.getTime() + store.foldLeaseMs) } } },
     { returnDocument: 'after' },
   );
 }
@@ -88,8 +87,8 @@ async function insertOnce(collection: Collection<Document>, docs: Document[], ma
   }
 }
 
-/** Margin kept between the end of a fold's writes and the end of its lease, in ms. */
-const LEASE_MARGIN_MS = 5_000;
+/** Margin kept between the end of a fold's writes and the end of its lease, in ms: a sixth of the lease, at most 5 s. */
+const leaseMargin = (leaseMs: number) => Math.min(5_000, leaseMs / 6);
 
 /**
  * Thrown when a folder finds, before writing, that its lease is gone or nearly gone: it
@@ -104,7 +103,7 @@ export class LeaseLost extends Error {
 
 /**
  * Renews `holder`'s lease and returns the ms its writes may take: until
- * {@link LEASE_MARGIN_MS} before the renewed lease ends. A part inserted by a stalled
+ * {@link leaseMargin} before the renewed lease ends. A part inserted by a stalled
  * folder after another took over could land after a rollup rebuild at a later fold and
  * be counted twice; renewing before every insert and bounding the insert by the lease
  * (`maxTimeMS`) keeps a folder's writes inside the time it holds the lease.
@@ -113,7 +112,30 @@ export class LeaseLost extends Error {
 async function leaseLeft(store: Store, holder: string): Promise<number> {
   const state = await takeLease(store, holder);
   if (state === null || state.lease === null) throw new LeaseLost(holder);
-  return Math.max(1, state.lease.until.getTime() - Date.now() - LEASE_MARGIN_MS);
+  return Math.max(1, Math.floor(state.lease.until.getTime() - Date.now() - leaseMargin(store.foldLeaseMs)));
+}
+
+/**
+ * Inserts a step's series-day documents with {@link insertOnce}, after renewing the
+ * lease (`leaseLeft`): in one `insertMany`, or, when fault point `point` is armed (fault
+ * tests only), half of them, then the point, then the rest.
+ * @returns how many were inserted now.
+ * @throws LeaseLost when another holder has the lease; driver errors.
+ */
+async function insertParts(
+  store: Store,
+  holder: string,
+  collection: Collection<Document>,
+  docs: Document[],
+  point: 'fold:mid-parts' | 'compact:mid-merge',
+): Promise<number> {
+  const half = faultArmed(point) ? Math.ceil(docs.length / 2) : docs.length;
+  let inserted = await insertOnce(collection, half === docs.length ? docs : docs.slice(0, half), await leaseLeft(store, holder));
+  if (half < docs.length) {
+    await faultPoint(point);
+    inserted += await insertOnce(collection, docs.slice(half), await leaseLeft(store, holder));
+  }
+  return inserted;
 }
 
 /**
@@ -195,10 +217,12 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   let parts = 0;
   let rollupParts = 0;
   try {
-    parts = await insertOnce(
+    parts = await insertParts(
+      store,
+      holder,
       store.buckets as unknown as Collection<Document>,
       foldDocuments(plan.buckets, seq),
-      await leaseLeft(store, holder),
+      'fold:mid-parts',
     );
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
@@ -207,6 +231,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     if (error instanceof LeaseLost) return nothing(false);
     throw error;
   }
+  await faultPoint('fold:after-parts');
   // Before the flip, while the readings are still in every reader's tail: the registry
   // entries' first/last reading times take them in (idempotent, so a retried fold may too).
   await widenMetricSpans(store, readingSpans(readings));
@@ -215,6 +240,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
     { $set: { visible: seq, running: null }, ...(Object.keys(touched).length > 0 ? { $inc: touched } : {}) },
   );
+  await faultPoint('fold:after-flip');
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   if (flipped.modifiedCount !== 1) return nothing(false);
   // Only a visible entry may expire (the TTL index on `foldedAt`); the range also covers
@@ -410,7 +436,7 @@ export async function compactOnce(
     });
   }
   try {
-    outcome.documents = await insertOnce(store.buckets as unknown as Collection<Document>, merged, await leaseLeft(store, holder));
+    outcome.documents = await insertParts(store, holder, store.buckets as unknown as Collection<Document>, merged, 'compact:mid-merge');
     for (const { collection, documents } of rollupMerged) {
       outcome.documents += await insertOnce(collection, documents, await leaseLeft(store, holder));
     }

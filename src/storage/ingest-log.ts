@@ -8,6 +8,7 @@ import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../err
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
+import { faultPoint } from './fault-points.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the ingest log. */
@@ -158,6 +159,7 @@ export async function appendEntry(
   };
   try {
     await ingestLog(store).insertOne(entry);
+    await faultPoint('record:after-log');
     return { status: 'appended' };
   } catch (error) {
     if (!isDuplicateKeyError(error) || batch.id === undefined) throw error;

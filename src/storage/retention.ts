@@ -1,4 +1,4 @@
-import { finishRunning, LEASE_MS } from './fold.ts';
+import { finishRunning } from './fold.ts';
 import type { Collection, Document, Filter } from 'mongodb';
 import type { DayDocument } from '../model/day-document.ts';
 import {
@@ -127,7 +127,7 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   // A fold or compaction that read the old horizons is under way now, if at all: let it
   // end before deleting, or it could write into the removed range afterwards (every
   // later one reads the raised horizons and leaves the range alone).
-  await finishRunning(store, 2 * LEASE_MS);
+  await finishRunning(store, 2 * store.foldLeaseMs);
   const rollups = await findRollups(store, [metric._id]);
   const removals: RetentionRemoval[] = [];
   const done = async (level: RetentionLevel, documents: number, rollupCount: number) => {

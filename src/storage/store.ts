@@ -131,6 +131,11 @@ export interface Store {
    */
   holder: string;
   /**
+   * How long the fold lease lasts unless renewed, in ms (`FOLD_LEASE_MS`, default
+   * 30,000): a folder that stops is replaced after at most this long.
+   */
+  foldLeaseMs: number;
+  /**
    * Bounds of the unfolded log (see `checkBacklog` in `storage/ingest-log.ts`): past
    * either, writes are refused with INGEST_BACKLOG. 0 turns a bound off.
    */
@@ -148,6 +153,9 @@ export interface Store {
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
 export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches', rollups: 'rollups' } as const;
+
+/** Default time a fold lease lasts unless renewed, in ms (`FOLD_LEASE_MS`). */
+export const DEFAULT_FOLD_LEASE_MS = 30_000;
 
 /** Default bound of the unfolded log, in readings (`INGEST_MAX_TAIL_READINGS`). */
 export const DEFAULT_MAX_TAIL_READINGS = 200_000;
@@ -283,6 +291,8 @@ export async function openStore(
     rollupGraceMs?: number;
     /** Bounds of the unfolded log (default 200,000 readings and 60 s; see `Store.ingest`). */
     ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
+    /** How long the fold lease lasts, in ms (default 30,000; see `Store.foldLeaseMs`). */
+    foldLeaseMs?: number;
   } = {},
 ): Promise<Store> {
   const writeConcern = options.writeConcern ?? { w: 'majority', journal: true };
@@ -309,6 +319,7 @@ export async function openStore(
     batches: db.collection<BatchDocument>(CollectionName.batches),
     seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
     holder: randomUUID(),
+    foldLeaseMs: options.foldLeaseMs ?? DEFAULT_FOLD_LEASE_MS,
     ingest: {
       maxTailReadings: options.ingest?.maxTailReadings ?? DEFAULT_MAX_TAIL_READINGS,
       maxTailSeconds: options.ingest?.maxTailSeconds ?? DEFAULT_MAX_TAIL_SECONDS,

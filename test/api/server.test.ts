@@ -99,4 +99,16 @@ describe('configuration', () => {
     const lines = (error as Error).message.split('\n').slice(1);
     expect(lines.map((line) => line.trim().split(':')[0]).sort()).toEqual(['DEFAULT_LAYOUT', 'MAX_BATCH_SIZE', 'MONGODB_URI', 'PORT']);
   });
+
+  it('arms no fault point unless TEST_FAULT_POINTS lists known ones, and keeps the fold lease at 30 s by default', () => {
+    expect(loadConfig({})).toMatchObject({ TEST_FAULT_POINTS: [], FOLD_LEASE_MS: 30_000 });
+    expect(loadConfig({ TEST_FAULT_POINTS: ' fold:mid-parts, compact:mid-merge ' }).TEST_FAULT_POINTS).toEqual([
+      'fold:mid-parts',
+      'compact:mid-merge',
+    ]);
+    expect(() => loadConfig({ TEST_FAULT_POINTS: 'fold:mid-parts,fold:somewhere' })).toThrow(
+      /TEST_FAULT_POINTS: unknown fault point fold:somewhere; use record:after-log, fold:mid-parts/,
+    );
+    expect(() => loadConfig({ FOLD_LEASE_MS: '500' })).toThrow(ConfigError);
+  });
 });

@@ -49,6 +49,7 @@ import { applyRollupWrites, findRollups, markDirty, ROLLUPS_COLLECTION, rollupWr
 import {
   CollectionName,
   DEFAULT_BATCH_RETENTION_SECONDS,
+  DEFAULT_FOLD_LEASE_MS,
   type BatchDocument,
   type MetricDocument,
   type SeriesDocument,
@@ -95,6 +96,7 @@ export async function openLegacyStore(uri: string, dbName: string, options: { la
     ingest: { maxTailReadings: 0, maxTailSeconds: 0, foldRate: 20_000 },
     defaultLayout: options.layout ?? 'sparse',
     rollupGraceMs: 60_000,
+    foldLeaseMs: DEFAULT_FOLD_LEASE_MS,
     defaultStatistics: DEFAULT_STATISTICS,
   };
 }

@@ -1,15 +1,59 @@
 /**
- * Runs the real server as a child process (`node --import tsx src/server/main.ts`), on
+ * Runs the real server as a child process (`node --import tsx src/server/main.ts`, or
+ * the same sources bundled into one module: `bundled`), on
  * loopback and a free port, with the embedded database on a given data directory, and
  * talks to it over HTTP. For tests that kill the server or its database and check what
  * survives.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { readEmbeddedState } from '../../src/embedded/state.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = join(ROOT, 'src', 'server', 'main.ts');
+
+let bundle: Promise<string> | undefined;
+
+/**
+ * The server's sources bundled by esbuild into one ES module (packages stay imports from
+ * node_modules), built once per test process into `test-results/server/`, named by its
+ * content (so test processes running at once share it, and a file is never half
+ * written when read). `import.meta.url` is the URL of `src/server/main.ts` throughout,
+ * so the paths the sources resolve from it (schema examples, the dashboard's entry,
+ * packages) are those of a run from the sources. A server starts from it without tsx's
+ * transformation and resolution of every source file at start-up.
+ */
+function bundledServer(): Promise<string> {
+  bundle ??= (async () => {
+    const built = await build({
+      entryPoints: [MAIN],
+      outfile: 'main.mjs',
+      write: false,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      logLevel: 'warning',
+      define: { 'import.meta.url': JSON.stringify(pathToFileURL(MAIN).href) },
+    });
+    const code = built.outputFiles[0]!.contents;
+    const dir = join(ROOT, 'test-results', 'server');
+    const file = join(dir, `main-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+    if (!existsSync(file)) {
+      await mkdir(dir, { recursive: true });
+      const partial = `${file}.${process.pid}`;
+      await writeFile(partial, code);
+      await rename(partial, file);
+    }
+    return file;
+  })();
+  return bundle;
+}
 
 /** One JSON log line of the server (pino): `level` 30 info, 40 warn, 50 error, 60 fatal. */
 export interface LogLine {
@@ -69,7 +113,8 @@ const running = new Set<ServerProcess>();
  * Starts the server and waits for its log line "GraphQL endpoint and GraphiQL: <url>".
  * The environment gets PORT=0, HOST=127.0.0.1, EMBEDDED_DATA_DIR=`dataDir`,
  * LOG_FORMAT=json, AUTH=off and an empty MONGODB_URI (so the embedded database runs),
- * then `env` on top.
+ * then `env` on top. With `bundled`, the server runs from {@link bundledServer}, not
+ * through tsx: for tests that start many servers.
  * @throws Error with the process's output when it exits or does not log its URL within
  * `startTimeoutMs` (default 60,000).
  */
@@ -77,8 +122,10 @@ export async function startServer(options: {
   dataDir: string;
   env?: Record<string, string>;
   startTimeoutMs?: number;
+  bundled?: boolean;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+  const args = options.bundled ? [await bundledServer()] : ['--import', 'tsx', 'src/server/main.ts'];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
