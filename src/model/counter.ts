@@ -5,6 +5,7 @@
  * account, as Prometheus' `increase()`/`rate()`, InfluxDB's `non_negative_derivative`
  * and TimescaleDB's `counter_agg` do (see docs/statistics.md, "Counters").
  */
+import { ErrorCode, InputError } from '../errors.ts';
 import { isEarlier, type TimedValue } from './stats.ts';
 
 /**
@@ -90,4 +91,18 @@ export function chainIncrease(pieces: readonly CounterPiece[]): number | null {
     last = piece.last;
   }
   return increase;
+}
+
+/**
+ * The refusal of `increase` or `rate` of a metric that is not a counter: NOT_A_COUNTER,
+ * with `extensions.metric`. A gauge's readings have no increase worth the name, and a
+ * metric declared a counter only later has no `inc` in the slots folded before.
+ */
+export function notACounter(metric: string): InputError {
+  const error = new InputError(
+    ErrorCode.NOT_A_COUNTER,
+    `Metric "${metric}" is not a counter: increase and rate need setMetricKind(metric: "${metric}", kind: COUNTER) before its readings are folded`,
+  );
+  error.extensions.metric = metric;
+  return error;
 }
