@@ -10,6 +10,8 @@ import type { DayDocument } from '../../src/model/day-document.ts';
 import { planWrites, type DayWrite } from '../../src/record/plan.ts';
 import { dayDocument, mergeIntoRollup, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
+import type { CounterRow } from '../../src/query/buckets-pipeline.ts';
+import { counterIncreases } from '../../src/query/counters.ts';
 
 const DAY = Date.UTC(2024, 2, 1);
 const MINUTE = 60_000;
@@ -173,5 +175,47 @@ describe('merging the parts of a counter series-day', () => {
       expect(found.has(key), key).toBe(true);
       expect(found.get(key), key).toBe(hit.has(key) ? undefined : increase);
     }
+  });
+});
+
+describe('counterIncreases', () => {
+  const at = (minute: number) => new Date(DAY + minute * MINUTE);
+  /** A slot of field 0: count, first and last reading (minute, value), `inc` when known. */
+  const slot = (n: number, first: [number, number], last: [number, number], inc?: number) => ({
+    v0: { n, f: { t: at(first[0]), v: first[1] }, l: { t: at(last[0]), v: last[1] }, ...(inc === undefined ? {} : { i: inc }) },
+  });
+  const keyOf = (id: { t?: Date } | null) => String(id?.t?.getTime() ?? '');
+  const hour = (h: number) => String(DAY + h * HOUR);
+
+  it('chains each series from its first slot in the range, adds the series of a bucket, and needs no inc for one reading', () => {
+    const rows: CounterRow[] = [
+      // Series a: 5 -> 9 in hour 0 (inc 4), then 2 (a reset) alone in hour 1, then 6 -> 1 -> 3 in hour 2 (inc 1 + 2).
+      { _id: { s: 'a', t: at(0) }, p: [slot(2, [10, 5], [20, 9], 4)] },
+      { _id: { s: 'a', t: at(60) }, p: [slot(1, [70, 2], [70, 2])] },
+      { _id: { s: 'a', t: at(120) }, p: [slot(3, [125, 6], [130, 3], 3)] },
+      // Series b: one reading in hour 1, two parts of hour 2 one after the other.
+      { _id: { s: 'b', t: at(60) }, p: [slot(1, [61, 100], [61, 100], 0)] },
+      { _id: { s: 'b', t: at(120) }, p: [slot(2, [150, 130], [170, 120], 120), slot(2, [121, 101], [140, 110], 9)] },
+    ];
+    const found = counterIncreases(rows, 0, keyOf);
+    expect(Object.fromEntries(found)).toEqual({
+      [hour(0)]: 4,
+      [hour(1)]: 2 + 0,
+      [hour(2)]: 4 + 3 + (1 + 9 + 20 + 120),
+    });
+  });
+
+  it('knows nothing of a bucket whose parts interleave, or of a series without first and last readings, and the rest stays exact', () => {
+    const interleaved: CounterRow[] = [
+      { _id: { s: 'a', t: at(0) }, p: [slot(2, [10, 5], [30, 9], 4), slot(1, [20, 7], [20, 7])] },
+      { _id: { s: 'a', t: at(60) }, p: [slot(1, [70, 12], [70, 12], 0)] },
+    ];
+    expect(Object.fromEntries(counterIncreases(interleaved, 0, keyOf))).toEqual({ [hour(0)]: null, [hour(1)]: 3 });
+    const old: CounterRow[] = [
+      { _id: { s: 'a', t: at(0) }, p: [{ v0: { n: 2 } }] },
+      { _id: { s: 'a', t: at(60) }, p: [slot(1, [70, 12], [70, 12], 0)] },
+      { _id: { s: 'b', t: at(60) }, p: [slot(2, [61, 1], [62, 3])] },
+    ];
+    expect(Object.fromEntries(counterIncreases(old, 0, keyOf))).toEqual({ [hour(0)]: null, [hour(1)]: null });
   });
 });
