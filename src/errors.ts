@@ -85,6 +85,11 @@ export const ErrorCode = {
   DETAIL_EXPIRED: 'DETAIL_EXPIRED',
   /** A reading dated before the days its metric's retention policy deleted (`Metric.retention.dataFrom`, see `setRetention`). */
   READING_EXPIRED: 'READING_EXPIRED',
+  /**
+   * A query asks for `increase` or `rate` (or `statistic: INCREASE`/`RATE`) of a metric
+   * that is not declared a counter (`setMetricKind`); `extensions.metric` names it.
+   */
+  NOT_A_COUNTER: 'NOT_A_COUNTER',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -235,6 +240,11 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
     status: 400,
     meaning:
       "a reading dated before the days its metric's retention policy deleted (`Metric.retention.dataFrom`); nothing of the batch is written",
+  },
+  NOT_A_COUNTER: {
+    status: 400,
+    meaning:
+      '`increase` or `rate` (also `statistic: INCREASE` or `RATE`) of a metric not declared a counter with `setMetricKind(kind: COUNTER)`; `extensions.metric` names it, and nothing runs',
   },
 };
 

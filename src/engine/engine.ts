@@ -1,4 +1,5 @@
 import type DataLoader from 'dataloader';
+import { notACounter, type MetricKind } from '../model/counter.ts';
 import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
 import { tagList } from '../model/series.ts';
 import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
@@ -106,6 +107,8 @@ export class QueryEngine {
   /** Where the request's pipelines read (series-day documents or which rollup), in the order they ran. */
   readonly reads: ReadRecord[] = [];
   private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
+  /** The kind of each metric a counter query of this request asked about (null: no such metric), looked up once. */
+  private readonly kinds = new Map<string, Promise<MetricKind | null>>();
 
   /**
    * @param limits the request's limits (`MAX_BUCKETS`, `MAX_SERIES`, `MAX_FILTER_VALUES`).
@@ -133,9 +136,11 @@ export class QueryEngine {
    * The bucket lists of a `buckets` query, one per group with readings, sorted by tag
    * values; an empty list when nothing matched.
    * @throws InputError TOO_MANY_BUCKETS or TOO_MANY_FILTER_VALUES (nothing runs then);
-   * DETAIL_EXPIRED (see `loader.ts`); ServiceError QUERY_TIMEOUT.
+   * NOT_A_COUNTER (see {@link reserveCounter}); DETAIL_EXPIRED (see `loader.ts`);
+   * ServiceError QUERY_TIMEOUT.
    */
   async buckets(query: RangeQuery): Promise<ChartGroup[]> {
+    if (!(await this.reserveCounter(query))) return [];
     if ((await this.reserve(query)) === 0) return [];
     const earlier = query.compareWith === null ? undefined : this.earlierGroups(query);
     const { rows, index } = await this.loader.load({ query });
@@ -159,7 +164,7 @@ export class QueryEngine {
     const shifted = shiftedRange(query, query.compareWith!, query.timeZone);
     const earlier: RangeQuery = { ...query, ...shifted, compareWith: null, ranking: null };
     const byGroup = new Map<string, Earlier>();
-    if ((await this.reserve(earlier, false)) === 0) return byGroup;
+    if (!(await this.reserveCounter(earlier)) || (await this.reserve(earlier, false)) === 0) return byGroup;
     const { rows, index } = await this.loader.load({ query: earlier });
     const spans = bucketSpans(earlier);
     for (const group of shapeBucketGroups(
@@ -174,9 +179,10 @@ export class QueryEngine {
 
   /**
    * The results of an `aggregate` query, one per group with readings, sorted by tag values.
-   * @throws InputError TOO_MANY_BUCKETS (a group counts 1), TOO_MANY_FILTER_VALUES or DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (a group counts 1), TOO_MANY_FILTER_VALUES, NOT_A_COUNTER or DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async aggregate(query: RangeQuery): Promise<AggregateResult[]> {
+    if (!(await this.reserveCounter(query))) return [];
     if ((await this.reserve(query)) === 0) return [];
     const { rows, index } = await this.loader.load({ query });
     const results = shapeAggregates(rows, { ...query, groupBy: query.groupBy }, index);
@@ -186,11 +192,12 @@ export class QueryEngine {
   /**
    * The buckets of one series (`Series.buckets`); asked for many series with the same
    * query value, they share one pipeline.
-   * @throws InputError TOO_MANY_BUCKETS (counted per series), DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (counted per series), NOT_A_COUNTER, DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async seriesBuckets(series: SeriesDocument, query: RangeQuery): Promise<ChartBucket[]> {
-    const perSeries = bucketsPerGroup(query);
+    const perSeries = bucketsPerGroup(query) + this.counterBuckets(query);
     if (perSeries === 0) return [];
+    if (query.wants.counter) await this.requireCounter(series.metric);
     this.budget.reserve(
       'buckets',
       perSeries * (query.compareWith === null ? 1 : 2),
@@ -218,14 +225,15 @@ export class QueryEngine {
   /**
    * The statistics of one series over the range (`Series.aggregate`): count 0 and nulls
    * without readings; batched like {@link seriesBuckets}.
-   * @throws InputError TOO_MANY_BUCKETS (1 per series, 10 with percentiles), DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
+   * @throws InputError TOO_MANY_BUCKETS (1 per series, 10 with percentiles, 1 more for a counter's increase), NOT_A_COUNTER, DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async seriesAggregate(series: SeriesDocument, query: RangeQuery): Promise<AggregateResult> {
     const span = { tags: tagList(series.tags), from: new Date(query.from), to: new Date(query.to) };
     if (query.from >= query.to) return { ...span, ...summarize(null) };
-    this.budget.reserve('buckets', bucketsPerGroup(query), 'this field: an aggregate per series');
+    if (query.wants.counter) await this.requireCounter(series.metric);
+    this.budget.reserve('buckets', bucketsPerGroup(query) + this.counterBuckets(query), 'this field: an aggregate per series');
     const { rows, index } = await this.loader.load({ query, series: series._id, seriesMetric: series.metric });
-    return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null) };
+    return { ...span, ...summarize(rows[0] ? rowStats(rows[0], index) : null, (query.to - query.from) / 1000) };
   }
 
   /**
@@ -344,6 +352,58 @@ export class QueryEngine {
   /** The latest `n` readings of series `id`, newest first (see `latestReadings` in `storage/read.ts`). */
   latestReadings(id: string, n: number): Promise<LatestReading[]> {
     return latestReadings(this.store, id, n, this.options);
+  }
+
+  /**
+   * Checks that `metric` is a counter, looking its kind up once per request (a registry
+   * read the request's pipelines wait for).
+   * @returns false when there is no such metric (the query has nothing to answer).
+   * @throws InputError NOT_A_COUNTER when the metric is not declared a counter.
+   */
+  private async requireCounter(metric: string): Promise<boolean> {
+    let kind = this.kinds.get(metric);
+    if (kind === undefined) {
+      kind = this.planning
+        .track(findMetric(this.store, metric, this.options))
+        .then((entry) => (entry === null ? null : (entry.kind ?? 'gauge')));
+      this.kinds.set(metric, kind);
+    }
+    const found = await kind;
+    if (found === null) return false;
+    if (found !== 'counter') throw notACounter(metric);
+    return true;
+  }
+
+  /**
+   * The buckets a counter's increase adds per series: the counter pipeline returns one
+   * row per series and bucket (the increase is per series, see `query/counters.ts`),
+   * so each counts one bucket more, without the weight of percentiles; 0 when the query
+   * asks for no increase or rate.
+   */
+  private counterBuckets(query: RangeQuery): number {
+    return query.wants.counter ? bucketsPerGroup({ ...query, wants: { sketch: false } }) : 0;
+  }
+
+  /**
+   * For a query over a metric that asks for `increase` or `rate`: checks that the metric
+   * is a counter ({@link requireCounter}), counts the series it reads in the registry and
+   * reserves {@link counterBuckets} for each, beside what {@link reserve} reserves for the
+   * groups. True for any other query.
+   * @returns false when the metric does not exist.
+   * @throws InputError NOT_A_COUNTER, TOO_MANY_BUCKETS; ServiceError QUERY_TIMEOUT.
+   */
+  private async reserveCounter(query: RangeQuery): Promise<boolean> {
+    if (!query.wants.counter || query.metric === null) return true;
+    const perSeries = this.counterBuckets(query);
+    const counted = this.planning.track(countSeries(this.store, registryFilter(query.metric, query.where), this.options));
+    if (!(await this.requireCounter(query.metric))) return false;
+    const series = await counted;
+    this.budget.reserve(
+      'buckets',
+      series * perSeries,
+      `this field's increase: ${formatCount(series)} series x ${query.granularity === null ? 'an aggregate' : `${formatCount(perSeries)} buckets`}`,
+    );
+    return true;
   }
 
   /** Reserves the values of `where` from the request's filter-value budget. @throws InputError TOO_MANY_FILTER_VALUES. */

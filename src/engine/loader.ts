@@ -6,12 +6,15 @@ import { detailExpired, firstExpiredRead, type Horizons, type LevelRead } from '
 import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
 import {
   bucketsPipeline,
+  counterPipeline,
   levelsRead,
   sketchPipeline,
   type BucketQuery,
   type BucketRow,
+  type CounterRow,
   type SketchRow,
 } from '../query/buckets-pipeline.ts';
+import { counterIncreases } from '../query/counters.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets } from '../storage/read.ts';
 import { findHorizons } from '../storage/retention.ts';
@@ -72,12 +75,12 @@ export interface LoaderScope {
 }
 
 /**
- * What a finished pipeline was: bucket rows or merged sketches, its granularity (null:
- * an aggregate), the finest stored level it read, and whether it read the series-day
- * documents or a rollup's.
+ * What a finished pipeline was: bucket rows, merged sketches or counter slots, its
+ * granularity (null: an aggregate), the finest stored level it read, and whether it read
+ * the series-day documents or a rollup's.
  */
 export interface PipelineRun {
-  kind: 'buckets' | 'sketches';
+  kind: 'buckets' | 'sketches' | 'counters';
   granularity: GranularityName | null;
   level: Level;
   source: 'documents' | 'rollup';
@@ -227,9 +230,26 @@ function attachSketches(rows: BucketRow[], sketchRows: readonly SketchRow[]): vo
 }
 
 /**
+ * Puts the increase of each bucket, group and field (from the rows of `counterPipeline`,
+ * see `counterIncreases`) into the bucket row it belongs to, as `inc0`, `inc1`, … (a
+ * number, or null when unknown; see `rowStats`). Increases of a bucket the bucket rows do
+ * not list (a group a ranking left out) are dropped.
+ */
+function attachIncreases(rows: BucketRow[], counterRows: readonly CounterRow[], fields: number): void {
+  const byKey = new Map(rows.map((row) => [rowKey(row._id), row]));
+  for (let index = 0; index < fields; index++) {
+    for (const [key, increase] of counterIncreases(counterRows, index, rowKey)) {
+      const row = byKey.get(key);
+      if (row !== undefined) row[`inc${index}`] = increase;
+    }
+  }
+}
+
+/**
  * Builds the request-scoped loader that batches {@link LoadRequest}s into pipelines
  * (one per {@link batchKey}, and a sketch pipeline beside it when a request of the batch
- * wants percentiles). A batch is dispatched only when the request has no
+ * wants percentiles, a counter pipeline when one wants a counter's increase or rate:
+ * that one always on the series-day documents, a rollup having merged the series). A batch is dispatched only when the request has no
  * registry look-up pending (see `planning.ts`), so every field has reserved its share of
  * the budget by then; when the budget has refused the request, every request of the
  * batch fails with that refusal and no pipeline runs.
@@ -288,6 +308,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           const query = batch[0]!.query;
           const firstLast = batch.some((request) => request.query.wants.firstLast);
           const sketch = batch.some((request) => request.query.wants.sketch);
+          const counter = batch.some((request) => request.query.wants.counter);
           const source = rollupFor(
             bucketQuery,
             rollups.filter((rollup) => rollup.metric === query.metric),
@@ -302,7 +323,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             level: finestLevel(levels),
             source: source === null ? 'documents' : 'rollup',
           });
-          const [rows, sketchRows] = await Promise.all([
+          const [rows, sketchRows, counterRows] = await Promise.all([
             timed(scope.observe, run('buckets'), () =>
               aggregateBuckets<BucketRow>(
                 scope.store,
@@ -319,8 +340,16 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
                   aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource),
                 )
               : [],
+            counter
+              ? timed(
+                  scope.observe,
+                  () => ({ ...run('counters')(), source: 'documents' }),
+                  () => aggregateBuckets<CounterRow>(scope.store, counterPipeline(bucketQuery), scope.options, { metric: query.metric }),
+                )
+              : [],
           ]);
           if (sketch) attachSketches(rows, sketchRows);
+          if (counter) attachIncreases(rows, counterRows, fields.length);
           const bySeries = new Map<string, BucketRow[]>();
           if (series.length > 0) {
             for (const row of rows) {

@@ -21,7 +21,7 @@ import type { FillMode } from '../query/fill.ts';
 import { validateOffset, type Offset } from '../query/offset.ts';
 import { RANK_LIMIT, validateRanking, type RankStatistic, type Ranking, type SortDirection } from '../query/ranking.ts';
 import { normalizeRange, normalizeSelection, type TagFilter } from '../query/spec.ts';
-import { needsFirstLast, needsSketch, validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
+import { needsCounter, needsFirstLast, needsSketch, validateTransform, type Statistic, type Transform } from '../query/transforms.ts';
 
 /**
  * A bucket or aggregate query over the series of a metric (`Query.buckets`,
@@ -62,20 +62,27 @@ export interface RangeQuery {
 
 /**
  * Which optional statistics a query reads besides count, sum, min, max and variance:
- * the first and last readings (two more accumulators per field) and the merged sketches
- * (a second pipeline, for percentiles). Each is read only when something needs it.
+ * the first and last readings (two more accumulators per field), the merged sketches
+ * (a second pipeline, for percentiles) and a counter's increase (a counter pipeline, per
+ * series; only of a metric declared a counter). Each is read only when something needs it.
  */
 export interface Wants {
   firstLast: boolean;
   sketch: boolean;
+  /** `increase` or `rate` (see `query/counters.ts`). */
+  counter: boolean;
 }
 
 /** Nothing beyond the basic statistics. */
-export const NO_WANTS: Wants = { firstLast: false, sketch: false };
+export const NO_WANTS: Wants = { firstLast: false, sketch: false, counter: false };
 
 /** What `selected` (from the client's selection set) and `statistic` (the buckets' `value`) need. */
 function wantsOf(selected: Wants, statistic: Statistic): Wants {
-  return { firstLast: selected.firstLast || needsFirstLast(statistic), sketch: selected.sketch || needsSketch(statistic) };
+  return {
+    firstLast: selected.firstLast || needsFirstLast(statistic),
+    sketch: selected.sketch || needsSketch(statistic),
+    counter: selected.counter || needsCounter(statistic),
+  };
 }
 
 /** Chart options of a bucket list as GraphQL hands them over (all optional). */

@@ -99,7 +99,7 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
     'The buckets of a list as parallel arrays, index i being the i-th bucket in time order: compact to send and to parse, and the shape chart libraries take. Statistics are null where a bucket has no readings.',
   fields: (t) => {
     const column = (
-      name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'value' | 'previous' | 'change',
+      name: 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'increase' | 'rate' | 'value' | 'previous' | 'change',
       description: string,
     ) =>
       t.field({
@@ -150,6 +150,8 @@ export const BucketColumnsRef = builder.objectRef<readonly ChartBucket[]>('Bucke
         description: `The \`p\` percentile per bucket. ${PERCENTILE_GUARANTEE}`,
         resolve: (buckets, args) => buckets.map((bucket) => percentileOf(bucket, args.p)),
       }),
+      increase: column('increase', "A counter's reset-aware increase per bucket (see `Bucket.increase`)."),
+      rate: column('rate', "A counter's increase per second per bucket (see `Bucket.rate`)."),
       value: column('value', '`value` per bucket (the chosen statistic after its transform).'),
       previous: column('previous', '`previous` per bucket (with `compareWith`).'),
       change: column('change', '`change` per bucket (with `compareWith`).'),

@@ -3,13 +3,20 @@ import { RANK_STATISTICS } from '../query/ranking.ts';
 import { STATISTICS } from '../query/transforms.ts';
 import { builder, type ArgBuilder } from './builder.ts';
 
+/** Descriptions of the statistics that say more than the bucket field's name. */
+const STATISTIC_NOTES: Partial<Record<(typeof STATISTICS)[number], string>> = {
+  increase:
+    'The bucket\'s `increase`: a counter\'s reset-aware increase (counters only, else NOT_A_COUNTER; see docs/statistics.md, "Counters").',
+  rate: "The bucket's `rate`: a counter's increase per second of the bucket inside the range, the same as `statistic: INCREASE, transform: RATE` (counters only, else NOT_A_COUNTER).",
+};
+
 /** `Statistic` enum: the statistic a bucket's `value` carries. */
 export const StatisticRef = builder.enumType('Statistic', {
   description: 'A statistic of a bucket, for `value` and its transforms.',
   values: Object.fromEntries(
     STATISTICS.map((name) => [
       name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(),
-      { value: name, description: `The bucket's \`${name}\`.` },
+      { value: name, description: STATISTIC_NOTES[name] ?? `The bucket's \`${name}\`.` },
     ]),
   ) as Record<string, { value: (typeof STATISTICS)[number]; description: string }>,
 });
@@ -23,7 +30,7 @@ export const TransformRef = builder.enumType('Transform', {
     RATE: {
       value: 'RATE',
       description:
-        'Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput).',
+        'Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput). No counter semantics: for a counter use `statistic: INCREASE` with it, or `statistic: RATE`.',
     },
     DIFFERENCE: {
       value: 'DIFFERENCE',

@@ -6,6 +6,8 @@ import { NO_WANTS, type Wants } from '../engine/query.ts';
 const FIRST_LAST_FIELDS = new Set(['first', 'last']);
 /** Fields that need the merged sketch. */
 const SKETCH_FIELDS = new Set(['percentile', 'p50', 'p90', 'p95', 'p99']);
+/** Fields of a counter, which need the counter pipeline (and a counter metric). */
+const COUNTER_FIELDS = new Set(['increase', 'rate']);
 
 /**
  * Which optional statistics the client selected under the field being resolved (at any
@@ -29,12 +31,13 @@ const parsed = new WeakMap<GraphQLResolveInfo['fieldNodes'], Wants>();
 function parseWants(info: GraphQLResolveInfo): Wants {
   const tree = parseResolveInfo(info, { deep: true }) as ResolveTree | null;
   if (tree === null) return NO_WANTS;
-  const wants: Wants = { firstLast: false, sketch: false };
+  const wants: Wants = { firstLast: false, sketch: false, counter: false };
   const visit = (node: ResolveTree) => {
     for (const fields of Object.values(node.fieldsByTypeName)) {
       for (const child of Object.values(fields)) {
         if (FIRST_LAST_FIELDS.has(child.name)) wants.firstLast = true;
         if (SKETCH_FIELDS.has(child.name)) wants.sketch = true;
+        if (COUNTER_FIELDS.has(child.name)) wants.counter = true;
         visit(child);
       }
     }

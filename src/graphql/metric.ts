@@ -1,7 +1,7 @@
 import { mayTouchMetric } from '../auth/access.ts';
 import { parseMetricName, parseSeriesListQuery, parseStatisticsSettings, parseTagValuesQuery } from '../engine/query.ts';
 import { MAX_LATEST_READINGS, type StatisticsSettings } from '../model/statistics-settings.ts';
-import { setMetricLayout, setMetricStatistics } from '../storage/registry.ts';
+import { setMetricKind, setMetricLayout, setMetricStatistics } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { SeriesRef, seriesListArgs } from './series.ts';
@@ -15,6 +15,19 @@ export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
     PREALLOCATED: {
       value: 'preallocated',
       description: 'Day documents inserted as a zeroed skeleton of all 1,440 minutes first, then updated in place.',
+    },
+  } as const,
+});
+
+/** `MetricKind` enum: what a metric's fields measure (see `model/counter.ts`). */
+export const MetricKindRef = builder.enumType('MetricKind', {
+  description: 'What a metric\'s fields measure: values at a time, or running counts (see docs/statistics.md, "Counters").',
+  values: {
+    GAUGE: { value: 'gauge', description: 'A value at a time (a temperature, a delay): the default.' },
+    COUNTER: {
+      value: 'counter',
+      description:
+        'A running count that only grows except when reset to 0 (requests served, bytes sent): its buckets and aggregates have `increase` and `rate`, a drop counting as a reset.',
     },
   } as const,
 });
@@ -59,6 +72,11 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
     tagKeys: t.stringList({ resolve: (metric) => [...metric.tagKeys].sort(), description: 'Tag keys ever used, sorted.' }),
     layout: t.field({ type: DocumentLayoutRef, resolve: (metric) => metric.layout, description: 'Series-day document layout.' }),
+    kind: t.field({
+      type: MetricKindRef,
+      resolve: (metric) => metric.kind ?? 'gauge',
+      description: 'What the fields measure: GAUGE unless `setMetricKind` (or a receiver of counters) declared the metric a COUNTER.',
+    }),
     statistics: t.field({
       type: MetricStatisticsRef,
       resolve: (metric, _args, ctx) => metric.statistics ?? ctx.store.defaultStatistics,
@@ -150,6 +168,20 @@ builder.mutationField('setMetricStatistics', (t) =>
       latestReadings: t.arg.int({ required: true, description: `Latest readings kept per series and day, 0 to ${MAX_LATEST_READINGS}.` }),
     },
     resolve: (_root, args, ctx) => setMetricStatistics(ctx.store, parseMetricName(args.metric, 'metric'), parseStatisticsSettings(args)),
+  }),
+);
+
+builder.mutationField('setMetricKind', (t) =>
+  t.field({
+    type: MetricRef,
+    description:
+      'Declares what a metric\'s fields measure. A COUNTER\'s folds keep, per slot, what the reset-aware increase needs, so its buckets and aggregates answer `increase` and `rate` (docs/statistics.md, "Counters"); it applies to every fold from now on, readings acknowledged but not folded yet included, and slots folded before give a null `increase`. GAUGE stops keeping it. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, FORBIDDEN.',
+    authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
+    args: {
+      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `http_requests`.' }),
+      kind: t.arg({ type: MetricKindRef, required: true, description: 'GAUGE or COUNTER.' }),
+    },
+    resolve: (_root, args, ctx) => setMetricKind(ctx.store, parseMetricName(args.metric, 'metric'), args.kind),
   }),
 );
 

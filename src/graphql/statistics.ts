@@ -24,6 +24,10 @@ export function percentileOf(summary: Pick<Summary, 'sketch' | 'min' | 'max'>, p
   return percentile(summary, p);
 }
 
+/** What `increase` is, stated once for the schema's descriptions. */
+export const INCREASE_DEFINITION =
+  'Counters only (`setMetricKind(kind: COUNTER)`, else NOT_A_COUNTER): the reset-aware increase, per series the sum over its readings in this span of the reading minus the one before it (the last reading before the span counts when it lies in the query range; a drop is a reset and counts the new value), summed over the group\'s series; no extrapolation to the span\'s edges (docs/statistics.md, "Counters"). Null without readings, for readings folded before the metric was a counter, and where parts of a series written by different folds interleave in time (a late reading) until a compaction can separate them.';
+
 const FIRST_LAST_NOTE =
   'Null without readings, and when some readings were stored before first and last values were kept (layout version 1).';
 
@@ -74,5 +78,11 @@ export const StatisticsRef = builder.interfaceRef<Summary>('Statistics').impleme
     p90: t.float({ nullable: true, resolve: (summary) => percentile(summary, 90), description: '`percentile(p: 90)`.' }),
     p95: t.float({ nullable: true, resolve: (summary) => percentile(summary, 95), description: '`percentile(p: 95)`.' }),
     p99: t.float({ nullable: true, resolve: (summary) => percentile(summary, 99), description: '`percentile(p: 99)`.' }),
+    increase: t.exposeFloat('increase', { nullable: true, description: INCREASE_DEFINITION }),
+    rate: t.exposeFloat('rate', {
+      nullable: true,
+      description:
+        '`increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`.',
+    }),
   }),
 });

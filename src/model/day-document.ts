@@ -21,6 +21,13 @@ export type DocumentLayout = 'sparse' | 'preallocated';
 export interface StoredStats extends Stats {
   first?: { t: Date; v: number };
   last?: { t: Date; v: number };
+  /**
+   * Counter metrics only (see `model/counter.ts`): the sum of the reset-aware deltas
+   * between the slot's consecutive readings. Absent for other metrics, for readings
+   * stored before the metric was declared a counter, and where it is not known exactly
+   * (a compaction merged parts whose readings interleave in time, see `chainIncrease`).
+   */
+  inc?: number;
 }
 
 /** The statistics of every field at one level, keyed by field name. */

@@ -70,6 +70,11 @@ export interface RowStats extends Stats {
   last?: TimedValue | null;
   /** The merged quantile sketch (`model/sketch.ts`); null when not asked for or when it does not hold every reading. */
   sketch?: SketchBins | null;
+  /**
+   * Counters: the reset-aware increase of the readings of the bucket or range, summed over
+   * its series (docs/statistics.md, "Counters"); null when not asked for or not known.
+   */
+  increase?: number | null;
 }
 
 /**
@@ -95,6 +100,14 @@ export interface Summary {
   last: TimedValue | null;
   /** The merged quantile sketch of every reading, for percentiles (see `model/sketch.ts`); null when unknown. */
   sketch: SketchBins | null;
+  /**
+   * Counters: the reset-aware increase over the readings, each series' readings in time
+   * order, a drop counting as a reset (see `model/counter.ts`), summed over the series;
+   * null when unknown or not asked for.
+   */
+  increase: number | null;
+  /** `increase` per second of the span's time inside the query range; null with `increase`. */
+  rate: number | null;
 }
 
 /**
@@ -107,13 +120,15 @@ const finiteOrNull = (value: number): number | null => (Number.isFinite(value) ?
 /**
  * Derives the client-facing {@link Summary} from stored {@link Stats}. A sketch is kept
  * only when its count equals the readings' (a slot written without a sketch, or before
- * sketches existed, would otherwise make percentiles of part of the readings).
+ * sketches existed, would otherwise make percentiles of part of the readings). `rate` is
+ * `increase / seconds`, `seconds` being the span's time inside the query range (null
+ * when not given or not positive).
  * The variance is computed as `(n*sq - sum^2) / n^2`: for integer data whose sums stay
  * below 2^53 every intermediate is exact, so the result is the correctly rounded
  * variance; rounding noise on other data is clamped at 0. A statistic whose arithmetic
  * overflows (`n * sq` beyond about 1.8e308) is null rather than infinite.
  */
-export function summarize(stats: RowStats | null | undefined): Summary {
+export function summarize(stats: RowStats | null | undefined, seconds?: number): Summary {
   if (!stats || stats.n <= 0) {
     return {
       count: 0,
@@ -127,12 +142,15 @@ export function summarize(stats: RowStats | null | undefined): Summary {
       first: null,
       last: null,
       sketch: null,
+      increase: null,
+      rate: null,
     };
   }
   const { n, sum, sq } = stats;
   const spread = Math.max(0, n * sq - sum * sum);
   const variance = spread / (n * n);
   const sample = n > 1 ? Math.sqrt(spread / (n * (n - 1))) : null;
+  const increase = stats.increase === undefined || stats.increase === null ? null : finiteOrNull(stats.increase);
   return {
     count: n,
     sum: finiteOrNull(sum),
@@ -145,6 +163,8 @@ export function summarize(stats: RowStats | null | undefined): Summary {
     first: stats.first ?? null,
     last: stats.last ?? null,
     sketch: stats.sketch !== undefined && stats.sketch !== null && sketchCount(stats.sketch) === n ? stats.sketch : null,
+    increase,
+    rate: increase !== null && seconds !== undefined && seconds > 0 ? finiteOrNull(increase / seconds) : null,
   };
 }
 

@@ -76,7 +76,8 @@ function rowPair(value: unknown): TimedValue | null {
  * The statistics of the field at `index` (its position in `BucketQuery.fields`) in a
  * row; n is 0 when it had none. First and last are there when the pipeline merged them
  * (`firstLast`) and every document read was of layout version 2 or later (`ver`), else
- * null; the sketch when the engine attached the sketch pipeline's bins as `q<index>`.
+ * null; the sketch when the engine attached the sketch pipeline's bins as `q<index>`;
+ * a counter's increase when the engine attached it as `inc<index>` (see `query/counters.ts`).
  */
 export function rowStats(row: BucketRow, index: number): RowStats {
   const complete = typeof row.ver === 'number' && row.ver >= LAYOUT_VERSION;
@@ -89,6 +90,7 @@ export function rowStats(row: BucketRow, index: number): RowStats {
     first: complete ? rowPair(row[`first${index}`]) : null,
     last: complete ? rowPair(row[`last${index}`]) : null,
     sketch: row[`q${index}`] instanceof Map ? (row[`q${index}`] as Map<string, number>) : null,
+    increase: typeof row[`inc${index}`] === 'number' ? (row[`inc${index}`] as number) : null,
   };
 }
 
@@ -866,6 +868,86 @@ export function sketchPipeline(query: BucketQuery): Document[] {
     { $unwind: '$s' },
     { $unwind: '$s.b' },
     { $group: { _id: { ...t, ...(group === undefined ? {} : { g: '$g' }), f: '$s.b.f', k: '$s.b.k' }, c: { $sum: '$s.b.c' } } },
+  ];
+}
+
+/**
+ * What a counter's slot holds for its increase, as the counter pipeline reads it: count
+ * `n`, first and last reading `f` and `l` (`{t, v}`), `i` the sum of reset-aware deltas
+ * between its readings (absent when unknown, see `StoredStats.inc`).
+ */
+export interface CounterSlot {
+  n: number;
+  f?: { t: Date; v: number };
+  l?: { t: Date; v: number };
+  i?: number;
+}
+
+/**
+ * One output row of a counter pipeline: one series `s` in one bucket `t` (absent for an
+ * aggregate) of group `g` (as in {@link BucketRow}), and `p`, every slot of the series
+ * read for the bucket, one entry per document (part) holding it, in no particular
+ * order: `{v0: <CounterSlot of field 0>, v1: …}`, a field without readings there absent.
+ */
+export interface CounterRow {
+  _id: { s: string; t?: Date; g?: Record<string, string> | string };
+  p: Record<string, CounterSlot | undefined>[];
+}
+
+/**
+ * Reads what the increase needs: `x`, `{v0: {n, f, l, i}, …}` of every slot where any
+ * field has readings.
+ */
+const COUNTER_READER = (fields: readonly string[]): SlotReader => ({
+  root: '',
+  keep: (entry) => anyReadings(fields, entry),
+  read: (entry) => ({
+    x: Object.fromEntries(
+      fields.map((field, i) => [
+        `v${i}`,
+        { n: `${entry(field)}.n`, f: `${entry(field)}.first`, l: `${entry(field)}.last`, i: `${entry(field)}.inc` },
+      ]),
+    ),
+  }),
+});
+
+/**
+ * Builds the pipeline that reads what the reset-aware increase of counters needs (pure,
+ * no I/O): the same documents and slots as {@link sketchPipeline} (day totals, hour and
+ * minute slots by the segments of the range, every slot inside one bucket of the
+ * query's zone), each slot's count, first and last reading and `inc` per field, grouped
+ * per series, bucket and group with the slots in an array:
+ *
+ *   `$match` -> `$match` -> `$project {paths}` -> `$project {s}` -> `$unwind` -> `$group`
+ *
+ * The increase is per series: the deltas between a slot's last reading and the next
+ * slot's first (the next part's, when several parts hold one slot) need the slots in
+ * time order, which a `$group` does not keep, so the engine orders and chains them
+ * (`query/counters.ts`); the rows are per series and bucket, and the slots of one
+ * series in one bucket are few (one per part, more only where a bucket is read from
+ * finer slots). Never run on a rollup: a rollup merges series. Rows come out unsorted.
+ * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
+ */
+export function counterPipeline(query: BucketQuery): Document[] {
+  const zone = query.timeZone ?? UTC;
+  const plans = planDays(querySegments(query));
+  const group = groupExpression(query.grouping);
+  const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
+  const paths = new ReadPaths().group(query.grouping).add('series');
+  addSlotsRead(paths, '', query.fields, plans, false);
+  return [
+    ...matchStages(query),
+    paths.stage(),
+    {
+      $project: {
+        _id: 0,
+        s: perDay(plans, (plan) => slotsOf(query.fields, plan.pieces, COUNTER_READER(query.fields))),
+        id: '$series',
+        ...(group === undefined ? {} : { g: group }),
+      },
+    },
+    { $unwind: '$s' },
+    { $group: { _id: { s: '$id', ...t, ...(group === undefined ? {} : { g: '$g' }) }, p: { $push: '$s.x' } } },
   ];
 }
 

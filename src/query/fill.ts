@@ -28,7 +28,7 @@ export const FILL_MODES: readonly FillMode[] = ['NONE', 'NULL', 'ZERO', 'PREVIOU
  * but `count`. `count` always stays the true number of readings, 0 in an empty bucket,
  * whatever the mode: it is the one statistic an empty bucket really has.
  */
-export const FILLED_STATISTICS = ['sum', 'min', 'max', 'avg', 'variance', 'stddev', 'sampleStddev'] as const;
+export const FILLED_STATISTICS = ['sum', 'min', 'max', 'avg', 'variance', 'stddev', 'sampleStddev', 'increase', 'rate'] as const;
 
 /** A statistic written by fill modes, see {@link FILLED_STATISTICS}. */
 export type FilledStatistic = (typeof FILLED_STATISTICS)[number];
@@ -149,6 +149,8 @@ export function fillBuckets(spans: readonly BucketSpan[], buckets: readonly Buck
       variance: values('variance'),
       stddev: values('stddev'),
       sampleStddev: values('sampleStddev'),
+      increase: values('increase'),
+      rate: values('rate'),
       // PREVIOUS repeats the earlier bucket's readings-based statistics too; no other mode can make them up.
       first: mode === 'PREVIOUS' ? (last?.first ?? null) : null,
       last: mode === 'PREVIOUS' ? (last?.last ?? null) : null,
@@ -181,6 +183,8 @@ function withReadings(span: BucketSpan, b: Bucket): FilledBucket {
     first: b.first,
     last: b.last,
     sketch: b.sketch,
+    increase: b.increase,
+    rate: b.rate,
     filled: false,
   };
 }

@@ -169,6 +169,8 @@ export function compareWithPrevious(
       first: b.first,
       last: b.last,
       sketch: b.sketch,
+      increase: b.increase,
+      rate: b.rate,
       filled: b.filled,
       value: b.value,
       previous: before,

@@ -1,4 +1,4 @@
-import { summarize, type Stats, type Summary } from '../model/stats.ts';
+import { summarize, type RowStats, type Summary } from '../model/stats.ts';
 import type { Tag } from '../model/series.ts';
 import { rowStats, type BucketRow } from './buckets-pipeline.ts';
 import { listBuckets, nextBucketStart, type Cut } from './granularity.ts';
@@ -51,7 +51,7 @@ export interface BucketRange {
  * as a bucket of their own rather than dropped.
  * @throws InputError INVALID_TIME_ZONE for an unknown zone.
  */
-export function bucketList(statsByStart: ReadonlyMap<number, Stats>, range: BucketRange): Bucket[] {
+export function bucketList(statsByStart: ReadonlyMap<number, RowStats>, range: BucketRange): Bucket[] {
   const zone = range.timeZone ?? UTC;
   const listed = listBuckets(range.from, range.to, range.cut, zone);
   const known = new Set(listed.map((span) => span.start));
@@ -67,9 +67,13 @@ export function bucketList(statsByStart: ReadonlyMap<number, Stats>, range: Buck
     end: new Date(span.end),
     partial: span.partial,
     localStart: span.localStart,
-    ...summarize(statsByStart.get(span.start)),
+    ...summarize(statsByStart.get(span.start), secondsInRange(span, range)),
   }));
 }
+
+/** Seconds of `[start, end)` inside the range `[from, to)` (ms): what a bucket's `rate` divides by. */
+const secondsInRange = (span: { start: number; end: number }, range: { from: number; to: number }) =>
+  (Math.min(span.end, range.to) - Math.max(span.start, range.from)) / 1000;
 
 function groupTags(group: unknown, keys: readonly string[]): Tag[] {
   if (group === null || typeof group !== 'object') return [];
@@ -88,8 +92,8 @@ export const compareTags = (a: readonly Tag[], b: readonly Tag[]) => {
  * The statistics of the field at `index` in `rows`, by bucket start (ms), leaving out
  * buckets where that field has no readings (a row may exist for another field).
  */
-export function statsByStart(rows: readonly BucketRow[], index: number): Map<number, Stats> {
-  const stats = new Map<number, Stats>();
+export function statsByStart(rows: readonly BucketRow[], index: number): Map<number, RowStats> {
+  const stats = new Map<number, RowStats>();
   for (const row of rows) {
     const field = rowStats(row, index);
     if (field.n > 0) stats.set(row._id?.t?.getTime() ?? 0, field);
@@ -148,6 +152,6 @@ export function shapeAggregates(
   return rows
     .map((row) => ({ row, stats: rowStats(row, index) }))
     .filter(({ stats }) => stats.n > 0)
-    .map(({ row, stats }) => ({ tags: groupTags(row._id?.g, range.groupBy), ...span, ...summarize(stats) }))
+    .map(({ row, stats }) => ({ tags: groupTags(row._id?.g, range.groupBy), ...span, ...summarize(stats, (range.to - range.from) / 1000) }))
     .sort((a, b) => compareTags(a.tags, b.tags));
 }

@@ -40,12 +40,12 @@ import type { FilledBucket } from './fill.ts';
 import type { Bucket } from './shape.ts';
 
 /** The statistics a bucket carries as plain numbers. */
-type NumericStatistic = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev';
+type NumericStatistic = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'variance' | 'stddev' | 'sampleStddev' | 'increase' | 'rate';
 
 /**
  * A statistic of a bucket that a transform or a comparison reads: a key of
- * {@link Bucket}'s numeric statistics, the value of its first or last reading, or a
- * percentile (`p50`: the median) from its sketch.
+ * {@link Bucket}'s numeric statistics (a counter's `increase` and `rate` among them), the
+ * value of its first or last reading, or a percentile (`p50`: the median) from its sketch.
  */
 export type Statistic = NumericStatistic | 'first' | 'last' | 'p50' | 'p90' | 'p95' | 'p99';
 
@@ -65,6 +65,8 @@ export const STATISTICS: readonly Statistic[] = [
   'p90',
   'p95',
   'p99',
+  'increase',
+  'rate',
 ];
 
 /** The percent of each percentile {@link Statistic}. */
@@ -74,6 +76,8 @@ const PERCENTS: Partial<Record<Statistic, number>> = { p50: 50, p90: 90, p95: 95
 export const needsFirstLast = (statistic: Statistic) => statistic === 'first' || statistic === 'last';
 /** True for the statistics that need the merged sketch. */
 export const needsSketch = (statistic: Statistic) => PERCENTS[statistic] !== undefined;
+/** True for the statistics of counters, which need the counter pipeline and a counter metric. */
+export const needsCounter = (statistic: Statistic) => statistic === 'increase' || statistic === 'rate';
 
 /** `statistic` of a bucket: null where the bucket has none (no readings, or first, last or sketch unknown). */
 export function statisticValue(bucket: Summary, statistic: Statistic): number | null {
@@ -224,6 +228,8 @@ export function transformBuckets(
     first: b.first,
     last: b.last,
     sketch: b.sketch,
+    increase: b.increase,
+    rate: b.rate,
     filled: b.filled,
     value: values[i]!,
   }));

@@ -3,6 +3,7 @@
  * readings of log entries planned per series-day (`planWrites`), trimmed below the
  * retention horizons, as whole documents. Pure: no I/O.
  */
+import type { MetricKind } from '../model/counter.ts';
 import type { Horizons } from '../model/retention.ts';
 import { NO_HORIZONS } from '../model/retention.ts';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
@@ -40,15 +41,17 @@ export function trimToHorizons(writes: readonly DayWrite[], horizonsOf: (metric:
   });
 }
 
-/** How readings are planned: each metric's statistics settings and applied retention horizons. */
+/** How readings are planned: each metric's statistics settings, applied retention horizons and kind. */
 export interface PlanSettings {
   settingsOf: (metric: string) => StatisticsSettings;
   horizonsOf: (metric: string) => Horizons;
+  /** Whether a metric is a counter (its slots then keep `inc`, see `planWrites`); gauge when absent. */
+  kindOf?: (metric: string) => MetricKind;
 }
 
 /** Plans readings per series-day document (see `planWrites`), cut to the retention horizons ({@link trimToHorizons}). */
 export function planReadings(readings: readonly Reading[], settings: PlanSettings): WritePlan {
-  const plan = planWrites(readings, settings.settingsOf);
+  const plan = planWrites(readings, settings.settingsOf, settings.kindOf);
   plan.buckets = trimToHorizons(plan.buckets, settings.horizonsOf);
   return plan;
 }

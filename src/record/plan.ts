@@ -2,6 +2,7 @@ import { Double, type Filter, type UpdateFilter } from 'mongodb';
 import { BATCH_MARKS_KEPT } from '../model/batch.ts';
 import { LAYOUT_VERSION, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
 import { addToSketch, type SketchBins } from '../model/sketch.ts';
+import { counterDelta, type MetricKind } from '../model/counter.ts';
 import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
 import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
@@ -15,6 +16,12 @@ export interface SlotWrite {
   last: TimedValue;
   /** Bin key -> count (see `model/sketch.ts`); null when the metric keeps no sketch of the field at this level. */
   sketch: SketchBins | null;
+  /**
+   * Counter metrics only: the sum of the reset-aware deltas between the slot's
+   * consecutive readings (`counterDelta`, `model/counter.ts`); absent for other metrics
+   * and where it is not known (see `StoredStats.inc`).
+   */
+  inc?: number;
 }
 
 /** A reading as kept in a document's latest readings: time in ms since the epoch, field values by name. */
@@ -79,11 +86,16 @@ export interface WritePlan {
   readings: number;
 }
 
-/** Adds one reading's value of a field to the slot at `path`, creating the slot's write on first use. */
-function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean): void {
+/**
+ * Adds one reading's value of a field to the slot at `path`, creating the slot's write on
+ * first use (with `inc: 0` for a counter field, the deltas being added once every reading
+ * is in, see {@link addCounterIncreases}).
+ */
+function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean, counter: boolean): void {
   let slot = write.slots.get(path);
   if (slot === undefined) {
     slot = { stats: emptyStats(), first: pair, last: pair, sketch: sketched ? new Map() : null };
+    if (counter) slot.inc = 0;
     write.slots.set(path, slot);
   } else {
     if (isEarlier(pair, slot.first)) slot.first = pair;
@@ -152,6 +164,37 @@ export function planSeries(readings: readonly Reading[]): SeriesPlan {
   return { series: [...series.values()], documents: documents.size };
 }
 
+/** The readings of one counter field of one series-day write, to be ordered once all are in. */
+interface CounterReadings {
+  write: DayWrite;
+  field: string;
+  pairs: TimedValue[];
+}
+
+/**
+ * Adds to the slots of a counter field the reset-aware deltas between its consecutive
+ * readings (pure, in place): the readings in the order of `TimedValue` (time, then value),
+ * each delta `counterDelta(previous, next)` added to the `inc` of every slot (day, hour,
+ * minute) that holds both readings. The deltas between slots are the query's to add,
+ * from the slots' last and first readings (docs/statistics.md, "Counters").
+ */
+function addCounterIncreases({ write, field, pairs }: CounterReadings): void {
+  pairs.sort((a, b) => (isEarlier(a, b) ? -1 : isEarlier(b, a) ? 1 : 0));
+  const day = write.date.getTime();
+  for (let i = 1; i < pairs.length; i++) {
+    const before = pairs[i - 1]!;
+    const after = pairs[i]!;
+    const delta = counterDelta(before.v, after.v);
+    write.slots.get(SlotPath.day(field))!.inc! += delta;
+    const hour = Math.floor((after.t - day) / HOUR_MS);
+    if (Math.floor((before.t - day) / HOUR_MS) !== hour) continue;
+    write.slots.get(SlotPath.hour(hour, field))!.inc! += delta;
+    const minute = Math.floor((after.t % HOUR_MS) / MINUTE_MS);
+    if (Math.floor((before.t % HOUR_MS) / MINUTE_MS) !== minute) continue;
+    write.slots.get(SlotPath.minute(hour, minute, field))!.inc! += delta;
+  }
+}
+
 /** Orders readings by time (the order `$sort: {t: 1}` keeps them in). */
 const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
 
@@ -160,19 +203,34 @@ const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
  * reading lands in its day, hour and minute slot of its series' day document, counts
  * and sums added, min and max combined, first and last reading kept, and its value added
  * to the slot's sketch where `settingsOf` its metric keeps one; the document's latest
- * readings are the batch's newest. Order and lateness of readings do not matter.
+ * readings are the batch's newest. For a metric `kindOf` calls a counter, every slot of
+ * every field also gets `inc`, the sum of the reset-aware deltas between its consecutive
+ * readings (see `addCounterIncreases`). Order and lateness of readings do not matter.
  * Pure: no I/O.
  * @param settingsOf the optional statistics of each metric (its registry entry's, or the default for a new metric).
+ * @param kindOf what each metric measures (its registry entry's `kind`; gauge by default).
  */
 export function planWrites(
   readings: readonly Reading[],
   settingsOf: (metric: string) => StatisticsSettings = () => DEFAULT_STATISTICS,
+  kindOf: (metric: string) => MetricKind = () => 'gauge',
 ): WritePlan {
   const buckets = new Map<string, DayWrite>();
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
   // Which levels sketch a field, decided once per metric and field rather than per reading.
   const sketchedLevels = new Map<string, Record<SlotLevel, boolean>>();
+  // Counter metrics (decided once per metric), and the readings of each counter field per series-day.
+  const counters = new Map<string, boolean>();
+  const isCounter = (metric: string) => {
+    let counter = counters.get(metric);
+    if (counter === undefined) {
+      counter = kindOf(metric) === 'counter';
+      counters.set(metric, counter);
+    }
+    return counter;
+  };
+  const counterReadings = new Map<string, CounterReadings>();
   const sketched = (metric: string, field: string) => {
     const key = `${metric}\u0000${field}`;
     let levels = sketchedLevels.get(key);
@@ -231,21 +289,29 @@ export function planWrites(
     addToMetric(metrics, reading);
 
     const values: Record<string, number> = {};
+    const counter = isCounter(reading.metric);
     for (const { name, value } of reading.fields) {
       write.fields.add(name);
       seriesWrite.fields.add(name);
       values[name] = value;
       const pair = { t: reading.time, v: value };
       const levels = sketched(reading.metric, name);
-      addToSlot(write, SlotPath.day(name), pair, levels.day);
-      addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour);
-      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute);
+      addToSlot(write, SlotPath.day(name), pair, levels.day, counter);
+      addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour, counter);
+      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute, counter);
+      if (counter) {
+        const key = `${docKey}\u0000${name}`;
+        const entry = counterReadings.get(key);
+        if (entry === undefined) counterReadings.set(key, { write, field: name, pairs: [pair] });
+        else entry.pairs.push(pair);
+      }
     }
     if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
   }
   for (const write of buckets.values()) {
     if (write.recent.length > write.recentKept) write.recent = write.recent.sort(byTime).slice(-write.recentKept);
   }
+  for (const entry of counterReadings.values()) addCounterIncreases(entry);
   return {
     buckets: [...buckets.values()],
     series: [...series.values()],
@@ -287,7 +353,9 @@ const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(p
  * created by this write (`series` and `date` come from the filter). With a batch `mark`,
  * the same update appends the mark to the document's `batches` list, keeping the last
  * `BATCH_MARKS_KEPT` (`$push` with `$slice`), so applying the batch and remembering it
- * are one atomic write.
+ * are one atomic write. A counter slot's `inc` is not written: `$inc` cannot add the
+ * delta between the stored readings and a batch's (rollups, the update's users, keep no
+ * counter increases).
  */
 export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): UpdateFilter<DayDocument> {
   const inc: Record<string, Double | number> = {};

@@ -3,6 +3,7 @@ import type { DayDocument, StoredStats } from '../model/day-document.ts';
 import { LAYOUT_VERSION, SlotPath, sketchPath } from '../model/day-document.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
 import { mergeSketch } from '../model/sketch.ts';
+import { chainIncrease, type CounterPiece } from '../model/counter.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
 import { seriesId, seriesKey, sortTags, tagList, tagMap, tagPair, type TagMap } from '../model/series.ts';
 import type { DayWrite, SlotWrite, WritePlan } from './plan.ts';
@@ -15,12 +16,23 @@ export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
 /** Whether a slot path (see `SlotPath`) is at the minute level, which rollups do not keep. */
 const isMinutePath = (path: string) => path.includes('.minutes.');
 
-/** A copy of a slot write, so merging into it leaves the batch's own writes untouched. */
+/** A copy of a slot write (its counter `inc` too, when it has one), so merging into it leaves the batch's own writes untouched. */
 export function copySlot(slot: SlotWrite): SlotWrite {
-  return { stats: { ...slot.stats }, first: slot.first, last: slot.last, sketch: slot.sketch === null ? null : new Map(slot.sketch) };
+  const copy: SlotWrite = {
+    stats: { ...slot.stats },
+    first: slot.first,
+    last: slot.last,
+    sketch: slot.sketch === null ? null : new Map(slot.sketch),
+  };
+  if (slot.inc !== undefined) copy.inc = slot.inc;
+  return copy;
 }
 
-/** Merges slot write `other` into `into` (statistics, first and last reading, sketch bins). */
+/**
+ * Merges slot write `other` into `into` (statistics, first and last reading, sketch
+ * bins). A counter's `inc` is left as it was: merging it needs every piece of the slot
+ * at once (`chainIncrease`), see {@link mergeStoredDocuments}.
+ */
 export function mergeSlot(into: SlotWrite, other: SlotWrite): void {
   mergeStats(into.stats, other.stats);
   if (isEarlier(other.first, into.first)) into.first = other.first;
@@ -37,7 +49,8 @@ export function mergeSlot(into: SlotWrite, other: SlotWrite): void {
  * series has for the rollup's tag keys (a series without one of them is merged with the
  * others that lack it), day and hour slots merged, minute slots and latest readings left
  * out. The document's `series` is the id of the rollup group's key (`model/series.ts`),
- * unique within the rollup's collection.
+ * unique within the rollup's collection. Counter increases (`inc`) are left out too:
+ * they are per series, and counter queries read the series-day documents.
  */
 export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] {
   const merged = new Map<string, DayWrite>();
@@ -77,8 +90,12 @@ export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<Rollup
     for (const [path, slot] of write.slots) {
       if (isMinutePath(path)) continue;
       const existing = into.slots.get(path);
-      if (existing === undefined) into.slots.set(path, copySlot(slot));
-      else mergeSlot(existing, slot);
+      if (existing === undefined) {
+        // A rollup merges series: the increase of a counter is per series, so none is kept.
+        const copy = copySlot(slot);
+        delete copy.inc;
+        into.slots.set(path, copy);
+      } else mergeSlot(existing, slot);
     }
   }
   return [...merged.values()];
@@ -124,6 +141,18 @@ const storedPair = (pair: StoredStats['first'], fallback: TimedValue): TimedValu
 /** A stored sketch (bin key -> count) as bins; null when the slot has none. */
 const storedSketch = (bins: Record<string, number> | undefined) => (bins === undefined ? null : new Map(Object.entries(bins)));
 
+/** A stored slot of a field as the slot write that stored it (statistics, first and last, sketch, counter `inc`). */
+function storedSlot(stats: StoredStats, sketch: Record<string, number> | undefined, write: Pick<DayWrite, 'first' | 'last'>): SlotWrite {
+  const slot: SlotWrite = {
+    stats: { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max, sq: stats.sq },
+    first: storedPair(stats.first, { t: write.first, v: stats.min }),
+    last: storedPair(stats.last, { t: write.last, v: stats.max }),
+    sketch: storedSketch(sketch),
+  };
+  if (typeof stats.inc === 'number') slot.inc = stats.inc;
+  return slot;
+}
+
 /**
  * A stored series-day document as the write that would have produced its day and hour
  * slots (pure): what a rebuild merges into rollup documents. Slots without readings
@@ -149,12 +178,7 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
   const add = (path: string, stats: StoredStats | undefined, sketch: Record<string, number> | undefined, field: string) => {
     if (stats === undefined || !(stats.n > 0)) return;
     write.fields.add(field);
-    write.slots.set(path, {
-      stats: { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max, sq: stats.sq },
-      first: storedPair(stats.first, { t: write.first, v: stats.min }),
-      last: storedPair(stats.last, { t: write.last, v: stats.max }),
-      sketch: storedSketch(sketch),
-    });
+    write.slots.set(path, storedSlot(stats, sketch, write));
   };
   for (const [field, stats] of Object.entries(doc.fields ?? {})) add(SlotPath.day(field), stats, doc.q?.fields?.[field], field);
   for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
@@ -177,12 +201,10 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
       for (const [field, stats] of Object.entries(fields ?? {})) {
         if (stats === undefined || !(stats.n > 0)) continue;
         write.fields.add(field);
-        write.slots.set(SlotPath.minute(Number(hour), Number(minute), field), {
-          stats: { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max, sq: stats.sq },
-          first: storedPair(stats.first, { t: write.first, v: stats.min }),
-          last: storedPair(stats.last, { t: write.last, v: stats.max }),
-          sketch: storedSketch(doc.q?.hours?.[hour]?.minutes?.[minute]?.[field]),
-        });
+        write.slots.set(
+          SlotPath.minute(Number(hour), Number(minute), field),
+          storedSlot(stats, doc.q?.hours?.[hour]?.minutes?.[minute]?.[field], write),
+        );
       }
     }
   }
@@ -197,7 +219,8 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
  * and the latest readings: the newest `latestReadings` of the parts' lists, but no more
  * than the shortest list of a part that kept fewer than its readings, so the merged list
  * is exactly the day's newest readings (a day's newest k readings are among each part's
- * newest k). Latest readings are kept by time, oldest first.
+ * newest k). Latest readings are kept by time, oldest first. Counter slots get their
+ * `inc` merged by {@link mergeIncreases}.
  * @param latestReadings the metric's `latestReadings` setting now.
  * @returns the write, and the layout version the merged document may claim (the oldest of the parts').
  */
@@ -227,7 +250,61 @@ export function mergeStoredDocuments(docs: readonly DayDocument[], latestReading
   }
   into.recent = kept > 0 ? recent.sort((a, b) => a.t - b.t).slice(-kept) : [];
   into.recentKept = Math.max(0, kept);
+  mergeIncreases(into, writes);
   return { write: into, version: oldestVersion(docs) };
+}
+
+/** A slot write as the piece of a counter it holds (see `CounterPiece`). */
+const pieceOf = (slot: SlotWrite): CounterPiece => ({ first: slot.first, last: slot.last, n: slot.stats.n, inc: slot.inc ?? null });
+
+/**
+ * Sets the counter `inc` of every slot of `into`, the merge of the parts `writes` of one
+ * series-day (pure, in place), on the slots where a part has one (other metrics have
+ * none, and keep none):
+ * - a minute slot: the parts' pieces of it chained (`chainIncrease`): exact unless the
+ *   parts' readings in that minute interleave in time, then left without `inc`;
+ * - an hour slot: its merged minute slots chained, when each has its `inc` and together
+ *   they hold every reading of the hour (their counts add up to the hour's); minute slots
+ *   of one hour never interleave, so a late reading that fell between two parts'
+ *   readings of the hour, but in a minute of its own, leaves the hour exact. Otherwise
+ *   (minutes interleaved, or retention removed them) the parts' pieces of the hour
+ *   chained, as for a minute;
+ * - the day totals: the same from the merged hour slots, else from the parts' day pieces.
+ * A slot whose increase is not known has no `inc`, and queries answer null for it (raw
+ * readings are not kept, so nothing can recompute it later).
+ */
+export function mergeIncreases(into: DayWrite, writes: readonly DayWrite[]): void {
+  const pieces = new Map<string, CounterPiece[]>();
+  for (const write of writes) {
+    for (const [path, slot] of write.slots) {
+      const list = pieces.get(path);
+      if (list === undefined) pieces.set(path, [pieceOf(slot)]);
+      else list.push(pieceOf(slot));
+    }
+  }
+  const counted = (path: string) => pieces.get(path)?.some((piece) => piece.inc !== null) === true;
+  // Merged slots of the level below, per slot above: `hours.7.fields.x` <- minutes of hour 7, `fields.x` <- hours.
+  const finer = new Map<string, SlotWrite[]>();
+  for (const [path, slot] of into.slots) {
+    const steps = path.split('.');
+    const above = steps.length === 5 ? `hours.${steps[1]}.fields.${steps[4]}` : steps.length === 4 ? `fields.${steps[3]}` : null;
+    if (above === null) continue;
+    const list = finer.get(above);
+    if (list === undefined) finer.set(above, [slot]);
+    else list.push(slot);
+  }
+  // Minutes first, then hours, then the day: each level may chain the merged level below.
+  const depth = (path: string) => path.split('.').length;
+  const paths = [...into.slots.keys()].filter(counted).sort((a, b) => depth(b) - depth(a));
+  for (const path of paths) {
+    const slot = into.slots.get(path)!;
+    const below = finer.get(path) ?? [];
+    const complete =
+      below.length > 0 && below.every((part) => part.inc !== undefined) && below.reduce((n, part) => n + part.stats.n, 0) === slot.stats.n;
+    const increase = chainIncrease(complete ? below.map(pieceOf) : pieces.get(path)!);
+    if (increase === null) delete slot.inc;
+    else slot.inc = increase;
+  }
 }
 
 /** The lowest layout version of `docs` (version 1 for documents without `v`). */
@@ -268,7 +345,7 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): 
     hours: {},
   };
   const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
-  for (const [path, { stats, first, last, sketch }] of write.slots) {
+  for (const [path, { stats, first, last, sketch, inc }] of write.slots) {
     setPath(doc, path, {
       n: new Double(stats.n),
       sum: new Double(stats.sum),
@@ -277,6 +354,7 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): 
       sq: new Double(stats.sq),
       first: pair(first),
       last: pair(last),
+      ...(inc === undefined ? {} : { inc: new Double(inc) }),
     });
     if (sketch !== null) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
   }

@@ -2,6 +2,7 @@ import { horizonsOf } from '../model/retention.ts';
 import type { PlanSettings } from '../record/fold-plan.ts';
 import { ingestLog } from './ingest-log.ts';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
+import type { MetricKind } from '../model/counter.ts';
 import type { DocumentLayout } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import type { MetricDocument, Store } from './store.ts';
@@ -71,9 +72,45 @@ export async function setMetricStatistics(store: Store, name: string, statistics
 }
 
 /**
+ * Declares what metric `name` measures (`setMetricKind`), creating its registry entry
+ * when it has none yet (with the default layout and statistics, as `setMetricStatistics`
+ * does). The kind applies to every fold from then on, readings acknowledged but not yet
+ * folded included: a counter's slots keep what the reset-aware increase needs
+ * (`inc`, see `planWrites`). Slots folded before keep what they were written with, so
+ * `increase` over them is null (docs/statistics.md, "Counters"). Idempotent.
+ * @returns the metric's registry entry after the change.
+ */
+export async function setMetricKind(store: Store, name: string, kind: MetricKind): Promise<MetricDocument> {
+  const updated = await store.metrics.findOneAndUpdate(
+    { _id: name },
+    {
+      $set: { kind },
+      $setOnInsert: { fields: [], tagKeys: [], layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: new Date() },
+    },
+    { upsert: true, returnDocument: 'after' },
+  );
+  return updated!;
+}
+
+/**
+ * Declares metric `name` a counter ({@link setMetricKind}): what a receiver calls for
+ * series its protocol marks as counters (an OTLP monotonic cumulative sum, a Prometheus
+ * `_total` series) before the batch's log entry is written, so the fold that takes the
+ * batch keeps their increases. One `findOneAndUpdate` of the registry entry per call, a
+ * no-op for a metric already a counter (apart from the round trip): a receiver that
+ * sees the same metric in every batch should remember the metrics it declared.
+ * The name is not validated here: the caller validates it with the batch's readings.
+ * @returns the metric's registry entry.
+ */
+export async function declareCounter(store: Store, name: string): Promise<MetricDocument> {
+  return setMetricKind(store, name, 'counter');
+}
+
+/**
  * How readings of `metrics` are planned now (`PlanSettings` of `record/fold-plan.ts`):
  * each metric's statistics settings (the store's default for a metric without an entry
- * or without settings) and the retention horizons its last pass applied, from one read
+ * or without settings), its kind (gauge unless `setMetricKind` made it a counter) and
+ * the retention horizons its last pass applied, from one read
  * of their registry entries. What a fold, a compaction and a read's tail plan with.
  * @param driver the read's `maxTimeMS` and abort signal (see `query-options.ts`).
  */
@@ -83,11 +120,12 @@ export async function planSettingsOf(
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<PlanSettings> {
   const entries = await store.metrics
-    .find({ _id: { $in: [...metrics] } }, { ...driver, projection: { statistics: 1, retention: 1 } })
+    .find({ _id: { $in: [...metrics] } }, { ...driver, projection: { statistics: 1, retention: 1, kind: 1 } })
     .toArray();
   const entryOf = new Map(entries.map((entry) => [entry._id, entry]));
   return {
     settingsOf: (metric) => entryOf.get(metric)?.statistics ?? store.defaultStatistics,
     horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
+    kindOf: (metric) => entryOf.get(metric)?.kind ?? 'gauge',
   };
 }

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
+import type { MetricKind } from '../model/counter.ts';
 import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
@@ -45,6 +46,11 @@ export interface MetricDocument {
    * removed them (see `model/retention.ts`); absent: everything is kept forever.
    */
   retention?: StoredRetention;
+  /**
+   * What the metric's fields measure (see `model/counter.ts`), set by `setMetricKind` or
+   * `declareCounter`; absent: `gauge`.
+   */
+  kind?: MetricKind;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */
   first?: Date;
   /** Exact time of the latest reading recorded. */

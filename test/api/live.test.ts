@@ -359,6 +359,71 @@ describe('subscription { buckets }', () => {
       await stream.close();
     }
   });
+
+  it("pushes a counter's increase and rate, reset-aware, and refuses them for a gauge with NOT_A_COUNTER", async () => {
+    const COUNTER = `subscription($metric: String!, $from: Time!, $to: Time!) {
+      buckets(metric: $metric, field: "usage", from: $from, to: $to, granularity: TEN_MINUTES, statistic: INCREASE) {
+        buckets { start count increase rate value }
+      }
+    }`;
+    /** Per ten-minute bucket from `sinceMinute`'s: each host's readings in order, each adding its rise over the one before (itself after a drop). */
+    const expected = (readings: readonly Reading[], sinceMinute = 0) =>
+      [0, 10, 20, 30, 40, 50]
+        .filter((start) => start + 10 > sinceMinute)
+        .map((start) => {
+          let count = 0;
+          let increase = 0;
+          for (const host of ['a', 'b']) {
+            const mine = readings.filter((r) => r.host === host).sort((x, y) => x.minute - y.minute);
+            mine.forEach((r, i) => {
+              if (r.minute < start || r.minute >= start + 10) return;
+              count += 1;
+              if (i > 0) increase += r.value >= mine[i - 1]!.value ? r.value - mine[i - 1]!.value : r.value;
+            });
+          }
+          const value = count === 0 ? null : increase;
+          return {
+            start: new Date(T0 + start * MIN).toISOString(),
+            count,
+            increase: value,
+            rate: value === null ? null : value / 600,
+            value,
+          };
+        });
+    const declared = await t.graphql('mutation { setMetricKind(metric: "served", kind: COUNTER) { kind } }', {}, { token: tokens.admin });
+    expect(declared.errors).toBeUndefined();
+    const seed: Reading[] = [
+      { host: 'a', minute: 2, value: 10 },
+      { host: 'a', minute: 14, value: 25 },
+      { host: 'b', minute: 15, value: 3 },
+      { host: 'a', minute: 33, value: 40 },
+    ];
+    await record('served', seed);
+    const stream = await openStream(t.app, COUNTER, { metric: 'served', ...HOUR }, tokens.reader);
+    try {
+      const first = await stream.next();
+      expect(first.errors).toBeUndefined();
+      expect(first.data!.buckets[0]!.buckets).toEqual(expected(seed));
+      // A restart of a at 00:21 (down to 4): 00:20 gains 4, and 00:30 gains 40 - 4 instead of 40 - 25.
+      const added: Reading[] = [
+        { host: 'a', minute: 21, value: 4 },
+        { host: 'b', minute: 48, value: 9 },
+      ];
+      await record('served', added);
+      const pushed = await stream.next();
+      expect(pushed.errors).toBeUndefined();
+      expect(pushed.data!.buckets[0]!.buckets).toEqual(expected([...seed, ...added], 21));
+    } finally {
+      await stream.close();
+    }
+    const gauge = await openStream(t.app, COUNTER, { metric: 'cpu', ...HOUR }, tokens.reader);
+    try {
+      const refused = await gauge.next();
+      expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_A_COUNTER', metric: 'cpu' });
+    } finally {
+      await gauge.close();
+    }
+  });
 });
 
 describe('polling: ETag', () => {

@@ -541,6 +541,17 @@ describe('operators of the pipelines the engine sends', () => {
     }));
     const recorded = await app.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { applied } }`, { r: readings });
     expect(recorded.errors).toBeUndefined();
+    // A counter, for the counter pipeline.
+    expect((await app.graphql(`mutation { setMetricKind(metric: "requests", kind: COUNTER) { kind } }`)).errors).toBeUndefined();
+    const counts = readings.map((reading, i) => ({
+      metric: 'requests',
+      tags: [{ key: 'host', value: `h${i % 2}` }],
+      time: reading.time,
+      fields: [{ name: 'n', value: (i * 13) % 40 }],
+    }));
+    expect(
+      (await app.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { applied } }`, { r: counts })).errors,
+    ).toBeUndefined();
     // A rollup by destination, built at once, so queries grouped by destination read it.
     const defined = await app.graphql(
       `mutation { defineRollup(metric: "flights", name: "by_destination", tagKeys: ["destination"]) { name } }`,
@@ -557,7 +568,7 @@ describe('operators of the pipelines the engine sends', () => {
   });
   afterAll(async () => app.close());
 
-  it('are all MongoDB 5.0 or older, and listed: every granularity, zones, filters, groups, first/last, percentiles, ranking, fill, rollups, the tail', async () => {
+  it('are all MongoDB 5.0 or older, and listed: every granularity, zones, filters, groups, first/last, percentiles, counters, ranking, fill, rollups, the tail', async () => {
     const range = 'from: "2001-01-01T05:17:00Z", to: "2001-01-03T20:43:00Z"';
     const bucket = 'start count sum min max avg stddev first { time value } last { time value } p50 percentile(p: 90) value filled';
     const requests: string[] = [];
@@ -586,7 +597,9 @@ describe('operators of the pipelines the engine sends', () => {
          c: buckets(metric: "flights", field: "delay", granularity: HOUR, ${range}, groupBy: ["destination"], orderBy: {statistic: AVG, direction: ASC}, limit: 1, transform: MOVING_AVERAGE, window: 3) { buckets { value } }
          d: buckets(metric: "flights", field: "delay", ${range}, maxDataPoints: 10, compareWith: {amount: 1, unit: DAY}) { buckets { previous change } }
          e: series(metric: "flights") { buckets(field: "delay", granularity: DAY, ${range}) { count p99 last { value } } aggregate(field: "distance", ${range}) { sum } }
-         f: aggregate(metric: "flights", field: "delay", from: "2001-01-01", to: "2001-01-04", groupBy: ["destination"]) { count p50 } }`,
+         f: aggregate(metric: "flights", field: "delay", from: "2001-01-01", to: "2001-01-04", groupBy: ["destination"]) { count p50 }
+         g: buckets(metric: "requests", field: "n", granularity: DAY, ${range}, timeZone: "Asia/Kathmandu", groupBy: ["host"], statistic: INCREASE) { buckets { value rate } }
+         h: aggregate(metric: "requests", field: "n", ${range}) { increase rate } }`,
     );
     sent.length = 0;
     for (const request of requests) {

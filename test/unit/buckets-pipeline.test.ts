@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { bucketsPipeline, sketchPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { bucketsPipeline, counterPipeline, sketchPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import {
   bucketBoundaries,
   bucketStart,
@@ -299,6 +299,15 @@ describe('read projection: each document is cut down to the paths the pipeline r
     expect(hour).toEqual(['date', 'q.hours.22.fields.delay', 'q.hours.23.fields.delay']);
   });
 
+  it('the counter pipeline keeps the series and the whole entry of the field in the slots it reads', () => {
+    const day = projected(counterPipeline(query({ grouping: { by: 'tags', keys: ['origin'] } })));
+    expect(day).toEqual(['date', 'fields.delay', 'series', 'tags.origin']);
+    const hour = projected(
+      counterPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T22:00:00Z'), to: at('2001-01-02T00:00:00Z') })),
+    );
+    expect(hour).toEqual(['date', 'hours.22.fields.delay', 'hours.23.fields.delay', 'series']);
+  });
+
   it('every document path a later stage reads is projected, and no projected path lies inside another (MongoDB: "Path collision")', () => {
     /** Root paths (`$fields.delay.n`, not variables) in a stage tree. */
     const rootPaths = (node: unknown, out: Set<string>): Set<string> => {
@@ -314,7 +323,7 @@ describe('read projection: each document is cut down to the paths the pipeline r
       ['2001-10-27T12:07:00Z', '2001-10-29T00:00:00Z'],
       ['2001-01-05T10:10:00Z', '2001-01-05T10:11:00Z'],
     ] as const;
-    const MADE = new Set(['slot', 'g', 's', 'n', 'sum', 'min', 'max', 'sq', '_id']);
+    const MADE = new Set(['slot', 'g', 's', 'id', 'n', 'sum', 'min', 'max', 'sq', '_id']);
     const problems: string[] = [];
     let checked = 0;
     for (const zone of ['UTC', 'America/New_York', 'Asia/Kathmandu']) {
@@ -330,7 +339,7 @@ describe('read projection: each document is cut down to the paths the pipeline r
             firstLast: checked % 2 === 0,
             fields: ['delay', 'distance'],
           });
-          for (const stages of [bucketsPipeline(q), sketchPipeline(q)]) {
+          for (const stages of [bucketsPipeline(q), sketchPipeline(q), counterPipeline(q)]) {
             const paths = new Set(projected(stages));
             // Every path leading to a projected one (`hours`, `hours.7`, …): reading it reads projected paths only.
             const leading = new Set([...paths].flatMap((path) => path.split('.').map((_, i, steps) => steps.slice(0, i).join('.'))));

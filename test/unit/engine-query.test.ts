@@ -34,7 +34,7 @@ describe('parseBucketsQuery', () => {
       transform: { kind: 'none' },
       compareWith: null,
       ranking: null,
-      wants: { firstLast: false, sketch: false },
+      wants: { firstLast: false, sketch: false, counter: false },
     });
   });
 });

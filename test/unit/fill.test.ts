@@ -52,6 +52,8 @@ function real(span: { start: Date; end: Date }, values: number[]): Bucket {
     first: null,
     last: null,
     sketch: null,
+    increase: null,
+    rate: null,
   };
 }
 
@@ -94,6 +96,8 @@ describe('fillBuckets: hand-written examples', () => {
       first: null,
       last: null,
       sketch: null,
+      increase: null,
+      rate: null,
       filled: true,
     });
   });
@@ -116,6 +120,8 @@ describe('fillBuckets: hand-written examples', () => {
       first: null,
       last: null,
       sketch: null,
+      increase: 0,
+      rate: 0,
       filled: true,
     });
     expect(pick(out)).toEqual([

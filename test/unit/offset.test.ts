@@ -49,6 +49,8 @@ const bucket = (span: { start: Date; end: Date }, value: number | null): Transfo
   first: null,
   last: null,
   sketch: null,
+  increase: null,
+  rate: null,
   filled: value === null,
   value,
 });

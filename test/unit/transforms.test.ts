@@ -25,6 +25,8 @@ function bucket(start: number, end: number, x: number | null, n = 1): Bucket {
     first: null,
     last: null,
     sketch: null,
+    increase: x,
+    rate: x,
   };
 }
 

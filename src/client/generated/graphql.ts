@@ -32,6 +32,8 @@ export type Aggregate = Statistics & {
   readonly first: Maybe<TimedValue>;
   /** Start of the range, rounded down to the minute. */
   readonly from: Scalars['DateTime']['output'];
+  /** Counters only (`setMetricKind(kind: COUNTER)`, else NOT_A_COUNTER): the reset-aware increase, per series the sum over its readings in this span of the reading minus the one before it (the last reading before the span counts when it lies in the query range; a drop is a reset and counts the new value), summed over the group's series; no extrapolation to the span's edges (docs/statistics.md, "Counters"). Null without readings, for readings folded before the metric was a counter, and where parts of a series written by different folds interleave in time (a late reading) until a compaction can separate them. */
+  readonly increase: Maybe<Scalars['Float']['output']>;
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
   readonly last: Maybe<TimedValue>;
   /** Largest value. */
@@ -48,6 +50,8 @@ export type Aggregate = Statistics & {
   readonly p99: Maybe<Scalars['Float']['output']>;
   /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
+  /** `increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`. */
+  readonly rate: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
   readonly sampleStddev: Maybe<Scalars['Float']['output']>;
   /** Population standard deviation (as MongoDB `$stdDevPop`). */
@@ -82,6 +86,8 @@ export type Bucket = Statistics & {
   readonly filled: Scalars['Boolean']['output'];
   /** The earliest reading (of several in the same millisecond, the smallest value). Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
   readonly first: Maybe<TimedValue>;
+  /** Counters only (`setMetricKind(kind: COUNTER)`, else NOT_A_COUNTER): the reset-aware increase, per series the sum over its readings in this span of the reading minus the one before it (the last reading before the span counts when it lies in the query range; a drop is a reset and counts the new value), summed over the group's series; no extrapolation to the span's edges (docs/statistics.md, "Counters"). Null without readings, for readings folded before the metric was a counter, and where parts of a series written by different folds interleave in time (a late reading) until a compaction can separate them. */
+  readonly increase: Maybe<Scalars['Float']['output']>;
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
   readonly last: Maybe<TimedValue>;
   /** The start as wall-clock time of the query's `timeZone` with its offset, RFC 3339, e.g. `2001-04-01T00:00:00-05:00`. */
@@ -106,6 +112,8 @@ export type Bucket = Statistics & {
   readonly previous: Maybe<Scalars['Float']['output']>;
   /** Start of that earlier bucket. */
   readonly previousStart: Maybe<Scalars['DateTime']['output']>;
+  /** `increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`. */
+  readonly rate: Maybe<Scalars['Float']['output']>;
   /** `(value - previous) / |previous|` as a fraction (0.25 is 25% more); null when `previous` is 0 or null. */
   readonly relativeChange: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
@@ -142,6 +150,8 @@ export type BucketColumns = {
   readonly filled: ReadonlyArray<Scalars['Boolean']['output']>;
   /** Value of the earliest reading per bucket (see `Bucket.first`). */
   readonly first: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
+  /** A counter's reset-aware increase per bucket (see `Bucket.increase`). */
+  readonly increase: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Value of the latest reading per bucket (see `Bucket.last`). */
   readonly last: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Largest value per bucket. */
@@ -152,6 +162,8 @@ export type BucketColumns = {
   readonly percentile: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** `previous` per bucket (with `compareWith`). */
   readonly previous: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
+  /** A counter's increase per second per bucket (see `Bucket.rate`). */
+  readonly rate: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Sample standard deviation per bucket (null below 2 readings). */
   readonly sampleStddev: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Population standard deviation per bucket. */
@@ -300,6 +312,8 @@ export type Metric = {
   readonly fields: ReadonlyArray<Scalars['String']['output']>;
   /** Exact time of the earliest reading (UTC). */
   readonly firstReadingAt: Maybe<Scalars['DateTime']['output']>;
+  /** What the fields measure: GAUGE unless `setMetricKind` (or a receiver of counters) declared the metric a COUNTER. */
+  readonly kind: MetricKind;
   /** Exact time of the latest reading (UTC). */
   readonly lastReadingAt: Maybe<Scalars['DateTime']['output']>;
   /** Series-day document layout. */
@@ -335,6 +349,13 @@ export type MetricTagValuesArgs = {
   key: Scalars['String']['input'];
   where?: InputMaybe<ReadonlyArray<TagFilter>>;
 };
+
+/** What a metric's fields measure: values at a time, or running counts (see docs/statistics.md, "Counters"). */
+export type MetricKind =
+  /** A running count that only grows except when reset to 0 (requests served, bytes sent): its buckets and aggregates have `increase` and `rate`, a drop counting as a reset. */
+  | 'COUNTER'
+  /** A value at a time (a temperature, a delay): the default. */
+  | 'GAUGE';
 
 /** How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see docs/retention.md). */
 export type MetricRetention = {
@@ -378,6 +399,8 @@ export type Mutation = {
   readonly recordReading: RecordResult;
   /** Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope `write` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings). */
   readonly recordReadings: RecordResult;
+  /** Declares what a metric's fields measure. A COUNTER's folds keep, per slot, what the reset-aware increase needs, so its buckets and aggregates answer `increase` and `rate` (docs/statistics.md, "Counters"); it applies to every fold from now on, readings acknowledged but not folded yet included, and slots folded before give a null `increase`. GAUGE stops keeping it. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, FORBIDDEN. */
+  readonly setMetricKind: Metric;
   /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see docs/performance.md). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
   readonly setMetricLayout: Metric;
   /** Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN. */
@@ -425,6 +448,13 @@ export type MutationRecordReadingArgs = {
 export type MutationRecordReadingsArgs = {
   batchId?: InputMaybe<Scalars['String']['input']>;
   readings: ReadonlyArray<ReadingInput>;
+};
+
+
+/** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
+export type MutationSetMetricKindArgs = {
+  kind: MetricKind;
+  metric: Scalars['String']['input'];
 };
 
 
@@ -733,6 +763,8 @@ export type Statistic =
   | 'COUNT'
   /** The bucket's `first`. */
   | 'FIRST'
+  /** The bucket's `increase`: a counter's reset-aware increase (counters only, else NOT_A_COUNTER; see docs/statistics.md, "Counters"). */
+  | 'INCREASE'
   /** The bucket's `last`. */
   | 'LAST'
   /** The bucket's `max`. */
@@ -747,6 +779,8 @@ export type Statistic =
   | 'P95'
   /** The bucket's `p99`. */
   | 'P99'
+  /** The bucket's `rate`: a counter's increase per second of the bucket inside the range, the same as `statistic: INCREASE, transform: RATE` (counters only, else NOT_A_COUNTER). */
+  | 'RATE'
   /** The bucket's `sampleStddev`. */
   | 'SAMPLE_STDDEV'
   /** The bucket's `stddev`. */
@@ -764,6 +798,8 @@ export type Statistics = {
   readonly count: Scalars['SafeInt']['output'];
   /** The earliest reading (of several in the same millisecond, the smallest value). Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
   readonly first: Maybe<TimedValue>;
+  /** Counters only (`setMetricKind(kind: COUNTER)`, else NOT_A_COUNTER): the reset-aware increase, per series the sum over its readings in this span of the reading minus the one before it (the last reading before the span counts when it lies in the query range; a drop is a reset and counts the new value), summed over the group's series; no extrapolation to the span's edges (docs/statistics.md, "Counters"). Null without readings, for readings folded before the metric was a counter, and where parts of a series written by different folds interleave in time (a late reading) until a compaction can separate them. */
+  readonly increase: Maybe<Scalars['Float']['output']>;
   /** The latest reading (of several in the same millisecond, the largest value): a "current value". Null without readings, and when some readings were stored before first and last values were kept (layout version 1). */
   readonly last: Maybe<TimedValue>;
   /** Largest value. */
@@ -780,6 +816,8 @@ export type Statistics = {
   readonly p99: Maybe<Scalars['Float']['output']>;
   /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
+  /** `increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`. */
+  readonly rate: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
   readonly sampleStddev: Maybe<Scalars['Float']['output']>;
   /** Population standard deviation (as MongoDB `$stdDevPop`). */
@@ -866,7 +904,7 @@ export type Transform =
   | 'MOVING_AVERAGE'
   /** The statistic itself. */
   | 'NONE'
-  /** Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput). */
+  /** Per second: the statistic divided by the seconds of the bucket inside the range (MMS "avg/sec"; with `statistic: SUM` or `COUNT` a throughput). No counter semantics: for a counter use `statistic: INCREASE` with it, or `statistic: RATE`. */
   | 'RATE';
 
 /** A day of the week. */
