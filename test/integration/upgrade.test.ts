@@ -9,7 +9,8 @@
  *
  * What it proves:
  * 1. The helper writes byte for byte what the old code wrote for the fixture's batches.
- * 2. Start-up of the new server on the old database drops the old unique `{series,
+ * 2. The server (`src/server/main.ts`) starts on the old database, answers from it and
+ *    warns that claims are left for `npm run migrate`. Start-up drops the old unique `{series,
  *    date}` index of `buckets` and of the rollup collection, and every read answers
  *    exactly from the old documents (no `f`, ObjectId `_id`, batch marks): aggregates per
  *    series with first and last, MINUTE/HOUR/DAY buckets, latest values and readings,
@@ -33,6 +34,9 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +59,7 @@ import {
   writeLegacyBatch,
 } from '../helpers/legacy-writer.ts';
 import { expectedBuckets, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
+import { startServer } from '../helpers/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the old code itself wrote for `LEGACY_FIXTURE_BATCHES` (see test/helpers/legacy-writer.ts). */
@@ -370,6 +375,24 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     expect(await legacy.buckets.countDocuments({ batches: batchMark(UNSTARTED.id) })).toBe(0);
     const indexes = await legacy.buckets.listIndexes().toArray();
     expect(indexes.find((index) => index.name === 'series_date')).toMatchObject({ key: { series: 1, date: 1 }, unique: true });
+  });
+
+  it('the server starts on the old database, answers from it, and warns that claims are left for npm run migrate', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tsgraph-upgrade-'));
+    // Background jobs off: the test folds and compacts where it says so.
+    const server = await startServer({
+      dataDir,
+      env: { MONGODB_URI: testMongoUri(), MONGODB_DB: dbName, FOLD_INTERVAL_MS: '0', ROLLUP_REBUILD_SECONDS: '0', RETENTION_SECONDS: '0' },
+    });
+    try {
+      const warning = await server.waitForLog((line) => line.level === 40 && line.msg.includes('batch claims'));
+      expect(warning.msg).toContain('The database holds 8 batch claims of the write path before the ingest log: run `npm run migrate`');
+      const answer = await server.graphql<{ aggregate: Totals[] }>(TOTALS, { metric: 'pre', from: FROM, to: TO });
+      expect(answer.body.data?.aggregate).toEqual([totalsOf(PRE.readings)]);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('start-up drops the old unique index of buckets and of the rollup collection, and creates the parts index', async () => {
