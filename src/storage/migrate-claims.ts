@@ -16,6 +16,7 @@ import { batchMark } from '../model/batch.ts';
 import { ingestLog, type CarriedClaim, type LogEntryDocument } from './ingest-log.ts';
 import { duplicateKeyIndexes } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
+import type { DayDocument } from '../model/day-document.ts';
 import type { BatchDocument, Store } from './store.ts';
 
 /** Claims (and log entries) written or looked up per request. */
@@ -255,7 +256,8 @@ function carriedEntry(claim: BatchDocument, carried: CarriedClaim): LogEntryDocu
  * each entry as {@link carriedEntry}, so a resend with other readings is refused
  * BATCH_ID_REUSED by the fingerprint. A claim whose id the log holds already (a resend
  * reached a server of the ingest log first, or an earlier run) gets no entry: the log's
- * rules. Each claim is deleted once its entry is written.
+ * rules. Each claim is deleted once its entry is written (the applied ones by the range
+ * of ids of their chunk: with the old servers stopped, nothing else writes claims).
  * A crash at any point is completed by a new run: written entries are skipped (duplicate
  * key), the claims and marks not yet deleted are still there.
  */
@@ -302,10 +304,10 @@ export async function carryClaims(store: Store): Promise<ClaimsReport> {
     report.inLog += chunk.inLog.size;
     const entries = chunk.claims.filter((claim) => !chunk.inLog.has(claim._id)).map((claim) => carriedEntry(claim, { state: 'applied' }));
     report.carriedApplied += await insertEntries(store, entries);
-    report.claimsRemoved += await deleteClaims(
-      store,
-      chunk.claims.map((claim) => claim._id),
-    );
+    // The chunk is every applied claim from its first id to its last: one range delete
+    // (an `$in` of 1,000 ids took 8x as long on the embedded server).
+    const range = { $gte: chunk.claims[0]!._id, $lte: chunk.claims.at(-1)!._id };
+    report.claimsRemoved += (await store.batches.deleteMany({ _id: range, state: 'applied' })).deletedCount;
   }
   return report;
 }
@@ -335,10 +337,12 @@ async function deleteClaims(store: Store, ids: readonly string[]): Promise<numbe
 
 /**
  * Removes the batch marks (`batches`) from every series-day document that carries them,
- * `batchSize` documents per `updateMany` (the ids of the next marked documents are read,
- * then `$unset` on those ids), after {@link carryClaims} has read them: the ingest log
- * recognises resends without them, and compaction would drop them anyway. Nothing else
- * in a document changes. Idempotent.
+ * `batchSize` documents per `updateMany`, after {@link carryClaims} has read them: the
+ * ingest log recognises resends without them, and compaction would drop them anyway.
+ * The `_id`s of the next marked documents are read in `_id` order, then one `updateMany`
+ * `$unset`s the marks of the marked documents in that `_id` range (a range: an `$in` of
+ * the ids took several times as long on the embedded server), as the layout stamping
+ * does. Nothing else in a document changes. Idempotent.
  * @param onProgress called with the documents cleaned so far and the marked documents
  * found at the start: once before the first write, then after every write.
  * @returns the documents cleaned.
@@ -351,11 +355,23 @@ export async function removeBatchMarks(
   let total = await countMarkedDocuments(store);
   let done = 0;
   options.onProgress?.(done, total);
+  // Documents of the write path before the ingest log (the only ones with marks) have
+  // ObjectId ids, so `_id` order is a total order over them.
+  let last: DayDocument['_id'] | undefined;
   for (;;) {
-    const ids = (await store.buckets.find(marked, { projection: { _id: 1 }, limit: options.batchSize }).toArray()).map((doc) => doc._id);
-    if (ids.length === 0) break;
-    done += (await store.buckets.updateMany({ ...marked, _id: { $in: ids } }, { $unset: { batches: '' } })).modifiedCount;
+    const range = last === undefined ? {} : { _id: { $gt: last } };
+    const ids = await store.buckets
+      .find({ ...marked, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: options.batchSize })
+      .toArray();
+    const upTo = ids.at(-1)?._id;
+    if (upTo === undefined) break;
+    const result = await store.buckets.updateMany(
+      { ...marked, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
+      { $unset: { batches: '' } },
+    );
+    done += result.modifiedCount;
     total = Math.max(total, done);
+    last = upTo;
     options.onProgress?.(done, total);
   }
   return done;
