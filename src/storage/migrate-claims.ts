@@ -99,29 +99,23 @@ async function idsInLog(store: Store, ids: readonly string[]): Promise<Set<strin
  * with the ids the log holds already. A day of claims may be millions: never all in memory.
  */
 async function* appliedChunks(store: Store): AsyncGenerator<{ claims: BatchDocument[]; inLog: Set<string> }> {
+  const withLog = async (claims: BatchDocument[]) => ({
+    claims,
+    inLog: await idsInLog(
+      store,
+      claims.map((claim) => claim._id),
+    ),
+  });
   const cursor = store.batches.find({ state: 'applied' }).sort({ _id: 1 }).batchSize(CHUNK);
   let chunk: BatchDocument[] = [];
   try {
     for await (const claim of cursor) {
       chunk.push(claim);
       if (chunk.length < CHUNK) continue;
-      yield {
-        claims: chunk,
-        inLog: await idsInLog(
-          store,
-          chunk.map((c) => c._id),
-        ),
-      };
+      yield await withLog(chunk);
       chunk = [];
     }
-    if (chunk.length > 0)
-      yield {
-        claims: chunk,
-        inLog: await idsInLog(
-          store,
-          chunk.map((c) => c._id),
-        ),
-      };
+    if (chunk.length > 0) yield await withLog(chunk);
   } finally {
     await cursor.close();
   }

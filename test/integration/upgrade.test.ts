@@ -214,6 +214,57 @@ describe('the legacy writer', () => {
   });
 });
 
+describe('npm run migrate with more claims than one chunk', () => {
+  it('carries every applied claim, drops those in progress that nothing applied, leaves ids the log holds, and removes every claim', async () => {
+    const db = await openTestDatabase('upgrade_chunks');
+    const store = await openLegacyStore(testMongoUri(), db.db.databaseName);
+    try {
+      const now = new Date(Date.now() - 60_000);
+      const claim = (i: number, state: 'applied' | 'applying') => ({
+        _id: `c-${String(i).padStart(5, '0')}`,
+        fingerprint: `fp-${i}`,
+        readings: i + 1,
+        receivedAt: now,
+        createdAt: now,
+        state,
+        ...(state === 'applied' ? { appliedAt: now } : {}),
+      });
+      // 2,500 claims; every 1,000th still applying (no document carries their marks).
+      const claims = Array.from({ length: 2_500 }, (_, i) => claim(i, i % 1_000 === 999 ? 'applying' : 'applied'));
+      await store.batches.insertMany(claims);
+      // Two ids the log holds already: a resend reached a server of the ingest log first.
+      const inLog = ['c-00010', 'c-01500'];
+      await store.db
+        .collection('ingest_log')
+        .insertMany(inLog.map((_id) => ({ _id, fingerprint: 'other', receivedAt: now, readings: 1 }) as never));
+      await store.client.close();
+      const t = await openTestApp('upgrade_chunks', { database: db.db.databaseName });
+      try {
+        const report = await migrateLayout(t.store, { batchSize: 1_000 });
+        expect(report.claims).toMatchObject({ carriedApplied: 2_496, carriedPartial: 0, dropped: 2, inLog: 2, claimsRemoved: 2_500 });
+        expect(report.claims.inProgress.map((c) => [c.id, c.decision])).toEqual([
+          ['c-00999', 'dropped'],
+          ['c-01999', 'dropped'],
+        ]);
+        expect(await t.store.batches.countDocuments({})).toBe(0);
+        const entries = await ingestLog(t.store)
+          .find({}, { projection: { _id: 1, fingerprint: 1, readings: 1 } })
+          .sort({ _id: 1 })
+          .toArray();
+        const expected = claims
+          .filter((c) => c.state === 'applied' && !inLog.includes(c._id))
+          .map((c) => ({ _id: c._id, fingerprint: c.fingerprint, readings: c.readings }));
+        for (const _id of inLog) expected.push({ _id, fingerprint: 'other', readings: 1 });
+        expect(entries).toEqual(expected.sort((a, b) => (a._id < b._id ? -1 : 1)));
+      } finally {
+        await t.close();
+      }
+    } finally {
+      await db.drop().catch(() => undefined);
+    }
+  });
+});
+
 describe('upgrading a database of the write path before the ingest log', { timeout: 300_000 }, () => {
   let legacy: Store;
   let t: TestApp;
