@@ -81,9 +81,11 @@ export interface CachedSeries {
 }
 
 /**
- * The claim of a batch sent with a `batchId` (collection `batches`), kept for the
- * retention period (a TTL index on `createdAt`): it tells a retry from a reuse of the id
- * for other readings, and lets a retry of a completed batch answer without writing.
+ * The claim of a batch sent with a `batchId` (collection `batches`) by the write path
+ * before the ingest log, kept for the retention period (a TTL index on `createdAt`): it
+ * told a retry from a reuse of the id for other readings. Nothing writes claims any
+ * more; `npm run migrate` carries those of a database written before into the ingest
+ * log (`storage/migrate-claims.ts`).
  */
 export interface BatchDocument {
   /** The client's `batchId`. */
@@ -109,7 +111,7 @@ export interface Store {
   buckets: Collection<DayDocument>;
   series: Collection<SeriesDocument>;
   metrics: Collection<MetricDocument>;
-  /** Claims of batches sent with a `batchId`. */
+  /** Claims of batches sent with a `batchId` by the write path before the ingest log (read by `npm run migrate`). */
   batches: Collection<BatchDocument>;
   /** Layout given to metrics created from now on. */
   defaultLayout: DocumentLayout;

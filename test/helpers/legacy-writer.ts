@@ -22,16 +22,21 @@
  * adds functions only), so this file calls them and repeats only the driver calls of the
  * storage code that was removed.
  *
- * Checked against the old code itself once: the commit's `src` was extracted next to the
- * repository's `node_modules`, the same batches (two metrics, one `preallocated`, a
- * rollup, batch ids, a retry, a reuse, a batch stopped after its first document) were
- * written with its `recordBatch` into one database and with this file into another on
- * the same embedded server, and every document of `buckets` (less its ObjectId `_id`),
- * of the rollup collection (likewise), `batches`, `series`, `metrics` and `rollups` (less
- * the times taken from the clock: `createdAt` of metrics and rollups, `appliedAt`, dirty
- * marks' `at`) was byte for byte the same BSON, and so were the indexes. The test also
- * compares what this file writes for a small batch with test/fixtures/legacy-documents.json,
- * the old code's own documents for that batch, so a later change of the planners shows.
+ * Checked against the old code itself once: the commit's `src` was extracted (outside
+ * the repository, beside a link to its `node_modules`), the same batches were written
+ * with its `recordBatch` into one database and with this file into another on the same
+ * embedded server (two metrics, one `preallocated`; a rollup over a tag; batch ids and a
+ * batch without one; a retry arriving later, a reuse of an id for other readings, and a
+ * reading without a time), the answers were the same, and every document of `buckets`
+ * and of the rollup collection (less its ObjectId `_id`) was byte for byte the same BSON,
+ * every document of `batches`, `series`, `metrics` and `rollups` the same Extended JSON
+ * (less the times taken from the clock: `createdAt` of rollups, `appliedAt`, the `at` of
+ * dirty days), and so were the indexes. A batch stopped in the middle
+ * (`stopAfterDocuments`) is the same calls cut short, as a crash of the old server left
+ * it. test/integration/upgrade.test.ts compares what this file writes for two small
+ * batches with test/fixtures/legacy-documents.json, the old code's own documents for
+ * them (written then by the old code through {@link dumpLegacyDatabase}), so a later
+ * change of the planners shows.
  */
 import { BSON, MongoClient, type Db } from 'mongodb';
 import { LRUCache } from 'lru-cache';

@@ -9,7 +9,8 @@
  *
  * What it proves:
  * 1. The helper writes byte for byte what the old code wrote for the fixture's batches.
- * 2. Start-up of the new server on the old database drops the old unique `{series,
+ * 2. The server (`src/server/main.ts`) starts on the old database, answers from it and
+ *    warns that claims are left for `npm run migrate`. Start-up drops the old unique `{series,
  *    date}` index of `buckets` and of the rollup collection, and every read answers
  *    exactly from the old documents (no `f`, ObjectId `_id`, batch marks): aggregates per
  *    series with first and last, MINUTE/HOUR/DAY buckets, latest values and readings,
@@ -33,6 +34,9 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +59,7 @@ import {
   writeLegacyBatch,
 } from '../helpers/legacy-writer.ts';
 import { expectedBuckets, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
+import { startServer } from '../helpers/server-process.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the old code itself wrote for `LEGACY_FIXTURE_BATCHES` (see test/helpers/legacy-writer.ts). */
@@ -192,6 +197,8 @@ describe('the legacy writer', () => {
   it('writes byte for byte the documents the old code wrote for the fixture batches', async () => {
     const db = await openTestDatabase('upgrade_fixture');
     const store = await openLegacyStore(testMongoUri(), db.db.databaseName);
+    // The fixture's claims arrived in 2024: the TTL index of claims would remove them.
+    await store.batches.dropIndex('createdAt_ttl');
     try {
       await store.metrics.insertOne({ ...LEGACY_FIXTURE_METRIC, statistics: store.defaultStatistics });
       await defineLegacyRollup(store, 'cpu', 'bydc', ['dc']);
@@ -203,6 +210,57 @@ describe('the legacy writer', () => {
     } finally {
       await store.client.close();
       await db.drop();
+    }
+  });
+});
+
+describe('npm run migrate with more claims than one chunk', () => {
+  it('carries every applied claim, drops those in progress that nothing applied, leaves ids the log holds, and removes every claim', async () => {
+    const db = await openTestDatabase('upgrade_chunks');
+    const store = await openLegacyStore(testMongoUri(), db.db.databaseName);
+    try {
+      const now = new Date(Date.now() - 60_000);
+      const claim = (i: number, state: 'applied' | 'applying') => ({
+        _id: `c-${String(i).padStart(5, '0')}`,
+        fingerprint: `fp-${i}`,
+        readings: i + 1,
+        receivedAt: now,
+        createdAt: now,
+        state,
+        ...(state === 'applied' ? { appliedAt: now } : {}),
+      });
+      // 2,500 claims; every 1,000th still applying (no document carries their marks).
+      const claims = Array.from({ length: 2_500 }, (_, i) => claim(i, i % 1_000 === 999 ? 'applying' : 'applied'));
+      await store.batches.insertMany(claims);
+      // Two ids the log holds already: a resend reached a server of the ingest log first.
+      const inLog = ['c-00010', 'c-01500'];
+      await store.db
+        .collection('ingest_log')
+        .insertMany(inLog.map((_id) => ({ _id, fingerprint: 'other', receivedAt: now, readings: 1 }) as never));
+      await store.client.close();
+      const t = await openTestApp('upgrade_chunks', { database: db.db.databaseName });
+      try {
+        const report = await migrateLayout(t.store, { batchSize: 1_000 });
+        expect(report.claims).toMatchObject({ carriedApplied: 2_496, carriedPartial: 0, dropped: 2, inLog: 2, claimsRemoved: 2_500 });
+        expect(report.claims.inProgress.map((c) => [c.id, c.decision])).toEqual([
+          ['c-00999', 'dropped'],
+          ['c-01999', 'dropped'],
+        ]);
+        expect(await t.store.batches.countDocuments({})).toBe(0);
+        const entries = await ingestLog(t.store)
+          .find({}, { projection: { _id: 1, fingerprint: 1, readings: 1 } })
+          .sort({ _id: 1 })
+          .toArray();
+        const expected = claims
+          .filter((c) => c.state === 'applied' && !inLog.includes(c._id))
+          .map((c) => ({ _id: c._id, fingerprint: c.fingerprint, readings: c.readings }));
+        for (const _id of inLog) expected.push({ _id, fingerprint: 'other', readings: 1 });
+        expect(entries).toEqual(expected.sort((a, b) => (a._id < b._id ? -1 : 1)));
+      } finally {
+        await t.close();
+      }
+    } finally {
+      await db.drop().catch(() => undefined);
     }
   });
 });
@@ -228,9 +286,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     legacy = await openLegacyStore(testMongoUri(), dbName);
     const preStore: Store = { ...legacy, defaultLayout: 'preallocated' };
     await defineLegacyRollup(legacy, 'cpu', 'all', []);
-    // Claims are dated when their batch arrived, and the TTL index of `batches` removes
-    // them a day later: the batches arrive now, or the database's TTL pass may remove
-    // the claims in the middle of the test.
+    // Claims are kept a day from their arrival (a TTL index): batches of the last minute.
     let receivedAt = Date.now() - 60_000;
     for (const batch of OLD) {
       receivedAt += 1000;
@@ -370,6 +426,24 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     expect(await legacy.buckets.countDocuments({ batches: batchMark(UNSTARTED.id) })).toBe(0);
     const indexes = await legacy.buckets.listIndexes().toArray();
     expect(indexes.find((index) => index.name === 'series_date')).toMatchObject({ key: { series: 1, date: 1 }, unique: true });
+  });
+
+  it('the server starts on the old database, answers from it, and warns that claims are left for npm run migrate', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tsgraph-upgrade-'));
+    // Background jobs off: the test folds and compacts where it says so.
+    const server = await startServer({
+      dataDir,
+      env: { MONGODB_URI: testMongoUri(), MONGODB_DB: dbName, FOLD_INTERVAL_MS: '0', ROLLUP_REBUILD_SECONDS: '0', RETENTION_SECONDS: '0' },
+    });
+    try {
+      const warning = await server.waitForLog((line) => line.level === 40 && line.msg.includes('batch claims'));
+      expect(warning.msg).toContain('The database holds 8 batch claims of the write path before the ingest log: run `npm run migrate`');
+      const answer = await server.graphql<{ aggregate: Totals[] }>(TOTALS, { metric: 'pre', from: FROM, to: TO });
+      expect(answer.body.data?.aggregate).toEqual([totalsOf(PRE.readings)]);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('start-up drops the old unique index of buckets and of the rollup collection, and creates the parts index', async () => {
