@@ -28,7 +28,9 @@ import { int64ToNumber, nanosToMs, type Int64 } from './int64.ts';
  * - `gauge`: the value at the reading's time (an OTLP gauge, or a sum that is not
  *   monotonic and cumulative, such as an up-down counter's running value);
  * - `counter`: a running total since the series' start time, which may fall back to 0 when
- *   the process restarts (a monotonic cumulative sum; Prometheus' `_total` series);
+ *   the process restarts (a monotonic cumulative sum; Prometheus' `_total` series); the
+ *   only kind stored: the receivers declare such metrics counters once a batch is stored
+ *   (`routes/receivers.ts`); the others stay gauges (docs/opentelemetry.md, "Counters");
  * - `delta`: the increase since the previous reading of the series (a delta sum);
  * - `histogram`: `count` and `sum` are running totals as for `counter`, `min` and `max`
  *   those of the same window (cumulative temporality);

@@ -13,8 +13,9 @@
  * | native histograms, exemplars, metadata | skipped (histograms counted); metadata only tells counters |
  *
  * A series whose name ends in `_total`, or whose metric family the request's metadata
- * types COUNTER, is a counter; the others are gauges (remote write 1.0 sends no type
- * with the samples).
+ * types COUNTER, is a counter (declared one once the request is stored, see
+ * `routes/receivers.ts`); the others are gauges (remote write 1.0 sends no type with the
+ * samples).
  */
 import { ErrorCode, InputError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';

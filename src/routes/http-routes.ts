@@ -20,7 +20,7 @@ import { DASHBOARD_PATHS, serveDashboard } from './dashboard.ts';
 import { exportTable } from './export.ts';
 import { answerToError, refuseForeignPages, routeAuthenticator, type RouteContext } from './http-answers.ts';
 import { writeLineProtocol, writeNdjson } from './ingest.ts';
-import { otlpErrorAnswer, writeOtlp, writeRemote, type ReceiverContext } from './receivers.ts';
+import { counterDeclarations, otlpErrorAnswer, writeOtlp, writeRemote, type ReceiverContext } from './receivers.ts';
 import type { OtlpMappingOptions } from '../receivers/otlp.ts';
 import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
 
@@ -130,6 +130,7 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
     maxBodyBytes: options.maxBodyBytes,
     authenticate: routeAuthenticator(options.store, options.auth, options.logger),
     otlp: options.otlp,
+    counters: counterDeclarations(),
     dropped:
       options.metrics === undefined
         ? undefined

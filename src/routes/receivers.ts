@@ -13,8 +13,12 @@
  * exactly once: its batch id is a hash of its body (`otlp:` or `prw:` and the SHA-256
  * of the decompressed bytes, in hex), so a client retrying the same bytes is answered
  * as stored without storing them again.
+ * Once a request is acknowledged, the metrics it marks as counters (an OTLP monotonic
+ * cumulative sum, a Prometheus `_total` series) are declared counters when they have no
+ * kind yet (see {@link CounterDeclarations}).
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Reader, Type } from 'protobufjs';
 import { uncompress } from 'snappyjs';
 import { recordBatch, type RecordOutcome } from '../engine/record.ts';
@@ -25,6 +29,7 @@ import { mapWriteRequest, seriesText, type WriteRequest } from '../receivers/rem
 import { validateReading, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';
 import { clientErrorOf, requireMetrics, requireScope, statusOf, type RouteContext } from './http-answers.ts';
 import { readBodyBytes, readRawBody } from './ingest.ts';
+import { declareCounters } from '../storage/registry.ts';
 
 /** Why a receiver left a data point or sample of an accepted request out (label `reason` of `tsgraph_receiver_dropped_total`). */
 export type DropReason = 'rejected' | 'no_value' | 'stale' | 'nan' | 'out_of_range' | 'histogram';
@@ -35,6 +40,55 @@ export interface ReceiverContext extends RouteContext {
   otlp: OtlpMappingOptions;
   /** Told what a receiver left out of an accepted request, for `/metrics`. */
   dropped?: (receiver: 'otlp' | 'prometheus', reason: DropReason, count: number) => void;
+  /** The counters this process declared (made by {@link counterDeclarations}, one per app). */
+  counters: CounterDeclarations;
+}
+
+/**
+ * The metrics a process's receivers declared counters (`declareCounters`), so that a
+ * steady stream of the same counters costs no write beyond its batches: at most
+ * {@link DECLARED_MAX} names, each remembered for {@link DECLARED_TTL_MS} (then declared
+ * once more, a no-op write unless the metric was deleted and written again since).
+ */
+export type CounterDeclarations = LRUCache<string, true>;
+
+/** At most this many declared metrics are remembered per process (the least recently seen are forgotten first). */
+export const DECLARED_MAX = 10_000;
+/** How long a declared metric is remembered, in ms (10 minutes). */
+export const DECLARED_TTL_MS = 600_000;
+
+/** An empty {@link CounterDeclarations}. */
+export function counterDeclarations(): CounterDeclarations {
+  return new LRUCache<string, true>({ max: DECLARED_MAX, ttl: DECLARED_TTL_MS });
+}
+
+/**
+ * Declares counters the metrics of `kinds` that are `counter` and have readings among
+ * `stored`, the readings of an acknowledged batch, unless this process declared them
+ * already: one `declareCounters` write for those not remembered, which sets the kind
+ * only where the registry entry has none (an explicit gauge stays a gauge; docs/
+ * opentelemetry.md, "Counters"). The batch is stored already, so a failure of this write
+ * is logged and not answered: the metrics are not remembered, and the next batch of them
+ * declares them again.
+ */
+async function declareStoredCounters(
+  context: ReceiverContext,
+  kinds: ReadonlyMap<string, string>,
+  stored: readonly Reading[],
+): Promise<void> {
+  const wanted = new Set<string>();
+  for (const reading of stored) {
+    if (kinds.get(reading.metric) === 'counter' && !context.counters.has(reading.metric)) wanted.add(reading.metric);
+  }
+  if (wanted.size === 0) return;
+  const names = [...wanted];
+  try {
+    const declared = await declareCounters(context.store, names);
+    for (const name of names) context.counters.set(name, true);
+    if (declared > 0) context.logger.info({ metrics: names, declared }, 'Receiver declared counters');
+  } catch (error) {
+    context.logger.warn({ err: error, metrics: names }, 'Declaring counters failed; the next batch of them tries again');
+  }
 }
 
 /** The two encodings of OTLP/HTTP, chosen by `Content-Type`. */
@@ -183,6 +237,7 @@ export async function writeOtlp(request: Request, context: ReceiverContext): Pro
   requireMetrics(access, [...mapped.kinds.keys()]);
   const { valid, rejected } = validateEach(mapped.readings, context, receivedAt);
   await record(context, valid, contentBatchId('otlp', body), receivedAt);
+  await declareStoredCounters(context, mapped.kinds, valid);
   const allRejected = [...mapped.rejected, ...rejected];
   if (mapped.noValue > 0) context.dropped?.('otlp', 'no_value', mapped.noValue);
   if (allRejected.length > 0) {
@@ -317,6 +372,7 @@ export async function writeRemote(request: Request, context: ReceiverContext): P
     throw new InputError(error.code, `series ${seriesText(series.labels)}: ${ownMessage(error)}`);
   }
   await record(context, valid, contentBatchId('prw', body), receivedAt);
+  await declareStoredCounters(context, mapped.kinds, valid);
   const skipped = {
     stale: mapped.skipped.stale,
     nan: mapped.skipped.nan,

@@ -93,17 +93,28 @@ export async function setMetricKind(store: Store, name: string, kind: MetricKind
 }
 
 /**
- * Declares metric `name` a counter ({@link setMetricKind}): what a receiver calls for
- * series its protocol marks as counters (an OTLP monotonic cumulative sum, a Prometheus
- * `_total` series) before the batch's log entry is written, so the fold that takes the
- * batch keeps their increases. One `findOneAndUpdate` of the registry entry per call, a
- * no-op for a metric already a counter (apart from the round trip): a receiver that
- * sees the same metric in every batch should remember the metrics it declared.
- * The name is not validated here: the caller validates it with the batch's readings.
- * @returns the metric's registry entry.
+ * Declares the metrics `names` counters ({@link setMetricKind}) where their registry
+ * entry has no kind yet: what the receivers call for the metrics their protocol marks as
+ * counters (an OTLP monotonic cumulative sum, a Prometheus `_total` series) once a batch
+ * of them is acknowledged (`routes/receivers.ts`; docs/opentelemetry.md and
+ * docs/prometheus-remote-write.md, "Counters"). A kind already set, `setMetricKind(GAUGE)`
+ * included, is an operator's choice and stays; a name without a registry entry (none of
+ * its readings stored) is left alone: no entry is created. One `updateMany` of the
+ * entries, whatever their number; a receiver that sees the same metrics in every batch
+ * should remember the metrics it declared. The kind applies to the folds from then on:
+ * readings folded before keep what a gauge's slots keep (see {@link setMetricKind}).
+ * The names are not validated here: the caller validates them with the batch's readings.
+ * @returns how many entries became counters now.
  */
-export async function declareCounter(store: Store, name: string): Promise<MetricDocument> {
-  return setMetricKind(store, name, 'counter');
+export async function declareCounters(store: Store, names: readonly string[]): Promise<number> {
+  if (names.length === 0) return 0;
+  const result = await store.metrics.updateMany({ _id: { $in: [...names] }, kind: { $exists: false } }, { $set: { kind: 'counter' } });
+  return result.modifiedCount;
+}
+
+/** {@link declareCounters} of one metric: true when it became a counter now. */
+export async function declareCounter(store: Store, name: string): Promise<boolean> {
+  return (await declareCounters(store, [name])) === 1;
 }
 
 /**

@@ -47,8 +47,8 @@ export interface MetricDocument {
    */
   retention?: StoredRetention;
   /**
-   * What the metric's fields measure (see `model/counter.ts`), set by `setMetricKind` or
-   * `declareCounter`; absent: `gauge`.
+   * What the metric's fields measure (see `model/counter.ts`), set by `setMetricKind` or by
+   * a receiver's `declareCounters`; absent: `gauge`.
    */
   kind?: MetricKind;
   /** Exact time of the earliest reading recorded (absent before the first write completes). */

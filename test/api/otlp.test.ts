@@ -462,3 +462,108 @@ describe('requests sent by hand', () => {
     }
   });
 });
+
+describe('counters declared by the receiver', () => {
+  /** The reset-aware increase of one series' values in time order, by a plain loop: a drop is a restart from 0. */
+  function plainIncrease(values: readonly number[]): number {
+    let increase = 0;
+    for (let i = 1; i < values.length; i++) increase += values[i]! >= values[i - 1]! ? values[i]! - values[i - 1]! : values[i]!;
+    return increase;
+  }
+
+  async function kindOf(metric: string): Promise<string | undefined> {
+    const answer = await t.graphql<{ metric: { kind: string } | null }>(
+      'query($name: String!) { metric(name: $name) { kind } }',
+      { name: metric },
+      { token: tokens.admin },
+    );
+    expect(answer.errors).toBeUndefined();
+    return answer.data!.metric?.kind;
+  }
+
+  async function increaseBySeries(metric: string, groupBy: string[]) {
+    return t.graphql<{ aggregate: { tags: Tags; increase: number | null }[] }>(
+      `query($metric: String!, $from: Time!, $to: Time!, $groupBy: [String!]) {
+        aggregate(metric: $metric, field: "value", from: $from, to: $to, groupBy: $groupBy) { tags { key value } increase }
+      }`,
+      { metric, from: Date.now() - 3_600_000, to: Date.now() + 3_600_000, groupBy },
+      { token: tokens.admin },
+    );
+  }
+
+  it('declares a monotonic cumulative sum a counter: its increase across a restart (two SDK runs) is the plain reset-aware loop; a gauge, an up-down counter and a histogram stay gauges', async () => {
+    const next = random(23);
+    const exported = new Map<string, number[]>();
+    for (let run = 0; run < 2; run++) {
+      // A new MeterProvider is a restarted process: its cumulative counter starts again from 0.
+      const exporter = new JsonExporter({ url: `${url}/v1/metrics`, headers: { authorization: `Bearer ${tokens.writer}` } });
+      const { meter, flush, close } = sdk(exporter, 'restarts');
+      const requests = meter.createCounter('restart.requests');
+      const temperature = meter.createGauge('restart.temperature');
+      const depth = meter.createUpDownCounter('restart.depth');
+      const latency = meter.createHistogram('restart.latency');
+      const running = new Map<string, number>();
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 12; i++) {
+          const route = next() < 0.5 ? '/a' : '/b';
+          const amount = 1 + Math.floor(next() * 9);
+          requests.add(amount, { route });
+          running.set(route, (running.get(route) ?? 0) + amount);
+          latency.record(amount);
+          depth.add(1);
+        }
+        temperature.record(Math.round(next() * 400) / 10);
+        for (const [route, total] of running) exported.set(route, [...(exported.get(route) ?? []), total]);
+        await flush();
+        // Exports a few milliseconds apart: the readings' times are distinct.
+        await new Promise((later) => setTimeout(later, 5));
+      }
+      await close();
+    }
+    // The second run's first total is below the first run's last: a reset in each series.
+    for (const values of exported.values()) expect(values.some((value, i) => i > 0 && value < values[i - 1]!)).toBe(true);
+
+    expect(await kindOf('restart_requests')).toBe('COUNTER');
+    // From the log's tail, then from the folded documents.
+    for (const folded of [false, true]) {
+      if (folded) await t.settle();
+      const answer = await increaseBySeries('restart_requests', ['route']);
+      expect(answer.errors).toBeUndefined();
+      expect(
+        Object.fromEntries(answer.data!.aggregate.map(({ tags, increase }) => [tagText(tags), increase])),
+        `folded: ${folded}`,
+      ).toEqual(Object.fromEntries([...exported].map(([route, values]) => [`route=${route}`, plainIncrease(values)])));
+    }
+
+    for (const metric of ['restart_temperature', 'restart_depth', 'restart_latency']) {
+      expect(await kindOf(metric), metric).toBe('GAUGE');
+    }
+    const refused = await increaseBySeries('restart_temperature', []);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_A_COUNTER', metric: 'restart_temperature' });
+  });
+
+  it('leaves a metric declared a gauge by setMetricKind a gauge, and declares nothing for a refused export', async () => {
+    const declared = await t.graphql(
+      'mutation { setMetricKind(metric: "kept_gauge_total", kind: GAUGE) { kind } }',
+      {},
+      { token: tokens.admin },
+    );
+    expect(declared.errors).toBeUndefined();
+    const exporter = new JsonExporter({ url: `${url}/v1/metrics`, headers: { authorization: `Bearer ${tokens.writer}` } });
+    const { meter, flush, close } = sdk(exporter, 'kept');
+    meter.createCounter('kept.gauge.total').add(3);
+    await flush();
+    await close();
+    expect(await kindOf('kept_gauge_total')).toBe('GAUGE');
+    const refused = await increaseBySeries('kept_gauge_total', []);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_A_COUNTER' });
+
+    // Outside the writer's prefixes: refused (403), so nothing is stored and nothing declared.
+    const outside = new JsonExporter({ url: `${url}/v1/metrics`, headers: { authorization: `Bearer ${tokens['app-writer']}` } });
+    const other = sdk(outside, 'outside');
+    other.meter.createCounter('refused.requests').add(5);
+    await other.flush().catch(() => undefined);
+    await other.close().catch(() => undefined);
+    expect(await kindOf('refused_requests')).toBeUndefined();
+  });
+});

@@ -302,3 +302,87 @@ describe('requests sent by hand', () => {
     expect(await databaseSnapshot(t.store.db)).toBe(before);
   });
 });
+
+describe('counters declared by the receiver', () => {
+  /** The reset-aware increase of one series' values in time order, by a plain loop: a drop is a restart from 0. */
+  function plainIncrease(values: readonly number[]): number {
+    let increase = 0;
+    for (let i = 1; i < values.length; i++) increase += values[i]! >= values[i - 1]! ? values[i]! - values[i - 1]! : values[i]!;
+    return increase;
+  }
+
+  async function kindOf(metric: string): Promise<string | undefined> {
+    const answer = await t.graphql<{ metric: { kind: string } | null }>(
+      'query($name: String!) { metric(name: $name) { kind } }',
+      { name: metric },
+      { token: tokens.admin },
+    );
+    expect(answer.errors).toBeUndefined();
+    return answer.data!.metric?.kind;
+  }
+
+  async function increaseBySeries(metric: string) {
+    return t.graphql<{ aggregate: { tags: Tags; increase: number | null }[] }>(
+      `query($metric: String!, $to: Time!) {
+        aggregate(metric: $metric, field: "value", from: 0, to: $to, groupBy: ["instance"]) { tags { key value } increase }
+      }`,
+      { metric, to: START + 30 * 86_400_000 },
+      { token: tokens.admin },
+    );
+  }
+
+  it('declares a _total series a counter: its increase over two requests with a reset is the plain reset-aware loop; other series stay gauges', async () => {
+    const next = random(41);
+    const sent = new Map<string, number[]>();
+    const base = START + 10 * 86_400_000;
+    const totals = new Map<string, number>();
+    for (let request = 0; request < 2; request++) {
+      const series = ['a:9100', 'b:9100'].flatMap((instance) => {
+        const samples: { value: number; timestamp: number }[] = [];
+        for (let i = 0; i < 15; i++) {
+          // The second request starts with a restarted process: the count begins again from 0.
+          const previous = request === 1 && i === 0 ? 0 : (totals.get(instance) ?? 0);
+          const value = previous + Math.floor(next() * 50);
+          totals.set(instance, value);
+          samples.push({ value, timestamp: base + (request * 15 + i) * MINUTE });
+          sent.set(instance, [...(sent.get(instance) ?? []), value]);
+        }
+        const load = samples.map(({ timestamp }) => ({ value: Math.round(next() * 400) / 4, timestamp }));
+        return [
+          { labels: { __name__: 'jobs_processed_total', instance }, samples },
+          { labels: { __name__: 'jobs_queue_load', instance }, samples: load },
+        ];
+      });
+      const result = await pushTimeseries(series, {
+        url: `${url}/api/v1/write`,
+        headers: { authorization: `Bearer ${tokens.writer}` },
+        fetch: globalThis.fetch as never,
+      });
+      expect(result.status).toBe(204);
+    }
+    for (const values of sent.values()) expect(values.some((value, i) => i > 0 && value < values[i - 1]!)).toBe(true);
+
+    expect(await kindOf('jobs_processed_total')).toBe('COUNTER');
+    // From the log's tail, then from the folded documents.
+    for (const folded of [false, true]) {
+      if (folded) await t.settle();
+      const answer = await increaseBySeries('jobs_processed_total');
+      expect(answer.errors).toBeUndefined();
+      expect(
+        Object.fromEntries(answer.data!.aggregate.map(({ tags, increase }) => [tags.map((tag) => tag.value).join(','), increase])),
+        `folded: ${folded}`,
+      ).toEqual(Object.fromEntries([...sent].map(([instance, values]) => [instance, plainIncrease(values)])));
+    }
+
+    expect(await kindOf('jobs_queue_load')).toBe('GAUGE');
+    const refused = await increaseBySeries('jobs_queue_load');
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_A_COUNTER', metric: 'jobs_queue_load' });
+  });
+
+  it('declares nothing for a refused request', async () => {
+    const body = compress(writeRequest([{ labels: { __name__: 'refused_total', job: 'x'.repeat(300) }, samples: [[1, START]] }]));
+    const answer = await post(body);
+    expect(answer.status).toBe(400);
+    expect(await kindOf('refused_total')).toBeUndefined();
+  });
+});
