@@ -6,11 +6,14 @@
  * metric; every choice is applied by the same single update per series-day document.
  */
 
-/** A level of a series-day document: its day totals, its hour slots, its minute slots. */
-export type SlotLevel = 'day' | 'hour' | 'minute';
+/**
+ * A level of a series-day document: its day totals, its hour slots, its quarter hours
+ * (sketches only: see `quarterSketchPath`), its minute slots.
+ */
+export type SlotLevel = 'day' | 'hour' | 'quarter' | 'minute';
 
 /** Every {@link SlotLevel}, coarsest first. */
-export const SLOT_LEVELS: readonly SlotLevel[] = ['day', 'hour', 'minute'];
+export const SLOT_LEVELS: readonly SlotLevel[] = ['day', 'hour', 'quarter', 'minute'];
 
 /** Most latest readings a series-day document keeps (Cloudant's "latest 50" in "Time-series Data Storage"). */
 export const MAX_LATEST_READINGS = 50;

@@ -1,6 +1,6 @@
 import { Double } from 'mongodb';
 import type { DayDocument, StoredStats } from '../model/day-document.ts';
-import { LAYOUT_VERSION, SlotPath, sketchPath } from '../model/day-document.ts';
+import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath } from '../model/day-document.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
 import { mergeSketch } from '../model/sketch.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
@@ -36,7 +36,8 @@ export function mergeSlot(into: SlotWrite, other: SlotWrite): void {
  * write of the rollup's metric goes to the document of its day and of the values its
  * series has for the rollup's tag keys (a series without one of them is merged with the
  * others that lack it), day and hour slots merged, minute slots and latest readings left
- * out. The document's `series` is the id of the rollup group's key (`model/series.ts`),
+ * out, and so are the quarter-hour sketches (a query reading quarters reads minute
+ * statistics beside them, which rollups do not keep: it never reads a rollup). The document's `series` is the id of the rollup group's key (`model/series.ts`),
  * unique within the rollup's collection.
  */
 export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] {
@@ -61,6 +62,7 @@ export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<Rollup
         tagPairs: tagList(tags).map((tag) => tagPair(tag.key, tag.value)),
         date: write.date,
         slots: new Map(),
+        quarters: new Map(),
         recent: [],
         recentKept: 0,
         fields: new Set(),
@@ -139,6 +141,7 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
     tagPairs: doc.tagPairs,
     date: doc.date,
     slots: new Map(),
+    quarters: new Map(),
     recent: [],
     recentKept: 0,
     fields: new Set(),
@@ -167,8 +170,8 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
 
 /**
  * A stored series-day document (or part) as the write that would have produced all of
- * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots and
- * latest readings. What a compaction merges.
+ * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots, its
+ * quarter-hour sketches and its latest readings. What a compaction merges.
  */
 export function storedFullWrite(doc: DayDocument): DayWrite {
   const write = storedDayWrite(doc);
@@ -186,6 +189,13 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
       }
     }
   }
+  for (const [hour, sketches] of Object.entries(doc.q?.hours ?? {})) {
+    for (const [quarter, fields] of Object.entries(sketches.quarters ?? {})) {
+      for (const [field, bins] of Object.entries(fields ?? {})) {
+        write.quarters.set(quarterSketchPath(Number(hour), Number(quarter), field), new Map(Object.entries(bins)));
+      }
+    }
+  }
   write.recent = (doc.recent ?? []).map((reading) => ({ t: reading.t.getTime(), f: reading.f }));
   write.recentKept = write.recent.length;
   return write;
@@ -193,7 +203,8 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
 
 /**
  * Merges the stored parts of one series-day into the write of one document (pure):
- * statistics, first and last readings and sketch bins of every slot, readings counted,
+ * statistics, first and last readings and sketch bins of every slot (quarter-hour
+ * sketches included), readings counted,
  * and the latest readings: the newest `latestReadings` of the parts' lists, but no more
  * than the shortest list of a part that kept fewer than its readings, so the merged list
  * is exactly the day's newest readings (a day's newest k readings are among each part's
@@ -208,6 +219,7 @@ export function mergeStoredDocuments(docs: readonly DayDocument[], latestReading
   const into: DayWrite = {
     ...first,
     slots: new Map([...first.slots].map(([path, slot]) => [path, copySlot(slot)])),
+    quarters: new Map([...first.quarters].map(([path, bins]) => [path, new Map(bins)])),
     fields: new Set(first.fields),
   };
   let kept = latestReadings;
@@ -222,6 +234,11 @@ export function mergeStoredDocuments(docs: readonly DayDocument[], latestReading
       const existing = into.slots.get(path);
       if (existing === undefined) into.slots.set(path, copySlot(slot));
       else mergeSlot(existing, slot);
+    }
+    for (const [path, bins] of write.quarters) {
+      const existing = into.quarters.get(path);
+      if (existing === undefined) into.quarters.set(path, new Map(bins));
+      else mergeSketch(existing, bins);
     }
     recent.push(...write.recent);
   }
@@ -280,6 +297,7 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): 
     });
     if (sketch !== null) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
   }
+  for (const [path, bins] of write.quarters) setPath(doc, sketchPath(path), Object.fromEntries(bins));
   if (write.recent.length > 0) {
     doc.recent = [...write.recent]
       .sort((a, b) => a.t - b.t)

@@ -716,7 +716,9 @@ export type SlotLevel =
   /** The 24 hour slots. */
   | 'HOUR'
   /** The 1,440 minute slots. */
-  | 'MINUTE';
+  | 'MINUTE'
+  /** The 96 quarter hours (UTC :00, :15, :30, :45), a level of sketches only: percentile buckets whose edges fall inside an hour (Asia/Kolkata hours, Asia/Kathmandu days, 30-minute buckets) read them instead of minute slots. */
+  | 'QUARTER';
 
 /** Sort order. */
 export type SortDirection =
