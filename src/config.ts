@@ -96,7 +96,7 @@ export const ConfigSchema = z
       ),
     SKETCH_LEVELS: z
       .string()
-      .default('day,hour')
+      .default('day,hour,quarter')
       .transform((text, context) => {
         const levels = text.trim() === 'none' ? [] : text.split(',').map((level) => level.trim());
         const unknown = levels.filter((level) => !(SLOT_LEVELS as readonly string[]).includes(level));

@@ -201,10 +201,42 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
   return write;
 }
 
+/** The hour of the day of a quarter-hour sketch path (`hours.7.quarters.2.delay`: 7). */
+const hourOfQuarterPath = (path: string) => Number(path.split('.')[1]);
+
+/**
+ * Gives each of `writes` (the parts of one series-day) that has no quarter-hour sketch
+ * in an hour where another has some the quarter-hour sketches of its minute sketches
+ * there, in place: a quarter's sketch is the merge of its 15 minutes' (DDSketch merges
+ * exactly). A query reads an hour's quarter-hour sketches whenever the hour has any, and
+ * its minute sketches only otherwise (`quartersOfHour` in `query/buckets-pipeline.ts`),
+ * so without this the merge of a part written while the metric kept minute sketches and
+ * one written once it kept quarter hours would answer null where both parts answered.
+ */
+export function fillQuarters(writes: readonly DayWrite[]): void {
+  const hours = new Set<number>();
+  for (const write of writes) for (const path of write.quarters.keys()) hours.add(hourOfQuarterPath(path));
+  if (hours.size === 0) return;
+  for (const write of writes) {
+    const own = new Set([...write.quarters.keys()].map(hourOfQuarterPath));
+    for (const [path, slot] of write.slots) {
+      if (slot.sketch === null || !isMinutePath(path)) continue;
+      // `hours.<h>.minutes.<m>.<field>`; names hold no dots (NAME_PATTERN).
+      const [, hour, , minute, field] = path.split('.') as [string, string, string, string, string];
+      if (!hours.has(Number(hour)) || own.has(Number(hour))) continue;
+      const quarter = quarterSketchPath(Number(hour), Math.floor(Number(minute) / 15), field);
+      const bins = write.quarters.get(quarter) ?? new Map<string, number>();
+      mergeSketch(bins, slot.sketch);
+      write.quarters.set(quarter, bins);
+    }
+  }
+}
+
 /**
  * Merges the stored parts of one series-day into the write of one document (pure):
  * statistics, first and last readings and sketch bins of every slot (quarter-hour
- * sketches included), readings counted,
+ * sketches included, filled in from minute sketches where only some parts have them in
+ * an hour: {@link fillQuarters}), readings counted,
  * and the latest readings: the newest `latestReadings` of the parts' lists, but no more
  * than the shortest list of a part that kept fewer than its readings, so the merged list
  * is exactly the day's newest readings (a day's newest k readings are among each part's
@@ -214,6 +246,7 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
  */
 export function mergeStoredDocuments(docs: readonly DayDocument[], latestReadings: number): { write: DayWrite; version: number } {
   const writes = docs.map(storedFullWrite);
+  fillQuarters(writes);
   const [first, ...rest] = writes;
   if (first === undefined) throw new Error('mergeStoredDocuments: no documents');
   const into: DayWrite = {

@@ -239,11 +239,11 @@ export type Fill =
 export type Granularity =
   /** One local day (23 or 25 hours when clocks change): day totals when it is a UTC day, else hour slots. */
   | 'DAY'
-  /** Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots. */
+  /** Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them). */
   | 'FIFTEEN_MINUTES'
   /** Five minutes (:00, :05, … of the local clock), read from minute slots. */
   | 'FIVE_MINUTES'
-  /** One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours. */
+  /** One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours (percentiles there from quarter-hour sketches). */
   | 'HOUR'
   /** One minute, read from minute slots. */
   | 'MINUTE'
@@ -255,7 +255,7 @@ export type Granularity =
   | 'SIX_HOURS'
   /** Ten minutes (:00, :10, … of the local clock), read from minute slots. */
   | 'TEN_MINUTES'
-  /** Thirty minutes (:00, :30 of the local clock), read from minute slots. */
+  /** Thirty minutes (:00, :30 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them). */
   | 'THIRTY_MINUTES'
   /** Three local hours from 00:00, 03:00, …, 21:00, read from hour slots. */
   | 'THREE_HOURS'
