@@ -142,7 +142,7 @@ export const sketchPath = (slotPath: string) => `q.${slotPath}`;
  * minutes 0-14, 15-29, 30-44, 45-59) of hour `hour` of the day (UTC): a level with
  * sketches only, whose statistics are those of its minute slots. Quarters let a
  * percentile bucket whose edges fall inside an hour (every offset of the tz database
- * since 1972 is a multiple of 15 minutes: +05:30 Kolkata, +05:45 Kathmandu) read
+ * since October 1979 is a multiple of 15 minutes: +05:30 Kolkata, +05:45 Kathmandu) read
  * sketches instead of minute slots.
  */
 export const quarterSketchPath = (hour: number, quarter: number, field: string) => `hours.${hour}.quarters.${quarter}.${field}`;

@@ -142,12 +142,13 @@ function sketchCoarsest(granularity: Granularity): SketchLevel {
  * The segments a sketch pipeline reads for a bucket query of `granularity` in `zone`
  * over `[from, to)` (null: an aggregate of the whole range): as
  * {@link planBucketSegments}, with the quarter hours between hours and minutes
- * ({@link SKETCH_LEVELS_COARSE_FIRST}). Every UTC offset of the tz database since 1972
- * is a multiple of 15 minutes, so the boundaries of `HOUR` and coarser buckets (and of
- * 15 and 30 minutes) fall on quarter-hour edges in every zone: only a range edge inside
- * a quarter hour (and offsets of older times with odd minutes or seconds) leaves
- * minutes to read. Each piece the statistics read from minute slots is then read from
- * whole quarter hours where it can.
+ * ({@link SKETCH_LEVELS_COARSE_FIRST}). Every UTC offset of the tz database since
+ * October 1979 (Pacific/Kiritimati was -10:40 until then; checked against the runtime's
+ * `Intl` data) is a multiple of 15 minutes, so the boundaries of `HOUR` and coarser
+ * buckets (and of 15 and 30 minutes) fall on quarter-hour edges in every zone: only a
+ * range edge inside a quarter hour (and older offsets with odd minutes or seconds)
+ * leaves minutes to read. Each piece the statistics read from minute slots is then read
+ * from whole quarter hours where it can.
  * @throws InputError INVALID_TIME_ZONE for an unknown zone.
  */
 export function planSketchSegments(from: number, to: number, granularity: Granularity | null, zone: string = UTC): Segment<SketchLevel>[] {

@@ -298,7 +298,7 @@ describe('planSketchSegments: quarter hours between hours and minutes', () => {
   });
 });
 
-/** Granularities whose buckets start on quarter-hour edges in every zone since 1972 (offsets are multiples of 15 minutes). */
+/** Granularities whose buckets start on quarter-hour edges in the zones of {@link ZONES} since 1973 (offsets are multiples of 15 minutes). */
 const QUARTER_ALIGNED = GRANULARITY_NAMES.filter((name) => !['MINUTE', 'TWO_MINUTES', 'FIVE_MINUTES', 'TEN_MINUTES'].includes(name));
 
 describe('planSketchSegments, property', () => {

@@ -46,7 +46,7 @@ export type Aggregate = Statistics & {
   readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
   readonly p99: Maybe<Scalars['Float']['output']>;
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
   readonly sampleStddev: Maybe<Scalars['Float']['output']>;
@@ -100,7 +100,7 @@ export type Bucket = Statistics & {
   readonly p99: Maybe<Scalars['Float']['output']>;
   /** True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part. */
   readonly partial: Scalars['Boolean']['output'];
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** `value` of the bucket at the same position of the earlier period (`compareWith`); null without one. */
   readonly previous: Maybe<Scalars['Float']['output']>;
@@ -148,7 +148,7 @@ export type BucketColumns = {
   readonly max: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Smallest value per bucket. */
   readonly min: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
-  /** The `p` percentile per bucket. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile per bucket. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** `previous` per bucket (with `compareWith`). */
   readonly previous: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
@@ -780,7 +780,7 @@ export type Statistics = {
   readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
   readonly p99: Maybe<Scalars['Float']['output']>;
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** Sample standard deviation, dividing by `count - 1` (as MongoDB `$stdDevSamp`); null when `count < 2`. */
   readonly sampleStddev: Maybe<Scalars['Float']['output']>;
