@@ -98,21 +98,21 @@ export const ConfigSchema = z
       ),
     SKETCH_LEVELS: z
       .string()
-      .default('day,hour')
+      .default('day,hour,quarter')
       .transform((text, context) => {
         const levels = text.trim() === 'none' ? [] : text.split(',').map((level) => level.trim());
         const unknown = levels.filter((level) => !(SLOT_LEVELS as readonly string[]).includes(level));
         if (unknown.length > 0) {
           context.addIssue({
             code: 'custom',
-            message: `SKETCH_LEVELS: unknown level ${unknown.join(', ')}; use day, hour, minute or none`,
+            message: `SKETCH_LEVELS: unknown level ${unknown.join(', ')}; use day, hour, quarter, minute or none`,
           });
           return z.NEVER;
         }
         return [...new Set(levels)] as SlotLevel[];
       })
       .describe(
-        'Levels at which new metrics keep quantile sketches of every field (for percentiles): a comma-separated subset of `day,hour,minute`, or `none`. Stored per metric when it is created; change it later with the `setMetricStatistics` mutation (see docs/statistics.md).',
+        'Levels at which new metrics keep quantile sketches of every field (for percentiles): a comma-separated subset of `day,hour,quarter,minute`, or `none` (`quarter`: quarter hours, which answer percentiles of buckets whose edges fall inside an hour). Stored per metric when it is created; change it later with the `setMetricStatistics` mutation (see docs/statistics.md).',
       ),
     LATEST_READINGS: integer(0, MAX_LATEST_READINGS)
       .default(DEFAULT_STATISTICS.latestReadings)

@@ -21,14 +21,16 @@
  *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
  *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
  *   npm run bench:ingest-path -- --sustain 600    # 10 minutes of dense ingest and folds
+ *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
  */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { Db, Document } from 'mongodb';
 import { pino } from 'pino';
 import { foldJob } from '../../src/jobs/fold.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
+import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { foldAll } from '../../src/storage/fold.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
 import { readView, visibleIn } from '../../src/storage/visibility.ts';
@@ -51,13 +53,28 @@ import {
   withBenchDatabase,
 } from './harness/index.ts';
 
+/** Parses `--sketch-levels`: levels separated by commas, or `none`. */
+function sketchLevels(text: string): SlotLevel[] {
+  const levels = text === 'none' ? [] : text.split(',').map((level) => level.trim());
+  const unknown = levels.filter((level) => !(SLOT_LEVELS as readonly string[]).includes(level));
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown level ${unknown.join(', ')}`);
+  return levels as SlotLevel[];
+}
+
 const given = new Command()
   .option('--dense <n>', 'dense readings (TSBS cpu-only, 20 hosts, 10 fields, every 10 s)', positiveInt, 40_000)
   .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
   .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
   .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
+  .option(
+    '--sketch-levels <levels>',
+    `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
+    sketchLevels,
+  )
   .parse()
-  .opts<{ dense: number; sparse: number; sustain?: number; hosts: number }>();
+  .opts<{ dense: number; sparse: number; sustain?: number; hosts: number; sketchLevels?: SlotLevel[] }>();
+/** The statistics every metric of the run keeps. */
+const statistics: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: given.sketchLevels ?? DEFAULT_STATISTICS.sketchLevels };
 const log = progressLog('ingest-path');
 const BATCH = 1_000;
 const failures: string[] = [];
@@ -185,7 +202,10 @@ async function sustain(seconds: number): Promise<void> {
   await withBenchDatabase(
     async (database, client) => {
       const caption = `${new Date().toISOString().slice(0, 10)}; ${await describeServer(client, database.embedded)}, ${database.onDisk ? 'data directory on disk' : 'MONGODB_URI'}, writes journaled (w: 1, j: true); ${describeMachine()}`;
-      const store = await openStore(database.uri, `bench_ingest_sustain_${Date.now()}`, { writeConcern: { w: 1, journal: true } });
+      const store = await openStore(database.uri, `bench_ingest_sustain_${Date.now()}`, {
+        writeConcern: { w: 1, journal: true },
+        defaultStatistics: statistics,
+      });
       const app = benchApp(store);
       const folded = { readings: 0, folds: 0, seconds: 0 };
       const jobs = new JobScheduler(pino({ level: 'silent' }));
@@ -297,6 +317,7 @@ await withBenchDatabase(
     ] as const) {
       const store = await openStore(database.uri, `bench_ingest_${name}_${Date.now()}`, {
         writeConcern: { w: 1, journal: true },
+        defaultStatistics: statistics,
         ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
       });
       try {
@@ -311,6 +332,7 @@ await withBenchDatabase(
     }
     const store = await openStore(database.uri, `bench_ingest_tail_${Date.now()}`, {
       writeConcern: { w: 1, journal: true },
+      defaultStatistics: statistics,
       ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
     });
     let tail: string[][];
@@ -321,7 +343,7 @@ await withBenchDatabase(
       await store.db.dropDatabase();
       await store.client.close();
     }
-    console.log(`## Ingest path\n\n_${caption}_\n`);
+    console.log(`## Ingest path\n\n_${caption}; sketch levels ${statistics.sketchLevels.join(', ') || 'none'}_\n`);
     console.log('### Acknowledging batches of 1,000 readings\n');
     console.log(
       table(['data', 'readings', 'GraphQL readings/s', 'insertMany readings/s', 'GraphQL vs insertMany'], 'lrrrr', ack).join('\n'),

@@ -16,8 +16,8 @@
  * 3. Tail read: an hourly pipeline over a day of dense folded documents with the
  *    not-yet-folded tail as `$documents` + `$unionWith`, against the same pipeline once
  *    everything is folded.
- * 4. Bytes per reading of a series-day document by part (computed in Node with BSON's
- *    `calculateObjectSize`, no server).
+ * 4. Bytes per reading of a series-day document by part, for several sets of sketch
+ *    levels (computed in Node with BSON's `calculateObjectSize`, no server).
  *
  *   npm run bench:write-path                      # default sizes, a few minutes
  *   npm run bench:write-path -- --quick           # small sizes, under 2 minutes
@@ -36,9 +36,10 @@ import { SlotPath } from '../../src/model/day-document.ts';
 import { LAYOUT_VERSION } from '../../src/model/day-document.ts';
 import type { TagMap } from '../../src/model/series.ts';
 import { isEarlier, mergeStats } from '../../src/model/stats.ts';
-import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
+import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { DAY_MS, floorTo } from '../../src/model/time.ts';
 import { type DayWrite, dayUpdate, planWrites } from '../../src/record/plan.ts';
+import { dayDocument } from '../../src/record/rollup-plan.ts';
 import type { Reading } from '../../src/record/validate.ts';
 import {
   alternating,
@@ -209,6 +210,7 @@ function documentOf(write: DayWrite): SeriesDay {
     });
     if (sketch !== null) Object.assign(nodeAt(root, `q.${path}`), Object.fromEntries(sketch));
   }
+  for (const [path, bins] of write.quarters) Object.assign(nodeAt(root, `q.${path}`), Object.fromEntries(bins));
   if (write.recent.length > 0) doc.recent = write.recent.map((reading) => ({ t: new Date(reading.t), f: reading.f }));
   return doc;
 }
@@ -698,9 +700,22 @@ async function tailReads(db: Db, readings: Reading[]): Promise<string[][]> {
 
 // ---------------------------------------------------------------- 4. document size
 
-/** Bytes per reading of the series-day documents of `readings`, by part; the table row. */
-function sizeRow(label: string, readings: readonly Reading[]): string[] {
-  const docs: Document[] = planWrites(readings).buckets.map((write) => ({ _id: new ObjectId(), ...storedForm(documentOf(write)) }));
+/** Sketch levels whose document sizes are measured: the default and the alternatives to it. */
+const SIZE_SKETCH_LEVELS: SlotLevel[][] = [
+  ['day', 'hour'],
+  ['day', 'hour', 'quarter'],
+  ['day', 'quarter'],
+  ['day', 'hour', 'minute'],
+];
+
+/**
+ * Bytes per reading of the series-day documents of `readings` with sketches at `levels`
+ * (and the default latest readings), by part; the table row. Documents as a fold writes
+ * them (`dayDocument`), with an ObjectId `_id`.
+ */
+function sizeRow(label: string, readings: readonly Reading[], levels: SlotLevel[]): string[] {
+  const settings: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: levels };
+  const docs: Document[] = planWrites(readings, () => settings).buckets.map((write) => ({ _id: new ObjectId(), ...dayDocument(write) }));
   const size = BSON.calculateObjectSize;
   const parts = { total: 0, noSketches: 0, noRecent: 0, noMinutes: 0, identity: 0 };
   for (const doc of docs) {
@@ -722,6 +737,7 @@ function sizeRow(label: string, readings: readonly Reading[]): string[] {
   };
   return [
     label,
+    levels.join(', '),
     format.count(readings.length),
     format.count(docs.length),
     perReading(parts.noMinutes - parts.identity),
@@ -826,10 +842,11 @@ if (options.runs('size')) {
   printSection(
     'Bytes per reading of a series-day document, by part',
     `${day}; computed in Node with BSON calculateObjectSize (no server); ${describeMachine()}`,
-    'Documents as `dayUpdate` stores them (statistics as doubles, sketches at day and hour level, the 50 latest readings) with an ObjectId `_id`. Day and hour statistics: `fields` and `hours.H.fields`; minute slots: `hours.H.minutes`; identity: `_id`, series, metric, tags, tag pairs, date, first, last, version, readings and the document overhead.',
+    'Documents as a fold writes them (`dayDocument`: statistics as doubles, sketches at the levels listed, the 50 latest readings) with an ObjectId `_id`. Day and hour statistics: `fields` and `hours.H.fields`; minute slots: `hours.H.minutes`; sketches: `q` (quarter hours: `q.hours.H.quarters.Q`); identity: `_id`, series, metric, tags, tag pairs, date, first, last, version, readings and the document overhead.',
     table(
       [
         'data',
+        'sketch levels',
         'readings',
         'series-days',
         'day + hour statistics',
@@ -839,8 +856,11 @@ if (options.runs('size')) {
         'identity',
         'total',
       ],
-      'lrrrrrrrr',
-      [sizeRow(`dense host-days (${SIZE_HOSTS} hosts x 8,640 readings)`, hostDays), sizeRow('sparse route-days (real flights)', routeDays)],
+      'llrrrrrrrr',
+      [
+        ...SIZE_SKETCH_LEVELS.map((levels) => sizeRow(`dense host-days (${SIZE_HOSTS} hosts x 8,640 readings)`, hostDays, levels)),
+        ...SIZE_SKETCH_LEVELS.map((levels) => sizeRow('sparse route-days (real flights)', routeDays, levels)),
+      ],
     ),
   );
 }

@@ -38,6 +38,11 @@ export const SlotLevelRef = builder.enumType('SlotLevel', {
   values: {
     DAY: { value: 'day', description: 'The day totals.' },
     HOUR: { value: 'hour', description: 'The 24 hour slots.' },
+    QUARTER: {
+      value: 'quarter',
+      description:
+        'The 96 quarter hours (UTC :00, :15, :30, :45), a level of sketches only: percentile buckets whose edges fall inside an hour (Asia/Kolkata hours, Asia/Kathmandu days, 30-minute buckets) read them instead of minute slots.',
+    },
     MINUTE: { value: 'minute', description: 'The 1,440 minute slots.' },
   } as const,
 });

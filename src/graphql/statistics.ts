@@ -13,7 +13,7 @@ export const TimedValueRef = builder.objectRef<TimedValue>('TimedValue').impleme
 });
 
 /** The guarantee of every percentile, stated once for the schema's descriptions. */
-export const PERCENTILE_GUARANTEE = `Within ${SKETCH_ACCURACY * 100}% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed.`;
+export const PERCENTILE_GUARANTEE = `Within ${SKETCH_ACCURACY * 100}% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed.`;
 
 /**
  * The `p` percentile (0 to 100) of a summary, for GraphQL.

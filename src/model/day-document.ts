@@ -112,14 +112,19 @@ export interface DayDocument {
    * Quantile sketches (see `model/sketch.ts`), in the same tree as the statistics
    * (`q.fields.delay`, `q.hours.7.fields.delay`, `q.hours.7.minutes.30.delay`), each a
    * map from bin key to count, at the levels the metric keeps them (see
-   * `model/statistics-settings.ts`). Kept apart from the statistics so queries that do
-   * not ask for percentiles never walk them.
+   * `model/statistics-settings.ts`), plus the quarter hours, which keep sketches only
+   * (`q.hours.7.quarters.2.delay`: 07:30 to 07:45 UTC; see {@link quarterSketchPath}).
+   * Kept apart from the statistics so queries that do not ask for percentiles never walk them.
    */
   q?: {
     fields?: Record<string, Record<string, number>>;
     hours?: Record<
       string,
-      { fields?: Record<string, Record<string, number>>; minutes?: Record<string, Record<string, Record<string, number>>> }
+      {
+        fields?: Record<string, Record<string, number>>;
+        quarters?: Record<string, Record<string, Record<string, number>>>;
+        minutes?: Record<string, Record<string, Record<string, number>>>;
+      }
     >;
   };
   /**
@@ -138,6 +143,16 @@ export const SlotPath = {
 
 /** Path of the quantile sketch of a slot: the slot's statistics path under `q` (see {@link DayDocument.q}). */
 export const sketchPath = (slotPath: string) => `q.${slotPath}`;
+
+/**
+ * Path, relative to `q`, of the quantile sketch of `field` in quarter `quarter` (0 to 3:
+ * minutes 0-14, 15-29, 30-44, 45-59) of hour `hour` of the day (UTC): a level with
+ * sketches only, whose statistics are those of its minute slots. Quarters let a
+ * percentile bucket whose edges fall inside an hour (every offset of the tz database
+ * since October 1979 is a multiple of 15 minutes: +05:30 Kolkata, +05:45 Kathmandu) read
+ * sketches instead of minute slots.
+ */
+export const quarterSketchPath = (hour: number, quarter: number, field: string) => `hours.${hour}.quarters.${quarter}.${field}`;
 
 /**
  * Placeholders of the first and last reading in an empty pre-allocated slot: a time

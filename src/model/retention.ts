@@ -5,7 +5,8 @@ import { DAY_MS, floorTo } from './time.ts';
  * How long a metric keeps each level of its series-day documents (see
  * `model/day-document.ts`), in whole UTC days; null keeps the level forever:
  * - `minutes`: the minute slots (`hours.<h>.minutes`, with their first/last readings
- *   and the minute sketches `q.hours.<h>.minutes`);
+ *   and the minute sketches `q.hours.<h>.minutes`), and the quarter-hour sketches
+ *   (`q.hours.<h>.quarters`), which answer only beside the minute slots;
  * - `hours`: the hour slots (`hours`, which hold the minutes too, and `q.hours`);
  * - `days`: the whole document (day totals, latest readings, batch marks), and the
  *   metric's rollup documents of the day.

@@ -1,5 +1,6 @@
-/** Milliseconds in a minute, an hour, a day and a week. All times in the code are UTC. */
+/** Milliseconds in a minute, a quarter hour, an hour, a day and a week. All times in the code are UTC. */
 export const MINUTE_MS = 60_000;
+export const QUARTER_MS = 900_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 export const WEEK_MS = 7 * DAY_MS;

@@ -3,7 +3,7 @@ import { tagPair } from '../model/series.ts';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { RowStats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
 import {
   bucketBoundaries,
   bucketStart,
@@ -13,9 +13,10 @@ import {
   type Cut,
   type Granularity,
   type Level,
+  type SketchLevel,
 } from './granularity.ts';
 import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
-import { planBucketSegments, planSegments } from './segments.ts';
+import { planBucketSegments, planSegments, planSketchSegments } from './segments.ts';
 import { UTC } from './zone.ts';
 
 /**
@@ -200,11 +201,20 @@ const hourTime = (hourKey: string) => ({ $add: [DAY_START, { $multiply: [hourInd
 const minuteTime = (hourKey: string, minuteKey: string) => ({
   $add: [DAY_START, { $multiply: [hourIndex(hourKey), HOUR_MS] }, { $multiply: [{ $toInt: minuteKey }, MINUTE_MS] }],
 });
+/** Start of a quarter hour (sketches only, `q.hours.H.quarters.Q`), ms since epoch. */
+const quarterTime = (hourKey: string, quarterKey: string) => ({
+  $add: [DAY_START, { $multiply: [hourIndex(hourKey), HOUR_MS] }, { $multiply: [{ $toInt: quarterKey }, QUARTER_MS] }],
+});
 
-const hourRangesOf = (pieces: readonly DayPiece[]) =>
-  joinRanges(pieces.filter((p) => p.level === 'hour').map((p) => [p.from / HOUR_MS, p.to / HOUR_MS]));
-const minuteRangesOf = (pieces: readonly DayPiece[]) =>
-  joinRanges(pieces.filter((p) => p.level === 'minute').map((p) => [p.from / MINUTE_MS, p.to / MINUTE_MS]));
+/** The pieces of `level` as index ranges of its slots within the day, joined where they touch. */
+const rangesOf = (pieces: readonly DayPiece<SketchLevel>[], level: SketchLevel, width: number) =>
+  joinRanges(pieces.filter((p) => p.level === level).map((p) => [p.from / width, p.to / width]));
+const hourRangesOf = (pieces: readonly DayPiece<SketchLevel>[]) => rangesOf(pieces, 'hour', HOUR_MS);
+const quarterRangesOf = (pieces: readonly DayPiece<SketchLevel>[]) => rangesOf(pieces, 'quarter', QUARTER_MS);
+const minuteRangesOf = (pieces: readonly DayPiece<SketchLevel>[]) => rangesOf(pieces, 'minute', MINUTE_MS);
+/** The hours (index ranges in the day) that hold slots of `ranges` of `perHour` slots an hour. */
+const hoursHolding = (ranges: readonly [number, number][], perHour: number) =>
+  joinRanges(ranges.map(([from, to]) => [Math.floor(from / perHour), Math.ceil(to / perHour)]));
 
 /**
  * What {@link slotsOf} reads from each slot: the tree it reads (the statistics at the
@@ -244,14 +254,75 @@ const SKETCH_READER = (fields: readonly string[]): SlotReader => ({
 });
 
 /**
+ * Expression for the minute slots of the hour bound as `$$this` (an entry `{k, v}` of
+ * `$objectToArray` of the hours) that lie in `minutes` (index ranges in the day), as
+ * {@link slotsOf} lists slots.
+ */
+function minutesOfHour(minutes: readonly [number, number][], reader: SlotReader): unknown {
+  const entry = (f: string) => `$$m.v.${f}`;
+  const minuteOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 60] }, { $toInt: '$$m.k' }] };
+  return {
+    $map: {
+      input: {
+        $filter: {
+          input: { $objectToArray: reader.root === '' ? '$$this.v.minutes' : { $ifNull: ['$$this.v.minutes', {}] } },
+          as: 'm',
+          cond: allOf([inRanges(minuteOfDay, minutes, 1440), reader.keep(entry)]) ?? true,
+        },
+      },
+      as: 'm',
+      in: { time: minuteTime('$$this.k', '$$m.k'), ...reader.read(entry) },
+    },
+  };
+}
+
+/**
+ * Expression for the quarter hours of the hour bound as `$$this` that lie in `quarters`
+ * (index ranges in the day, 0 to 96): its quarter-hour sketches when the hour has any
+ * (`quarters` is an object), else its minute slots in those quarters. So a document
+ * written before the metric kept quarter hours, or without them, is read as before (from
+ * its minute sketches, if it has them), and whichever a document has, every reading of
+ * the quarters is read once. (Under the statistics, which keep no quarters, it reads the
+ * minute slots.)
+ */
+function quartersOfHour(quarters: readonly [number, number][], reader: SlotReader): unknown {
+  const entry = (f: string) => `$$qh.v.${f}`;
+  const quarterOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 4] }, { $toInt: '$$qh.k' }] };
+  const fromQuarters = {
+    $map: {
+      input: {
+        $filter: {
+          input: { $objectToArray: { $ifNull: ['$$this.v.quarters', {}] } },
+          as: 'qh',
+          cond: allOf([inRanges(quarterOfDay, quarters, 96), reader.keep(entry)]) ?? true,
+        },
+      },
+      as: 'qh',
+      in: { time: quarterTime('$$this.k', '$$qh.k'), ...reader.read(entry) },
+    },
+  };
+  const fromMinutes = minutesOfHour(
+    quarters.map(([from, to]) => [from * 15, to * 15]),
+    reader,
+  );
+  return { $cond: [{ $eq: [{ $type: '$$this.v.quarters' }, 'object'] }, fromQuarters, fromMinutes] };
+}
+
+/**
  * Expression for the slots one document reads under `pieces`, as an array of
  * `{time, …}`: `time` the slot's start in ms since epoch (a long), the rest what
  * `reader` reads (by default `x`, `{v0, v1, …}` the statistics of each field). Day
- * pieces read the day totals, hour pieces the hour slots of their hours, minute pieces
- * the minute slots of their minutes (looking only into the hours that overlap them).
- * The statistics reader leaves out slots where none of the fields has readings.
+ * pieces read the day totals, hour pieces the hour slots of their hours, quarter pieces
+ * (sketch pipelines only) the quarter hours of their hours (see {@link quartersOfHour}),
+ * minute pieces the minute slots of their minutes (looking only into the hours that
+ * overlap them). The statistics reader leaves out slots where none of the fields has
+ * readings.
  */
-export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[], reader: SlotReader = STATS_READER(fields)): unknown {
+export function slotsOf(
+  fields: readonly string[],
+  pieces: readonly DayPiece<SketchLevel>[],
+  reader: SlotReader = STATS_READER(fields),
+): unknown {
   const parts: unknown[] = [];
   const root = reader.root;
   const hoursObject = root === '' ? '$hours' : { $ifNull: [`$${root}hours`, {}] };
@@ -275,33 +346,24 @@ export function slotsOf(fields: readonly string[], pieces: readonly DayPiece[], 
       },
     });
   }
-  const minutes = minuteRangesOf(pieces);
-  if (minutes.length > 0) {
-    const minuteStats = (f: string) => `$$m.v.${f}`;
-    const hoursOfMinutes = joinRanges(minutes.map(([from, to]) => [Math.floor(from / 60), Math.ceil(to / 60)]));
-    const hoursWithMinutes = {
-      $filter: {
-        input: { $objectToArray: hoursObject },
-        as: 'h',
-        cond: allOf([inRanges(hourIndex('$$h.k'), hoursOfMinutes, 24), reader.keep((f) => `$$h.v.fields.${f}`)]) ?? true,
-      },
-    };
-    const minuteOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 60] }, { $toInt: '$$m.k' }] };
-    const minutesOfHour = {
-      $map: {
-        input: {
-          $filter: {
-            input: { $objectToArray: root === '' ? '$$this.v.minutes' : { $ifNull: ['$$this.v.minutes', {}] } },
-            as: 'm',
-            cond: allOf([inRanges(minuteOfDay, minutes, 1440), reader.keep(minuteStats)]) ?? true,
-          },
+  // Quarter and minute pieces look into the hours that hold them, each hour's slots concatenated.
+  const withinHours = (held: [number, number][], slots: unknown) => ({
+    $reduce: {
+      input: {
+        $filter: {
+          input: { $objectToArray: hoursObject },
+          as: 'h',
+          cond: allOf([inRanges(hourIndex('$$h.k'), held, 24), reader.keep((f) => `$$h.v.fields.${f}`)]) ?? true,
         },
-        as: 'm',
-        in: { time: minuteTime('$$this.k', '$$m.k'), ...reader.read(minuteStats) },
       },
-    };
-    parts.push({ $reduce: { input: hoursWithMinutes, initialValue: [], in: { $concatArrays: ['$$value', minutesOfHour] } } });
-  }
+      initialValue: [],
+      in: { $concatArrays: ['$$value', slots] },
+    },
+  });
+  const quarters = quarterRangesOf(pieces);
+  if (quarters.length > 0) parts.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader)));
+  const minutes = minuteRangesOf(pieces);
+  if (minutes.length > 0) parts.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader)));
   return parts.length === 1 ? parts[0] : { $concatArrays: parts };
 }
 
@@ -407,16 +469,16 @@ function mergedCount(fields: readonly string[], pieces: readonly DayPiece[]): un
 const DIRECT_HOURS = 12;
 
 /** Total length of some pieces, ms. */
-const lengthOf = (pieces: readonly DayPiece[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
+const lengthOf = (pieces: readonly DayPiece<SketchLevel>[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
 
 /**
  * The two parts of a plan that reads a whole day cut in two buckets, smaller first (see
  * {@link planReads}: the smaller is read from its slots, the larger derived from the
  * day totals); null for any other plan.
  */
-function splitDay(plan: DayPlan): [DayPart, DayPart] | null {
+function splitDay<L extends SketchLevel>(plan: DayPlan<L>): [DayPart<L>, DayPart<L>] | null {
   if (plan.parts === null || plan.parts.length !== 2 || lengthOf(plan.pieces) !== DAY_MS) return null;
-  const [a, b] = plan.parts as [DayPart, DayPart];
+  const [a, b] = plan.parts as [DayPart<L>, DayPart<L>];
   return lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
 }
 
@@ -527,7 +589,7 @@ export function documentReads(
  * Expression choosing `read(plan)` for a document's day among `plans` by a balanced
  * `$cond` tree on its `date`, with the day bound as `$$day` (ms since epoch).
  */
-function perDay(plans: readonly DayPlan[], read: (plan: DayPlan) => unknown): Document {
+function perDay<L extends SketchLevel>(plans: readonly DayPlan<L>[], read: (plan: DayPlan<L>) => unknown): Document {
   const tree = (lo: number, hi: number): unknown => {
     if (hi - lo === 1) return read(plans[lo]!);
     const mid = (lo + hi) >> 1;
@@ -628,29 +690,46 @@ const EXPLICIT_MINUTE_ENTRIES = 16;
  * hours hold many minutes (an HOUR chart of 10 fields over 6 h of 20 TSBS hosts: 1,216 ms
  * with 61 explicit paths, 6,160 ms with `hours`; of one airport over a day of flights:
  * 522 ms with 25 paths, 727 ms with `hours`); 8% faster only for a day of every route's
- * hours, two fields (49 paths, where flights' sparse hours hold few minutes), and the minutes of minute pieces (explicit minutes up to
+ * hours, two fields (49 paths, where flights' sparse hours hold few minutes), the
+ * quarter hours of quarter pieces (sketches only, by explicit paths
+ * `q.hours.7.quarters.2.delay`) together with the minutes of those quarters (read
+ * instead in an hour without quarter-hour sketches, see `quartersOfHour`; a path that a
+ * document lacks costs it nothing), and the minutes of minute pieces (explicit minutes up to
  * {@link EXPLICIT_MINUTE_ENTRIES} per hour, else the hour's `minutes`). The statistics
  * also read the hour entry of every hour holding minutes read (pipelines test its count
  * before looking into the hour's minutes).
  */
-function addSlotsRead(paths: ReadPaths, root: '' | 'q.', fields: readonly string[], plans: readonly DayPlan[], zoned: boolean): void {
+function addSlotsRead(
+  paths: ReadPaths,
+  root: '' | 'q.',
+  fields: readonly string[],
+  plans: readonly DayPlan<SketchLevel>[],
+  zoned: boolean,
+): void {
   let dayTotals = false;
   const hours = new Set<number>();
+  const quarters = new Set<number>();
   const minutesByHour = new Map<number, Set<number>>();
+  const addMinutes = (from: number, to: number) => {
+    for (let minute = from; minute < to; minute++) {
+      const hour = Math.floor(minute / 60);
+      const minutes = minutesByHour.get(hour) ?? new Set<number>();
+      minutes.add(minute % 60);
+      minutesByHour.set(hour, minutes);
+    }
+  };
   for (const plan of plans) {
     if (plan.pieces.some((piece) => piece.level === 'day') || (zoned && splitDay(plan) !== null)) dayTotals = true;
     for (const [from, to] of hourRangesOf(plan.pieces)) for (let hour = from; hour < to; hour++) hours.add(hour);
-    for (const [from, to] of minuteRangesOf(plan.pieces)) {
-      for (let minute = from; minute < to; minute++) {
-        const hour = Math.floor(minute / 60);
-        const minutes = minutesByHour.get(hour) ?? new Set<number>();
-        minutes.add(minute % 60);
-        minutesByHour.set(hour, minutes);
-      }
+    for (const [from, to] of quarterRangesOf(plan.pieces)) {
+      for (let quarter = from; quarter < to; quarter++) quarters.add(quarter);
+      addMinutes(from * 15, to * 15);
     }
+    for (const [from, to] of minuteRangesOf(plan.pieces)) addMinutes(from, to);
   }
   if (dayTotals) paths.slot(`${root}fields`, fields);
   for (const hour of hours) paths.slot(`${root}hours.${hour}.fields`, fields);
+  for (const quarter of quarters) paths.slot(`${root}hours.${Math.floor(quarter / 4)}.quarters.${quarter % 4}`, fields);
   for (const [hour, minutes] of minutesByHour) {
     if (minutes.size * fields.length <= EXPLICIT_MINUTE_ENTRIES) {
       for (const minute of minutes) paths.slot(`${root}hours.${hour}.minutes.${minute}`, fields);
@@ -832,15 +911,18 @@ export interface SketchRow {
 /**
  * Builds the pipeline that merges the quantile sketches of a bucket query (pure, no I/O):
  * the same documents and the same slots as {@link bucketsPipeline} (day totals, hour
- * and minute slots by the segments of the range), but read under `q`, each slot's bins
- * unwound and summed per bucket, group, field and bin. Merging DDSketch sketches is
+ * and minute slots by the segments of the range), but read under `q`, and where the
+ * statistics read minute slots, whole quarter hours read their quarter-hour sketches
+ * instead (`planSketchSegments`; an hour without them reads its minute sketches, see
+ * `quartersOfHour`): each slot's bins unwound and summed per bucket, group, field and bin. Merging DDSketch sketches is
  * adding their bin counts ("DDSketch: A Fast and Fully-Mergeable Quantile Sketch with
  * Relative-Error Guarantees"), so the rows are the exact merged sketch of each bucket:
  *
  *   `$match` -> `$match` -> `$project {paths}` -> `$project {s}` -> `$unwind` -> `$unwind` -> `$group`
  *
  * The first `$project` keeps only the day, the group key and the sketches of the slots
- * read (`q.fields.delay`, `q.hours.7.fields.delay`, …; see {@link ReadPaths}).
+ * read (`q.fields.delay`, `q.hours.7.fields.delay`, `q.hours.7.quarters.2.delay`, …;
+ * see {@link ReadPaths}).
  * Every slot lies inside one bucket (the segments see to that in any zone), so its
  * bucket is found from its start ({@link bucketStartExpression}). A slot read without a
  * sketch (a level the metric does not sketch, a document written before sketches)
@@ -850,7 +932,7 @@ export interface SketchRow {
  */
 export function sketchPipeline(query: BucketQuery): Document[] {
   const zone = query.timeZone ?? UTC;
-  const plans = planDays(querySegments(query));
+  const plans = planDays(planSketchSegments(query.from, query.to, query.granularity, zone));
   const group = groupExpression(query.grouping);
   const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
   const paths = new ReadPaths().group(query.grouping);

@@ -2,17 +2,26 @@ import { UTCDate } from '@date-fns/utc';
 import { addMonths, addQuarters, addYears, startOfMonth, startOfQuarter, startOfYear } from 'date-fns';
 import { Long, type Document } from 'mongodb';
 import { ErrorCode, InputError } from '../errors.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, WEEK_MS } from '../model/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, WEEK_MS } from '../model/time.ts';
 import { formatWithOffset, offsetAt, offsetSpans, UTC, type OffsetSpan } from './zone.ts';
 
 /** The levels stored in a bucket document, finest first. */
 export type Level = 'minute' | 'hour' | 'day';
 
-/** Width of one slot of each stored level, in milliseconds. */
-export const LEVEL_MS: Record<Level, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: DAY_MS };
+/**
+ * The levels a sketch pipeline reads: the stored levels and the quarter hours, which
+ * keep sketches only (`q.hours.H.quarters.Q`, see `quarterSketchPath`).
+ */
+export type SketchLevel = Level | 'quarter';
+
+/** Width of one slot of each level, in milliseconds. */
+export const LEVEL_MS: Record<SketchLevel, number> = { minute: MINUTE_MS, quarter: QUARTER_MS, hour: HOUR_MS, day: DAY_MS };
 
 /** The stored levels ordered from coarsest to finest. */
 export const LEVELS_COARSE_FIRST: readonly Level[] = ['day', 'hour', 'minute'];
+
+/** The levels of sketches ordered from coarsest to finest. */
+export const SKETCH_LEVELS_COARSE_FIRST: readonly SketchLevel[] = ['day', 'hour', 'quarter', 'minute'];
 
 /**
  * Which clock a granularity follows in a time zone whose offset changes:
@@ -82,18 +91,20 @@ export const GRANULARITIES = {
     level: 'minute',
   },
   FIFTEEN_MINUTES: {
-    description: 'Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots.',
+    description:
+      'Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them).',
     cut: elapsed(15 * MINUTE_MS),
     level: 'minute',
   },
   THIRTY_MINUTES: {
-    description: 'Thirty minutes (:00, :30 of the local clock), read from minute slots.',
+    description:
+      'Thirty minutes (:00, :30 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them).',
     cut: elapsed(30 * MINUTE_MS),
     level: 'minute',
   },
   HOUR: {
     description:
-      'One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours.',
+      'One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours (percentiles there from quarter-hour sketches).',
     cut: elapsed(HOUR_MS),
     level: 'hour',
   },

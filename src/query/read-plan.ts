@@ -1,5 +1,5 @@
 import { DAY_MS, floorTo } from '../model/time.ts';
-import type { Level } from './granularity.ts';
+import type { Level, SketchLevel } from './granularity.ts';
 import type { Segment } from './segments.ts';
 
 /**
@@ -10,8 +10,8 @@ import type { Segment } from './segments.ts';
  */
 
 /** A piece of one UTC day read from one level: `[from, to)` in ms after the day's midnight. */
-export interface DayPiece {
-  level: Level;
+export interface DayPiece<L extends SketchLevel = Level> {
+  level: L;
   from: number;
   to: number;
 }
@@ -25,9 +25,9 @@ export interface DayPiece {
 export type PartKey = { at: number } | { after: number } | { slot: true };
 
 /** Slots of one day that lie in one bucket. */
-export interface DayPart {
+export interface DayPart<L extends SketchLevel = Level> {
   key: PartKey;
-  pieces: DayPiece[];
+  pieces: DayPiece<L>[];
 }
 
 /**
@@ -36,11 +36,11 @@ export interface DayPart {
  * also grouped into `parts`, each inside one bucket; without, `parts` is null and each
  * slot's bucket is computed from its own start.
  */
-export interface DayPlan {
+export interface DayPlan<L extends SketchLevel = Level> {
   from: number;
   to: number;
-  pieces: DayPiece[];
-  parts: DayPart[] | null;
+  pieces: DayPiece<L>[];
+  parts: DayPart<L>[] | null;
 }
 
 /** How {@link planDays} forms parts: at the bucket starts `starts`, keyed as known instants or computed per document. */
@@ -51,7 +51,7 @@ export interface PartOptions {
   keys: 'known' | 'slot';
 }
 
-const samePieces = (a: readonly DayPiece[], b: readonly DayPiece[]) =>
+const samePieces = <L extends SketchLevel>(a: readonly DayPiece<L>[], b: readonly DayPiece<L>[]) =>
   a.length === b.length && a.every((piece, i) => piece.level === b[i]!.level && piece.from === b[i]!.from && piece.to === b[i]!.to);
 
 /** Index of the last element of ascending `values` at most `value` (-1 when none). */
@@ -67,8 +67,8 @@ function lastAtMost(values: readonly number[], value: number): number {
 }
 
 /** Splits one day's pieces at the bucket starts inside them and groups them by bucket, in time order. */
-function dayParts(day: number, pieces: readonly DayPiece[], options: PartOptions): DayPart[] {
-  const parts: DayPart[] = [];
+function dayParts<L extends SketchLevel>(day: number, pieces: readonly DayPiece<L>[], options: PartOptions): DayPart<L>[] {
+  const parts: DayPart<L>[] = [];
   let lastBucket = Number.NaN;
   for (const piece of pieces) {
     let from = day + piece.from;
@@ -93,9 +93,9 @@ function dayParts(day: number, pieces: readonly DayPiece[], options: PartOptions
  * keys that are the same instant, or the same distance from midnight. A plan of one
  * day still has its keys as instants; the second day decides, per part.
  */
-function mergeParts(plan: DayPlan, days: number, day: number, parts: readonly DayPart[]): DayPart[] | null {
+function mergeParts<L extends SketchLevel>(plan: DayPlan<L>, days: number, day: number, parts: readonly DayPart<L>[]): DayPart<L>[] | null {
   if (plan.parts === null || plan.parts.length !== parts.length) return null;
-  const merged: DayPart[] = [];
+  const merged: DayPart<L>[] = [];
   for (const [i, part] of parts.entries()) {
     const current = plan.parts[i]!;
     if (!samePieces(current.pieces, part.pieces)) return null;
@@ -124,10 +124,10 @@ function mergeParts(plan: DayPlan, days: number, day: number, parts: readonly Da
  * plan for the inner days of each month and one for each day holding a month boundary).
  * Work is proportional to the number of days the segments cover.
  */
-export function planDays(segments: readonly Segment[], parts?: PartOptions): DayPlan[] {
-  const plans: DayPlan[] = [];
+export function planDays<L extends SketchLevel = Level>(segments: readonly Segment<L>[], parts?: PartOptions): DayPlan<L>[] {
+  const plans: DayPlan<L>[] = [];
   let days = 0;
-  const append = (day: number, pieces: DayPiece[]) => {
+  const append = (day: number, pieces: DayPiece<L>[]) => {
     const dayPartsNow = parts === undefined ? null : dayParts(day, pieces, parts);
     const last = plans[plans.length - 1];
     if (last !== undefined && last.to === day && samePieces(last.pieces, pieces)) {
@@ -148,7 +148,7 @@ export function planDays(segments: readonly Segment[], parts?: PartOptions): Day
     days = 1;
   };
   let day = -1;
-  let pieces: DayPiece[] = [];
+  let pieces: DayPiece<L>[] = [];
   for (const segment of segments) {
     for (let d = floorTo(segment.from, DAY_MS); d < segment.to; d += DAY_MS) {
       if (d !== day) {

@@ -1,10 +1,22 @@
-import { ceilTo, floorTo } from '../model/time.ts';
-import { bucketBoundaries, LEVELS_COARSE_FIRST, LEVEL_MS, type Granularity, type Level } from './granularity.ts';
+import { ceilTo, floorTo, QUARTER_MS } from '../model/time.ts';
+import {
+  bucketBoundaries,
+  LEVELS_COARSE_FIRST,
+  LEVEL_MS,
+  SKETCH_LEVELS_COARSE_FIRST,
+  type Granularity,
+  type Level,
+  type SketchLevel,
+} from './granularity.ts';
 import { UTC } from './zone.ts';
 
-/** A piece of a query range read from one stored level: `[from, to)` in ms since epoch, UTC. */
-export interface Segment {
-  level: Level;
+/**
+ * A piece of a query range read from one level: `[from, to)` in ms since epoch, UTC.
+ * Statistics are read from the stored levels ({@link Level}); sketches also from the
+ * quarter hours ({@link SketchLevel}).
+ */
+export interface Segment<L extends SketchLevel = Level> {
+  level: L;
   from: number;
   to: number;
 }
@@ -40,10 +52,22 @@ function firstAbove(values: readonly number[], value: number): number {
  *
  * Example: `[Jan 5 12:07, Jan 8 00:00)` in UTC with coarsest `day` gives minutes
  * `[12:07, 13:00)`, hours `[13:00, Jan 6 00:00)`, days `[Jan 6, Jan 8)`.
+ *
+ * `levels` are the levels that may be read, coarsest first, the finest last (it reads
+ * whatever is left): the stored levels by default; a sketch pipeline passes
+ * {@link SKETCH_LEVELS_COARSE_FIRST}, so pieces of hours that cannot be read whole go
+ * to quarter hours before minutes (with them, the example reads the minutes
+ * `[12:07, 12:15)` and the quarters `[12:15, 13:00)`).
  */
-export function planSegments(from: number, to: number, coarsest: Level, boundaries: readonly number[] = []): Segment[] {
-  const segments: Segment[] = [];
-  const push = (level: Level, a: number, b: number): void => {
+export function planSegments<L extends SketchLevel = Level>(
+  from: number,
+  to: number,
+  coarsest: L,
+  boundaries: readonly number[] = [],
+  levels: readonly L[] = LEVELS_COARSE_FIRST as readonly L[],
+): Segment<L>[] {
+  const segments: Segment<L>[] = [];
+  const push = (level: L, a: number, b: number): void => {
     if (a >= b) return;
     const last = segments[segments.length - 1];
     if (last !== undefined && last.level === level && last.to === a) last.to = b;
@@ -51,8 +75,8 @@ export function planSegments(from: number, to: number, coarsest: Level, boundari
   };
   const split = (a: number, b: number, index: number): void => {
     if (a >= b) return;
-    const level = LEVELS_COARSE_FIRST[index]!;
-    if (level === 'minute') {
+    const level = levels[index]!;
+    if (index === levels.length - 1) {
       push(level, a, b);
       return;
     }
@@ -86,7 +110,7 @@ export function planSegments(from: number, to: number, coarsest: Level, boundari
     }
     split(finerFrom, b, index + 1);
   };
-  split(from, to, LEVELS_COARSE_FIRST.indexOf(coarsest));
+  split(from, to, levels.indexOf(coarsest));
   return segments;
 }
 
@@ -101,4 +125,36 @@ export function planSegments(from: number, to: number, coarsest: Level, boundari
 export function planBucketSegments(from: number, to: number, granularity: Granularity, zone: string = UTC): Segment[] {
   if (granularity.level === 'minute' || zone === UTC) return planSegments(from, to, granularity.level);
   return planSegments(from, to, granularity.level, bucketBoundaries(from, to, granularity.cut, zone));
+}
+
+/**
+ * The coarsest level whose sketches answer buckets of `granularity` in UTC: its stored
+ * level, or for the minute granularities whose buckets are whole quarter hours
+ * (`FIFTEEN_MINUTES`, `THIRTY_MINUTES`) the quarter hours.
+ */
+function sketchCoarsest(granularity: Granularity): SketchLevel {
+  if (granularity.level !== 'minute') return granularity.level;
+  const { cut } = granularity;
+  return cut.kind === 'fixed' && cut.widthMs % QUARTER_MS === 0 && cut.offsetMs % QUARTER_MS === 0 ? 'quarter' : 'minute';
+}
+
+/**
+ * The segments a sketch pipeline reads for a bucket query of `granularity` in `zone`
+ * over `[from, to)` (null: an aggregate of the whole range): as
+ * {@link planBucketSegments}, with the quarter hours between hours and minutes
+ * ({@link SKETCH_LEVELS_COARSE_FIRST}). Every UTC offset of the tz database since
+ * October 1979 (Pacific/Kiritimati was -10:40 until then; checked against the runtime's
+ * `Intl` data) is a multiple of 15 minutes, so the boundaries of `HOUR` and coarser
+ * buckets (and of 15 and 30 minutes) fall on quarter-hour edges in every zone: only a
+ * range edge inside a quarter hour (and older offsets with odd minutes or seconds)
+ * leaves minutes to read. Each piece the statistics read from minute slots is then read
+ * from whole quarter hours where it can.
+ * @throws InputError INVALID_TIME_ZONE for an unknown zone.
+ */
+export function planSketchSegments(from: number, to: number, granularity: Granularity | null, zone: string = UTC): Segment<SketchLevel>[] {
+  const levels = SKETCH_LEVELS_COARSE_FIRST;
+  if (granularity === null) return planSegments(from, to, 'day', [], levels);
+  const coarsest = sketchCoarsest(granularity);
+  if (coarsest === 'minute' || zone === UTC) return planSegments(from, to, coarsest, [], levels);
+  return planSegments(from, to, coarsest, bucketBoundaries(from, to, granularity.cut, zone), levels);
 }

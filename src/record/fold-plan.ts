@@ -19,8 +19,9 @@ const isHourPath = (path: string) => path.startsWith('hours.');
 /**
  * `writes` cut to what retention keeps of their days (pure; the writes kept are trimmed
  * in place): none of a day before the metric's day horizon (deleted by a retention pass
- * after the readings were acknowledged), no minute slots of a day before its minute
- * horizon, no hour and minute slots of a day before its hour horizon. A late reading for
+ * after the readings were acknowledged), no minute slots (nor quarter-hour sketches,
+ * which answer only beside them) of a day before its minute horizon, no hour, quarter
+ * and minute detail of a day before its hour horizon. A late reading for
  * such a day then adds only to what the day still keeps.
  * @param horizonsOf the applied horizons of a metric (UTC midnights, ms; null: none).
  * @returns the writes of the days still kept.
@@ -36,6 +37,7 @@ export function trimToHorizons(writes: readonly DayWrite[], horizonsOf: (metric:
       for (const path of [...write.slots.keys()]) {
         if (dropHours ? isHourPath(path) : isMinutePath(path)) write.slots.delete(path);
       }
+      write.quarters.clear();
     }
     return true;
   });

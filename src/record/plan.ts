@@ -1,12 +1,12 @@
 import { Double, type Filter, type UpdateFilter } from 'mongodb';
 import { BATCH_MARKS_KEPT } from '../model/batch.ts';
-import { LAYOUT_VERSION, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
+import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
 import { addToSketch, type SketchBins } from '../model/sketch.ts';
 import { counterDelta, type MetricKind } from '../model/counter.ts';
 import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
 import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
-import { DAY_MS, HOUR_MS, MINUTE_MS, floorTo } from '../model/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
 import type { Reading } from './validate.ts';
 
 /** What a batch adds to one slot of one field: its statistics, its first and last reading, and its sketch when the metric keeps one there. */
@@ -45,6 +45,11 @@ export interface DayWrite {
   date: Date;
   /** Merged statistics keyed by slot path (`fields.delay`, `hours.7.fields.delay`, `hours.7.minutes.30.delay`). */
   slots: Map<string, SlotWrite>;
+  /**
+   * Quarter-hour sketches, the level without statistics, keyed by their path under `q`
+   * (`hours.7.quarters.2.delay`, see `quarterSketchPath`); empty when the metric keeps none.
+   */
+  quarters: Map<string, SketchBins>;
   /** The batch's latest readings for this document, oldest first, at most the metric's `latestReadings`. */
   recent: RecentWrite[];
   /** How many latest readings the document keeps (the metric's `latestReadings`). */
@@ -103,6 +108,16 @@ function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: bo
   }
   addValue(slot.stats, pair.v);
   if (slot.sketch !== null) addToSketch(slot.sketch, pair.v);
+}
+
+/** Counts one value in the quarter-hour sketch at `path` (see {@link DayWrite.quarters}), creating it on first use. */
+function addToQuarter(write: DayWrite, path: string, value: number): void {
+  let bins = write.quarters.get(path);
+  if (bins === undefined) {
+    bins = new Map();
+    write.quarters.set(path, bins);
+  }
+  addToSketch(bins, value);
 }
 
 /** Adds a reading's metric, fields, tag keys and time to the metric writes of a batch. */
@@ -202,7 +217,8 @@ const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
  * Groups a validated batch by target series-day document and merges it in memory: every
  * reading lands in its day, hour and minute slot of its series' day document, counts
  * and sums added, min and max combined, first and last reading kept, and its value added
- * to the slot's sketch where `settingsOf` its metric keeps one; the document's latest
+ * to the slot's sketch where `settingsOf` its metric keeps one, and to its quarter
+ * hour's sketch where the metric keeps the `quarter` level; the document's latest
  * readings are the batch's newest. For a metric `kindOf` calls a counter, every slot of
  * every field also gets `inc`, the sum of the reset-aware deltas between its consecutive
  * readings (see `addCounterIncreases`). Order and lateness of readings do not matter.
@@ -239,6 +255,7 @@ export function planWrites(
       levels = {
         day: keepsSketch(settings, 'day', field),
         hour: keepsSketch(settings, 'hour', field),
+        quarter: keepsSketch(settings, 'quarter', field),
         minute: keepsSketch(settings, 'minute', field),
       };
       sketchedLevels.set(key, levels);
@@ -250,6 +267,7 @@ export function planWrites(
     const day = floorTo(reading.time, DAY_MS);
     const hour = Math.floor((reading.time - day) / HOUR_MS);
     const minute = Math.floor((reading.time % HOUR_MS) / MINUTE_MS);
+    const quarter = Math.floor((reading.time % HOUR_MS) / QUARTER_MS);
     const docKey = `${reading.seriesId}:${day}`;
 
     let write = buckets.get(docKey);
@@ -261,6 +279,7 @@ export function planWrites(
         tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
         date: new Date(day),
         slots: new Map(),
+        quarters: new Map(),
         recent: [],
         recentKept: settingsOf(reading.metric).latestReadings,
         fields: new Set(),
@@ -305,6 +324,7 @@ export function planWrites(
         if (entry === undefined) counterReadings.set(key, { write, field: name, pairs: [pair] });
         else entry.pairs.push(pair);
       }
+      if (levels.quarter) addToQuarter(write, quarterSketchPath(hour, quarter, name), value);
     }
     if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
   }
@@ -345,7 +365,8 @@ const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(p
  * - `$min` of each slot's first `{t, v}` pair and `$max` of its last: BSON compares
  *   embedded documents field by field ("Comparison/Sort Order", MongoDB manual), so the
  *   earliest and the latest reading win, ties going to the smaller and the larger value;
- * - `$inc` of each sketched slot's bins (`q.<slot path>.<bin key>`, integer counts);
+ * - `$inc` of each sketched slot's bins (`q.<slot path>.<bin key>`, integer counts), and
+ *   of the quarter-hour sketches' (`q.hours.7.quarters.2.delay.<bin key>`);
  * - `$push` of the latest readings with `$sort` by time and `$slice` to the metric's
  *   `latestReadings`, so the list holds the day's newest readings whatever order they
  *   arrive in.
@@ -371,6 +392,7 @@ export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): Upda
     max[`${path}.last`] = storedPair(last);
     if (sketch !== null) for (const [key, count] of sketch) inc[`${sketchPath(path)}.${key}`] = count;
   }
+  for (const [path, bins] of write.quarters) for (const [key, count] of bins) inc[`${sketchPath(path)}.${key}`] = count;
   inc.readings = write.readings;
   const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
   const push: Record<string, unknown> = {};

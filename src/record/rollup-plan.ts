@@ -1,6 +1,6 @@
 import { Double } from 'mongodb';
 import type { DayDocument, StoredStats } from '../model/day-document.ts';
-import { LAYOUT_VERSION, SlotPath, sketchPath } from '../model/day-document.ts';
+import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath } from '../model/day-document.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
 import { mergeSketch } from '../model/sketch.ts';
 import { chainIncrease, type CounterPiece } from '../model/counter.ts';
@@ -48,9 +48,11 @@ export function mergeSlot(into: SlotWrite, other: SlotWrite): void {
  * write of the rollup's metric goes to the document of its day and of the values its
  * series has for the rollup's tag keys (a series without one of them is merged with the
  * others that lack it), day and hour slots merged, minute slots and latest readings left
- * out. The document's `series` is the id of the rollup group's key (`model/series.ts`),
- * unique within the rollup's collection. Counter increases (`inc`) are left out too:
- * they are per series, and counter queries read the series-day documents.
+ * out, and so are the quarter-hour sketches (a query reading quarters reads minute
+ * statistics beside them, which rollups do not keep: it never reads a rollup). The
+ * document's `series` is the id of the rollup group's key (`model/series.ts`), unique
+ * within the rollup's collection. Counter increases (`inc`) are left out too: they are
+ * per series, and counter queries read the series-day documents.
  */
 export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<RollupDefinition, 'metric' | 'tagKeys'>): DayWrite[] {
   const merged = new Map<string, DayWrite>();
@@ -74,6 +76,7 @@ export function mergeIntoRollup(writes: readonly DayWrite[], rollup: Pick<Rollup
         tagPairs: tagList(tags).map((tag) => tagPair(tag.key, tag.value)),
         date: write.date,
         slots: new Map(),
+        quarters: new Map(),
         recent: [],
         recentKept: 0,
         fields: new Set(),
@@ -168,6 +171,7 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
     tagPairs: doc.tagPairs,
     date: doc.date,
     slots: new Map(),
+    quarters: new Map(),
     recent: [],
     recentKept: 0,
     fields: new Set(),
@@ -191,8 +195,8 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
 
 /**
  * A stored series-day document (or part) as the write that would have produced all of
- * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots and
- * latest readings. What a compaction merges.
+ * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots, its
+ * quarter-hour sketches and its latest readings. What a compaction merges.
  */
 export function storedFullWrite(doc: DayDocument): DayWrite {
   const write = storedDayWrite(doc);
@@ -208,14 +212,54 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
       }
     }
   }
+  for (const [hour, sketches] of Object.entries(doc.q?.hours ?? {})) {
+    for (const [quarter, fields] of Object.entries(sketches.quarters ?? {})) {
+      for (const [field, bins] of Object.entries(fields ?? {})) {
+        write.quarters.set(quarterSketchPath(Number(hour), Number(quarter), field), new Map(Object.entries(bins)));
+      }
+    }
+  }
   write.recent = (doc.recent ?? []).map((reading) => ({ t: reading.t.getTime(), f: reading.f }));
   write.recentKept = write.recent.length;
   return write;
 }
 
+/** The hour of the day of a quarter-hour sketch path (`hours.7.quarters.2.delay`: 7). */
+const hourOfQuarterPath = (path: string) => Number(path.split('.')[1]);
+
+/**
+ * Gives each of `writes` (the parts of one series-day) that has no quarter-hour sketch
+ * in an hour where another has some the quarter-hour sketches of its minute sketches
+ * there, in place: a quarter's sketch is the merge of its 15 minutes' (DDSketch merges
+ * exactly). A query reads an hour's quarter-hour sketches whenever the hour has any, and
+ * its minute sketches only otherwise (`quartersOfHour` in `query/buckets-pipeline.ts`),
+ * so without this the merge of a part written while the metric kept minute sketches and
+ * one written once it kept quarter hours would answer null where both parts answered.
+ */
+export function fillQuarters(writes: readonly DayWrite[]): void {
+  const hours = new Set<number>();
+  for (const write of writes) for (const path of write.quarters.keys()) hours.add(hourOfQuarterPath(path));
+  if (hours.size === 0) return;
+  for (const write of writes) {
+    const own = new Set([...write.quarters.keys()].map(hourOfQuarterPath));
+    for (const [path, slot] of write.slots) {
+      if (slot.sketch === null || !isMinutePath(path)) continue;
+      // `hours.<h>.minutes.<m>.<field>`; names hold no dots (NAME_PATTERN).
+      const [, hour, , minute, field] = path.split('.') as [string, string, string, string, string];
+      if (!hours.has(Number(hour)) || own.has(Number(hour))) continue;
+      const quarter = quarterSketchPath(Number(hour), Math.floor(Number(minute) / 15), field);
+      const bins = write.quarters.get(quarter) ?? new Map<string, number>();
+      mergeSketch(bins, slot.sketch);
+      write.quarters.set(quarter, bins);
+    }
+  }
+}
+
 /**
  * Merges the stored parts of one series-day into the write of one document (pure):
- * statistics, first and last readings and sketch bins of every slot, readings counted,
+ * statistics, first and last readings and sketch bins of every slot (quarter-hour
+ * sketches included, filled in from minute sketches where only some parts have them in
+ * an hour: {@link fillQuarters}), readings counted,
  * and the latest readings: the newest `latestReadings` of the parts' lists, but no more
  * than the shortest list of a part that kept fewer than its readings, so the merged list
  * is exactly the day's newest readings (a day's newest k readings are among each part's
@@ -226,11 +270,13 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
  */
 export function mergeStoredDocuments(docs: readonly DayDocument[], latestReadings: number): { write: DayWrite; version: number } {
   const writes = docs.map(storedFullWrite);
+  fillQuarters(writes);
   const [first, ...rest] = writes;
   if (first === undefined) throw new Error('mergeStoredDocuments: no documents');
   const into: DayWrite = {
     ...first,
     slots: new Map([...first.slots].map(([path, slot]) => [path, copySlot(slot)])),
+    quarters: new Map([...first.quarters].map(([path, bins]) => [path, new Map(bins)])),
     fields: new Set(first.fields),
   };
   let kept = latestReadings;
@@ -245,6 +291,11 @@ export function mergeStoredDocuments(docs: readonly DayDocument[], latestReading
       const existing = into.slots.get(path);
       if (existing === undefined) into.slots.set(path, copySlot(slot));
       else mergeSlot(existing, slot);
+    }
+    for (const [path, bins] of write.quarters) {
+      const existing = into.quarters.get(path);
+      if (existing === undefined) into.quarters.set(path, new Map(bins));
+      else mergeSketch(existing, bins);
     }
     recent.push(...write.recent);
   }
@@ -358,6 +409,7 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): 
     });
     if (sketch !== null) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
   }
+  for (const [path, bins] of write.quarters) setPath(doc, sketchPath(path), Object.fromEntries(bins));
   if (write.recent.length > 0) {
     doc.recent = [...write.recent]
       .sort((a, b) => a.t - b.t)

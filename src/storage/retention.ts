@@ -57,11 +57,15 @@ export interface RetentionRemoval {
   rollupDocuments: number;
 }
 
-/** The update paths of every hour's minute slots and minute sketches. */
+/**
+ * The update paths of every hour's minute slots and minute sketches, and of its
+ * quarter-hour sketches: a query reads those only beside the minute slots' statistics.
+ */
 const MINUTE_PATHS: Record<string, ''> = Object.fromEntries(
   Array.from({ length: 24 }, (_, hour) => [
     [`hours.${hour}.minutes`, ''],
     [`q.hours.${hour}.minutes`, ''],
+    [`q.hours.${hour}.quarters`, ''],
   ]).flat(),
 );
 /** The update paths of the hour slots (which hold the minutes) and their sketches. */
@@ -87,8 +91,8 @@ const dateRange = (from: number | null, to: number) =>
  *    first reading time up to its earliest remaining document's;
  * 3. unsets the hour slots (`hours`, `q.hours`) of the series-day and rollup documents
  *    from the hour level's `removed` mark up to the hour horizon (`updateMany`);
- * 4. unsets the minute slots (`hours.<h>.minutes`, `q.hours.<h>.minutes` for every
- *    hour) of the series-day documents from the minute level's `removed` mark (or the hour
+ * 4. unsets the minute slots (`hours.<h>.minutes`, `q.hours.<h>.minutes` and the
+ *    quarter-hour sketches `q.hours.<h>.quarters` for every hour) of the series-day documents from the minute level's `removed` mark (or the hour
  *    horizon, if later) up to the minute horizon;
  * 5. records each level's `removed` mark after its step.
  * Latest readings (`recent`, at most 50 per series and day) and day totals stay until the

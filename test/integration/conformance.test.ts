@@ -440,6 +440,7 @@ const OPERATORS: Record<string, string> = {
   $gt: '2.2',
   $gte: '2.2',
   $lt: '2.2',
+  $eq: '2.2',
   $not: '2.2',
   // Accumulators, and the expressions of the same name (over an array: 3.2).
   $sum: '3.2',
@@ -460,6 +461,7 @@ const OPERATORS: Record<string, string> = {
   $concatArrays: '3.2',
   $sqrt: '3.2',
   $reduce: '3.4',
+  $type: '3.4',
   $objectToArray: '3.4.4',
   $mergeObjects: '3.6',
   $toInt: '4.0',

@@ -250,8 +250,11 @@ describe('retention', { timeout: 120_000 }, () => {
       } else if (day < MINUTE_FROM) {
         expect(hours.length).toBeGreaterThan(0);
         expect(hours.every((hour) => hour.minutes === undefined && hour.fields.value !== undefined)).toBe(true);
+        // Quarter-hour sketches go with the minute slots.
+        expect(Object.values(doc.q?.hours ?? {}).every((hour) => hour.minutes === undefined && hour.quarters === undefined)).toBe(true);
       } else {
         expect(hours.every((hour) => Object.keys(hour.minutes ?? {}).length > 0)).toBe(true);
+        expect(Object.values(doc.q?.hours ?? {}).every((hour) => Object.keys(hour.quarters ?? {}).length > 0)).toBe(true);
       }
       const fold = (doc as Part).f;
       expect(doc.fields.value!.n).toBe(
@@ -364,7 +367,7 @@ describe('retention', { timeout: 120_000 }, () => {
     for (const doc of minuteDocs) {
       expect(Object.keys(doc.hours).length).toBeGreaterThan(0);
       expect(Object.values(doc.hours).every((hour) => hour.minutes === undefined)).toBe(true);
-      expect(Object.values(doc.q?.hours ?? {}).every((hour) => hour.minutes === undefined)).toBe(true);
+      expect(Object.values(doc.q?.hours ?? {}).every((hour) => hour.minutes === undefined && hour.quarters === undefined)).toBe(true);
     }
     const hourDocs = await t.store.buckets.find({ 'tags.host': 'h2', date: new Date(DAY_FROM) }).toArray();
     expect(hourDocs.find((doc) => (doc as Part).f === fold)?.fields.value?.sum).toBe(-500);

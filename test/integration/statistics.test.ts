@@ -6,7 +6,7 @@
  * - `flights`, set to sketch every level (day, hour and minute) before its first reading:
  *   the flights of 2001-01-29 to 2001-02-03 (UTC), plus every flight of two routes over
  *   the whole quarter (for the latest readings);
- * - `flights_default`, with the default statistics (day and hour sketches): 2001-01-30
+ * - `flights_default`, with the default statistics (day, hour and quarter-hour sketches): 2001-01-30
  *   to 2001-02-02;
  * - `flights_bare`, set to keep no sketch: a few origins on 2001-01-31.
  * The data set is cut to those windows to keep the load short (the embedded database
@@ -261,25 +261,27 @@ async function queryBuckets(c: BucketCase): Promise<GroupOut[]> {
 }
 
 const HOUR = 3_600_000;
+const QUARTER = 900_000;
 
 /**
- * True when a reading at `time` in the span `[from, to)` is read from a minute slot:
- * it lies outside the whole hours of the span (in its ragged ends, or anywhere in a span
- * without a whole hour).
+ * True when a reading at `time` in the span `[from, to)` is read from a minute slot by a
+ * metric that sketches quarter hours but not minutes: it lies outside the whole quarter
+ * hours (UTC :00, :15, :30, :45) of the span (in its ragged ends, or anywhere in a span
+ * without a whole quarter hour).
  */
 function readFromMinutes(time: number, from: number, to: number): boolean {
-  const firstWholeHour = Math.ceil(from / HOUR) * HOUR;
-  const endOfWholeHours = Math.floor(to / HOUR) * HOUR;
-  return firstWholeHour >= endOfWholeHours || time < firstWholeHour || time >= endOfWholeHours;
+  const firstWholeQuarter = Math.ceil(from / QUARTER) * QUARTER;
+  const endOfWholeQuarters = Math.floor(to / QUARTER) * QUARTER;
+  return firstWholeQuarter >= endOfWholeQuarters || time < firstWholeQuarter || time >= endOfWholeQuarters;
 }
 
 /**
  * How percentiles are checked: each within its bound (`checked`), each null (`null`),
- * or, for a metric sketching days and hours only (`hours`), null where a reading of the
- * bucket is read from a minute slot (see {@link readFromMinutes}) and within the bound
- * where none is.
+ * or, for a metric sketching days, hours and quarter hours but not minutes (`quarters`),
+ * null where a reading of the bucket is read from a minute slot (see
+ * {@link readFromMinutes}) and within the bound where none is.
  */
-type PercentileMode = 'checked' | 'null' | 'hours';
+type PercentileMode = 'checked' | 'null' | 'quarters';
 
 /** How many buckets (or groups) had their percentiles checked, and how many had them null. */
 type Tally = { checked: number; nulls: number };
@@ -408,7 +410,7 @@ it('recorded the three metrics with their statistics', async () => {
   expect(response.data?.metrics).toEqual([
     { name: 'flights', statistics: { sketchLevels: ['DAY', 'HOUR', 'MINUTE'], sketchFields: null, latestReadings: 50 } },
     { name: 'flights_bare', statistics: { sketchLevels: [], sketchFields: null, latestReadings: 50 } },
-    { name: 'flights_default', statistics: { sketchLevels: ['DAY', 'HOUR'], sketchFields: null, latestReadings: 50 } },
+    { name: 'flights_default', statistics: { sketchLevels: ['DAY', 'HOUR', 'QUARTER'], sketchFields: null, latestReadings: 50 } },
   ]);
 });
 
@@ -555,9 +557,10 @@ describe('percentiles are null exactly where the query reads slots without sketc
     expect(hours.checked).toBeGreaterThan(12);
   });
 
-  it('flights_default: a bucket has percentiles unless a reading of it lies outside the whole hours of its part of the range', async () => {
-    // Ragged edges inside hours, edges on whole hours, New York days (05:00 UTC) and
-    // Kathmandu days (18:15 UTC: inside an hour), all series and grouped by origin.
+  it('flights_default: a bucket has percentiles unless a reading of it lies outside the whole quarter hours of its part of the range', async () => {
+    // Ragged edges inside quarter hours, edges on whole hours and quarters, New York days
+    // (05:00 UTC), Kathmandu days (18:15 UTC: inside an hour), Kolkata hours (:30 UTC) and
+    // Kathmandu half hours, all series and grouped by origin.
     const tally = { checked: 0, nulls: 0 };
     for (const [granularity, zone, from, to, grouped] of [
       ['DAY', 'UTC', '2001-01-30T05:17:00Z', '2001-02-01T18:41:00Z', true],
@@ -565,26 +568,29 @@ describe('percentiles are null exactly where the query reads slots without sketc
       ['HOUR', 'UTC', '2001-01-31T05:17:00Z', '2001-01-31T12:41:00Z', false],
       ['DAY', 'America/New_York', '2001-01-30T00:00:00-05:00', '2001-02-02T00:00:00-05:00', false],
       ['DAY', 'Asia/Kathmandu', '2001-01-30T00:00:00+05:45', '2001-02-02T00:00:00+05:45', true],
+      ['HOUR', 'Asia/Kolkata', '2001-01-31T07:00:00+05:30', '2001-01-31T19:00:00+05:30', true],
+      ['THIRTY_MINUTES', 'Asia/Kathmandu', '2001-01-31T12:00:00+05:45', '2001-01-31T15:00:00+05:45', false],
     ] as const) {
       for (const groupBy of grouped ? [undefined, ['origin']] : [undefined]) {
-        const result = await checkBuckets({ ...base, granularity, zone, from, to, groupBy }, 'hours');
+        const result = await checkBuckets({ ...base, granularity, zone, from, to, groupBy }, 'quarters');
         tally.checked += result.checked;
         tally.nulls += result.nulls;
       }
     }
+    // Only the ragged ends inside quarter hours (:17 to :30, :30 to :41 UTC) are read from minute slots.
     expect(tally.checked).toBeGreaterThan(100);
-    expect(tally.nulls).toBeGreaterThan(40);
+    expect(tally.nulls).toBeGreaterThan(4);
   });
 
-  it('flights_default: an aggregate has percentiles unless a reading lies in a ragged hour of its range', async () => {
-    const ragged = await checkAggregate({ ...base, from: '2001-01-30T05:17:00Z', to: '2001-02-01T00:00:00Z' }, 'hours');
+  it('flights_default: an aggregate has percentiles unless a reading lies in a ragged quarter hour of its range', async () => {
+    const ragged = await checkAggregate({ ...base, from: '2001-01-30T05:17:00Z', to: '2001-02-01T00:00:00Z' }, 'quarters');
     expect(ragged.tally).toEqual({ checked: 0, nulls: 1 });
     const groups = await checkAggregate(
       { ...base, from: '2001-01-30T05:17:00Z', to: '2001-02-01T00:00:00Z', groupBy: ['origin'] },
-      'hours',
+      'quarters',
     );
     expect(groups.tally.checked).toBeGreaterThan(10);
-    expect(groups.tally.nulls).toBeGreaterThan(3);
+    expect(groups.tally.nulls).toBeGreaterThan(0);
     const whole = await checkAggregate({ ...base, from: '2001-01-30T05:00:00Z', to: '2001-02-01T13:00:00Z' }, 'checked');
     expect(whole.tally).toEqual({ checked: 1, nulls: 0 });
     await checkAggregate({ ...base, from: '2001-01-30T05:00:00Z', to: '2001-02-01T13:00:00Z', groupBy: ['origin'] }, 'checked');

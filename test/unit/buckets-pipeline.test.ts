@@ -308,6 +308,35 @@ describe('read projection: each document is cut down to the paths the pipeline r
     expect(hour).toEqual(['date', 'hours.22.fields.delay', 'hours.23.fields.delay', 'series']);
   });
 
+  it('a Kolkata HOUR sketch pipeline reads the quarter hours of every hour (and their minutes, for hours without quarters); its statistics read minutes', () => {
+    const zone = 'Asia/Kolkata';
+    const q = query({
+      granularity: granularity('HOUR'),
+      from: parseLocalTime('2001-01-01T06:00', zone),
+      to: parseLocalTime('2001-01-01T08:00', zone),
+      timeZone: zone,
+    });
+    // 00:30 to 02:30 UTC: the quarters 2 and 3 of hour 0, all of hour 1, 0 and 1 of hour 2.
+    expect(projected(sketchPipeline(q))).toEqual([
+      'date',
+      'q.hours.0.minutes',
+      'q.hours.0.quarters.2.delay',
+      'q.hours.0.quarters.3.delay',
+      'q.hours.1.minutes',
+      'q.hours.1.quarters.0.delay',
+      'q.hours.1.quarters.1.delay',
+      'q.hours.1.quarters.2.delay',
+      'q.hours.1.quarters.3.delay',
+      'q.hours.2.minutes',
+      'q.hours.2.quarters.0.delay',
+      'q.hours.2.quarters.1.delay',
+    ]);
+    // An hour's quarters when it has any, else its minutes in the same quarters.
+    expect(text(sketchPipeline(q))).toContain(JSON.stringify({ $eq: [{ $type: '$$this.v.quarters' }, 'object'] }));
+    expect(projected(bucketsPipeline(q)).filter((path) => path.includes('quarters'))).toEqual([]);
+    expect(projected(bucketsPipeline(q))).toContain('hours.1.minutes');
+  });
+
   it('every document path a later stage reads is projected, and no projected path lies inside another (MongoDB: "Path collision")', () => {
     /** Root paths (`$fields.delay.n`, not variables) in a stage tree. */
     const rootPaths = (node: unknown, out: Set<string>): Set<string> => {

@@ -159,7 +159,7 @@ describe('documentation', () => {
       expect(page).toContain(`| \`${setting.name}\` |`);
     }
     expect(settings.find((setting) => setting.name === 'PORT')?.defaultValue).toBe('4000');
-    expect(settings.find((setting) => setting.name === 'SKETCH_LEVELS')?.defaultValue).toBe('day,hour');
+    expect(settings.find((setting) => setting.name === 'SKETCH_LEVELS')?.defaultValue).toBe('day,hour,quarter');
     expect(settings.find((setting) => setting.name === 'MONGODB_URI')?.defaultValue).toBeNull();
   });
 

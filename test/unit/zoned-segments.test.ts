@@ -2,11 +2,22 @@
  * The segment planner in time zones: a stored slot (UTC day, hour, minute) is read at its
  * level only when it lies in the range and holds no bucket boundary strictly inside.
  * Hand-derived plans at zone edges, and a property test over random zones and ranges.
+ * The sketch planner likewise, with quarter hours between hours and minutes: percentile
+ * buckets of an hour or more (and of 15 and 30 minutes) read minutes only at range
+ * edges inside a quarter hour, in every zone.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { granularity, GRANULARITY_NAMES, LEVEL_MS, listBuckets, type GranularityName, type Level } from '../../src/query/granularity.ts';
-import { planBucketSegments, planSegments, type Segment } from '../../src/query/segments.ts';
+import {
+  granularity,
+  GRANULARITY_NAMES,
+  LEVEL_MS,
+  listBuckets,
+  type GranularityName,
+  type Level,
+  type SketchLevel,
+} from '../../src/query/granularity.ts';
+import { planBucketSegments, planSegments, planSketchSegments, type Segment } from '../../src/query/segments.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -220,6 +231,122 @@ describe('planBucketSegments, property', () => {
         },
       ),
       { numRuns: 400, seed: 20010401 },
+    );
+  });
+});
+
+const Q = 15 * MIN;
+const sketchSeg = (level: SketchLevel, from: string, to: string): Segment<SketchLevel> => ({ level, from: at(from), to: at(to) });
+const sketchPlan = (name: GranularityName, zone: string, from: string, to: string) =>
+  planSketchSegments(parseLocalTime(from, zone), parseLocalTime(to, zone), granularity(name), zone);
+
+describe('planSketchSegments: quarter hours between hours and minutes', () => {
+  it('Asia/Kolkata (+05:30) hours read quarter hours, not minutes: every UTC hour holds a boundary at :30', () => {
+    expect(sketchPlan('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-03')).toEqual([
+      sketchSeg('quarter', '2001-03-31T18:30:00Z', '2001-04-02T18:30:00Z'),
+    ]);
+  });
+
+  it('an Asia/Kathmandu (+05:45) DAY reads hour slots, and quarter hours in the hour holding each 18:15 UTC boundary', () => {
+    expect(sketchPlan('DAY', 'Asia/Kathmandu', '2001-04-01', '2001-04-03')).toEqual([
+      sketchSeg('quarter', '2001-03-31T18:15:00Z', '2001-03-31T19:00:00Z'),
+      sketchSeg('hour', '2001-03-31T19:00:00Z', '2001-04-01T18:00:00Z'),
+      sketchSeg('quarter', '2001-04-01T18:00:00Z', '2001-04-01T19:00:00Z'),
+      sketchSeg('hour', '2001-04-01T19:00:00Z', '2001-04-02T18:00:00Z'),
+      sketchSeg('quarter', '2001-04-02T18:00:00Z', '2001-04-02T18:15:00Z'),
+    ]);
+  });
+
+  it('an Australia/Adelaide DAY across its 2001 DST end (+10:30 -> +09:30) reads quarter hours at the 30-minute edges', () => {
+    expect(sketchPlan('DAY', 'Australia/Adelaide', '2001-03-24', '2001-03-27')).toEqual([
+      sketchSeg('quarter', '2001-03-23T13:30:00Z', '2001-03-23T14:00:00Z'),
+      sketchSeg('hour', '2001-03-23T14:00:00Z', '2001-03-24T13:00:00Z'),
+      sketchSeg('quarter', '2001-03-24T13:00:00Z', '2001-03-24T14:00:00Z'),
+      sketchSeg('hour', '2001-03-24T14:00:00Z', '2001-03-25T14:00:00Z'),
+      sketchSeg('quarter', '2001-03-25T14:00:00Z', '2001-03-25T15:00:00Z'),
+      sketchSeg('hour', '2001-03-25T15:00:00Z', '2001-03-26T14:00:00Z'),
+      sketchSeg('quarter', '2001-03-26T14:00:00Z', '2001-03-26T14:30:00Z'),
+    ]);
+  });
+
+  it('in UTC, only range edges inside a quarter hour read minutes; aggregates alike', () => {
+    expect(sketchPlan('DAY', 'UTC', '2001-01-05T12:07', '2001-01-08T03:30')).toEqual([
+      sketchSeg('minute', '2001-01-05T12:07:00Z', '2001-01-05T12:15:00Z'),
+      sketchSeg('quarter', '2001-01-05T12:15:00Z', '2001-01-05T13:00:00Z'),
+      sketchSeg('hour', '2001-01-05T13:00:00Z', '2001-01-06T00:00:00Z'),
+      sketchSeg('day', '2001-01-06T00:00:00Z', '2001-01-08T00:00:00Z'),
+      sketchSeg('hour', '2001-01-08T00:00:00Z', '2001-01-08T03:00:00Z'),
+      sketchSeg('quarter', '2001-01-08T03:00:00Z', '2001-01-08T03:30:00Z'),
+    ]);
+    expect(planSketchSegments(at('2001-01-05T06:30:00Z'), at('2001-01-05T08:02:00Z'), null)).toEqual([
+      sketchSeg('quarter', '2001-01-05T06:30:00Z', '2001-01-05T07:00:00Z'),
+      sketchSeg('hour', '2001-01-05T07:00:00Z', '2001-01-05T08:00:00Z'),
+      sketchSeg('minute', '2001-01-05T08:00:00Z', '2001-01-05T08:02:00Z'),
+    ]);
+  });
+
+  it('15 and 30 minute buckets read quarter hours in UTC and Kathmandu; 10 minute buckets read minutes', () => {
+    expect(sketchPlan('FIFTEEN_MINUTES', 'UTC', '2001-01-05T10:00', '2001-01-05T12:00')).toEqual([
+      sketchSeg('quarter', '2001-01-05T10:00:00Z', '2001-01-05T12:00:00Z'),
+    ]);
+    expect(sketchPlan('THIRTY_MINUTES', 'Asia/Kathmandu', '2001-01-05T10:00', '2001-01-05T12:00')).toEqual([
+      sketchSeg('quarter', '2001-01-05T04:15:00Z', '2001-01-05T06:15:00Z'),
+    ]);
+    expect(sketchPlan('TEN_MINUTES', 'UTC', '2001-01-05T10:00', '2001-01-05T12:00')).toEqual([
+      sketchSeg('minute', '2001-01-05T10:00:00Z', '2001-01-05T12:00:00Z'),
+    ]);
+  });
+});
+
+/** Granularities whose buckets start on quarter-hour edges in the zones of {@link ZONES} since 1973 (offsets are multiples of 15 minutes). */
+const QUARTER_ALIGNED = GRANULARITY_NAMES.filter((name) => !['MINUTE', 'TWO_MINUTES', 'FIVE_MINUTES', 'TEN_MINUTES'].includes(name));
+
+describe('planSketchSegments, property', () => {
+  it('refines the statistics plan with quarter hours, reads no slot across a boundary, and reads minutes only at ragged range edges', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES),
+        fc.constantFrom(...QUARTER_ALIGNED),
+        fc.integer({ min: Date.UTC(1973, 0, 1) / MIN, max: Date.UTC(2035, 0, 1) / MIN }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 0, max: 59 }),
+        (zone, name, fromMinute, buckets, ragged) => {
+          const g = granularity(name);
+          const from = fromMinute * MIN;
+          const to = from + buckets * TYPICAL_MS[name] + ragged * MIN;
+          const segments = planSketchSegments(from, to, g, zone);
+          const label = `${zone} ${name} [${new Date(from).toISOString()}, ${new Date(to).toISOString()})`;
+          // Tiling with whole slots of each level.
+          let cursor = from;
+          for (const s of segments) {
+            expect(s.from, label).toBe(cursor);
+            if (s.level !== 'minute') expect([s.from % LEVEL_MS[s.level], s.to % LEVEL_MS[s.level]], label).toEqual([0, 0]);
+            cursor = s.to;
+          }
+          expect(cursor, label).toBe(to);
+          // No boundary strictly inside a slot read.
+          for (const { start } of listBuckets(from, to, g.cut, zone).slice(1)) {
+            const holder = segments.find((s) => s.from < start && start < s.to);
+            if (holder !== undefined) expect(start % LEVEL_MS[holder.level], `${label} ${new Date(start).toISOString()}`).toBe(0);
+          }
+          // Minutes only in the range's ragged quarter hours.
+          const firstQuarter = Math.ceil(from / Q) * Q;
+          const lastQuarter = Math.floor(to / Q) * Q;
+          for (const s of segments.filter((segment) => segment.level === 'minute')) {
+            expect(s.to <= firstQuarter || s.from >= lastQuarter || firstQuarter >= lastQuarter, `${label}: minutes ${s.from}`).toBe(true);
+          }
+          // The statistics plan, with quarters read as minutes: day and hour pieces are the same.
+          const asStatistics: Segment[] = [];
+          for (const s of segments) {
+            const level: Level = s.level === 'quarter' ? 'minute' : s.level;
+            const last = asStatistics[asStatistics.length - 1];
+            if (last !== undefined && last.level === level && last.to === s.from) last.to = s.to;
+            else asStatistics.push({ level, from: s.from, to: s.to });
+          }
+          expect(asStatistics, label).toEqual(planBucketSegments(from, to, g, zone));
+        },
+      ),
+      { numRuns: 150, seed: 20010331 },
     );
   });
 });

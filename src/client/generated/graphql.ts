@@ -48,7 +48,7 @@ export type Aggregate = Statistics & {
   readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
   readonly p99: Maybe<Scalars['Float']['output']>;
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** `increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`. */
   readonly rate: Maybe<Scalars['Float']['output']>;
@@ -106,7 +106,7 @@ export type Bucket = Statistics & {
   readonly p99: Maybe<Scalars['Float']['output']>;
   /** True when the range `[from, to)` covers only part of the bucket (only the first and the last bucket can be): its statistics are of that part. */
   readonly partial: Scalars['Boolean']['output'];
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** `value` of the bucket at the same position of the earlier period (`compareWith`); null without one. */
   readonly previous: Maybe<Scalars['Float']['output']>;
@@ -158,7 +158,7 @@ export type BucketColumns = {
   readonly max: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** Smallest value per bucket. */
   readonly min: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
-  /** The `p` percentile per bucket. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile per bucket. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
   /** `previous` per bucket (with `compareWith`). */
   readonly previous: ReadonlyArray<Maybe<Scalars['Float']['output']>>;
@@ -251,11 +251,11 @@ export type Fill =
 export type Granularity =
   /** One local day (23 or 25 hours when clocks change): day totals when it is a UTC day, else hour slots. */
   | 'DAY'
-  /** Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots. */
+  /** Fifteen minutes (:00, :15, :30, :45 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them). */
   | 'FIFTEEN_MINUTES'
   /** Five minutes (:00, :05, … of the local clock), read from minute slots. */
   | 'FIVE_MINUTES'
-  /** One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours. */
+  /** One hour of the local clock (an hour repeated when clocks go back is a bucket of its own), read from hour slots, or from minute slots where the offset is not whole hours (percentiles there from quarter-hour sketches). */
   | 'HOUR'
   /** One minute, read from minute slots. */
   | 'MINUTE'
@@ -267,7 +267,7 @@ export type Granularity =
   | 'SIX_HOURS'
   /** Ten minutes (:00, :10, … of the local clock), read from minute slots. */
   | 'TEN_MINUTES'
-  /** Thirty minutes (:00, :30 of the local clock), read from minute slots. */
+  /** Thirty minutes (:00, :30 of the local clock), read from minute slots (percentiles from quarter-hour sketches where the metric keeps them). */
   | 'THIRTY_MINUTES'
   /** Three local hours from 00:00, 03:00, …, 21:00, read from hour slots. */
   | 'THREE_HOURS'
@@ -746,7 +746,9 @@ export type SlotLevel =
   /** The 24 hour slots. */
   | 'HOUR'
   /** The 1,440 minute slots. */
-  | 'MINUTE';
+  | 'MINUTE'
+  /** The 96 quarter hours (UTC :00, :15, :30, :45), a level of sketches only: percentile buckets whose edges fall inside an hour (Asia/Kolkata hours, Asia/Kathmandu days, 30-minute buckets) read them instead of minute slots. */
+  | 'QUARTER';
 
 /** Sort order. */
 export type SortDirection =
@@ -814,7 +816,7 @@ export type Statistics = {
   readonly p95: Maybe<Scalars['Float']['output']>;
   /** `percentile(p: 99)`. */
   readonly p99: Maybe<Scalars['Float']['output']>;
-  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day and hour slots are sketched, minute slots are not, so a range or bucket edge inside an hour gives null), or data written before sketches existed. */
+  /** The `p` percentile of the values. Within 1% (relative) of the exact value of the reading of rank floor(p/100 x (count - 1)) in value order (0-based), from mergeable DDSketch sketches; exact at p = 0 and 100 (min and max). Null when the readings are not all in sketches: the metric keeps no sketch of this field at a level the query reads (by default day totals, hours and quarter hours are sketched, minutes are not, so a range edge inside a quarter hour, or a bucket shorter than 15 minutes, gives null; edges of hour and coarser buckets fall on quarter hours in every zone), or data written before sketches existed. */
   readonly percentile: Maybe<Scalars['Float']['output']>;
   /** `increase` per second: divided by the seconds of the span inside the query range (a bucket cut by `from` or `to` by the part it covers). Counters only, null with `increase`. */
   readonly rate: Maybe<Scalars['Float']['output']>;
