@@ -140,7 +140,7 @@ export class QueryEngine {
    * ServiceError QUERY_TIMEOUT.
    */
   async buckets(query: RangeQuery): Promise<ChartGroup[]> {
-    if (!(await this.reserveCounter(query))) return [];
+    if (query.wants.counter && !(await this.reserveCounter(query))) return [];
     if ((await this.reserve(query)) === 0) return [];
     const earlier = query.compareWith === null ? undefined : this.earlierGroups(query);
     const { rows, index } = await this.loader.load({ query });
@@ -164,7 +164,7 @@ export class QueryEngine {
     const shifted = shiftedRange(query, query.compareWith!, query.timeZone);
     const earlier: RangeQuery = { ...query, ...shifted, compareWith: null, ranking: null };
     const byGroup = new Map<string, Earlier>();
-    if (!(await this.reserveCounter(earlier)) || (await this.reserve(earlier, false)) === 0) return byGroup;
+    if ((earlier.wants.counter && !(await this.reserveCounter(earlier))) || (await this.reserve(earlier, false)) === 0) return byGroup;
     const { rows, index } = await this.loader.load({ query: earlier });
     const spans = bucketSpans(earlier);
     for (const group of shapeBucketGroups(
@@ -182,7 +182,7 @@ export class QueryEngine {
    * @throws InputError TOO_MANY_BUCKETS (a group counts 1), TOO_MANY_FILTER_VALUES, NOT_A_COUNTER or DETAIL_EXPIRED; ServiceError QUERY_TIMEOUT.
    */
   async aggregate(query: RangeQuery): Promise<AggregateResult[]> {
-    if (!(await this.reserveCounter(query))) return [];
+    if (query.wants.counter && !(await this.reserveCounter(query))) return [];
     if ((await this.reserve(query)) === 0) return [];
     const { rows, index } = await this.loader.load({ query });
     const results = shapeAggregates(rows, { ...query, groupBy: query.groupBy }, index);
