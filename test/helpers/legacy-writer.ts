@@ -45,7 +45,7 @@ import { ErrorCode, InputError } from '../../src/errors.ts';
 import { batchFingerprint, batchMark } from '../../src/model/batch.ts';
 import { daySkeleton, type DayDocument, type DocumentLayout } from '../../src/model/day-document.ts';
 import { rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
-import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
+import type { StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { dayOperations, planMetrics, planWrites, type DayWrite } from '../../src/record/plan.ts';
 import { planRollups } from '../../src/record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../../src/record/validate.ts';
@@ -102,9 +102,15 @@ export async function openLegacyStore(uri: string, dbName: string, options: { la
     defaultLayout: options.layout ?? 'sparse',
     rollupGraceMs: 60_000,
     foldLeaseMs: DEFAULT_FOLD_LEASE_MS,
-    defaultStatistics: DEFAULT_STATISTICS,
+    defaultStatistics: LEGACY_DEFAULT_STATISTICS,
   };
 }
+
+/**
+ * The optional statistics the old path gave new metrics: sketches of days and hours (no
+ * quarter hours yet), 50 latest readings.
+ */
+export const LEGACY_DEFAULT_STATISTICS: StatisticsSettings = { sketchLevels: ['day', 'hour'], sketchFields: null, latestReadings: 50 };
 
 /**
  * Defines a rollup as the old `createRollup` followed by `backfillRollup` on a metric
