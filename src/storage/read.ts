@@ -2,7 +2,8 @@ import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
-import { DAY_MS } from '../model/time.ts';
+import { tagPair } from '../model/series.ts';
+import { DAY_MS, floorTo } from '../model/time.ts';
 import { planReadings } from '../record/fold-plan.ts';
 import { dayDocument, mergeIntoRollup } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
@@ -137,7 +138,10 @@ function holds(value: unknown, wanted: unknown): boolean {
  * otherwise. Conditions of any other form count as met, so this only ever keeps too
  * much: the pipeline's own `$match` runs on what it keeps. The tail's documents of a
  * whole metric are cut down this way before they are sent, so a query of one series
- * does not ship and unwind the documents of every series the tail holds.
+ * does not plan, ship and unwind the documents of every series the tail holds.
+ * @param doc a document, or the keys of the document a reading goes into.
+ * @param filter a `$match` filter, with dates as `Date` or ms since epoch.
+ * @returns false only when `doc` fails a condition of the forms above.
  */
 export function mayMatch(doc: Record<string, unknown>, filter: Document): boolean {
   for (const [key, condition] of Object.entries(filter)) {
@@ -164,6 +168,22 @@ export function mayMatch(doc: Record<string, unknown>, filter: Document): boolea
   return true;
 }
 
+/**
+ * The keys a pipeline's first `$match` reads of the document `reading` goes into: its
+ * metric, series id, tag pairs and UTC day (ms since epoch). For a rollup the series id
+ * is left out (a rollup document's `series` is its group's id) and its tag pairs are a
+ * subset of the reading's, so a rollup document that {@link mayMatch} keeps has all its
+ * readings kept too.
+ */
+function readingKeys(reading: Reading, rollup: boolean): Record<string, unknown> {
+  return {
+    metric: reading.metric,
+    ...(rollup ? {} : { series: reading.seriesId }),
+    tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
+    date: floorTo(reading.time, DAY_MS),
+  };
+}
+
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
 function selectingStages(pipeline: readonly Document[]): number {
   let count = 0;
@@ -180,8 +200,9 @@ function selectingStages(pipeline: readonly Document[]): number {
  * 1. reads the visible fold number V and the compactions in grace (`readView`) and adds
  *    a `$match` of what is visible (`visibleIn`: compactions merge rollup documents too) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
- *    when there is any, plans it into documents in memory, drops those the pipeline's
- *    first `$match` certainly refuses ({@link mayMatch}), keeps of the others only the paths
+ *    when there is any, plans into documents in memory the readings whose documents the
+ *    pipeline's first `$match` may select ({@link mayMatch} of their metric, series,
+ *    tag pairs and day), keeps of those documents only the paths
  *    the pipeline's `$match` and `$project` stages read, and inserts after the
  *    pipeline's `$match` and `$project` stages a `$unionWith` of the fold-state document
  *    turned into the tail's documents (`$literal`, `$unwind`, `$replaceRoot`) and passed
@@ -210,9 +231,10 @@ export async function aggregateBuckets<T extends Document = Document>(
   const visibility = { $match: visibleIn(view) };
   const collection = source.rollup?.collection ?? CollectionName.buckets;
   const selecting = selectingStages(pipeline);
-  const planned =
-    tail.readings.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, tail.readings, source, driver));
-  const whole = planned.filter((doc) => mayMatch(doc, first.$match as Document));
+  // Only the readings whose documents the first $match may select are planned and sent.
+  const rollup = Boolean(source.rollup);
+  const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup), first.$match as Document));
+  const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
   if (whole.length === 0) {
     return limitedRead(options, (driver) =>
       store.db
