@@ -15,6 +15,7 @@ import { createApiToken } from '../../src/auth/manage.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { random } from '../helpers/random.ts';
 
 let t: TestApp;
 let server: Server;
@@ -87,17 +88,6 @@ async function expectRefused(status: number, code: string, request: () => Return
   expect({ status: response.status, code: response.body?.extensions.code }).toEqual({ status, code });
   expect(await databaseSnapshot(t.store.db)).toBe(before);
   return response.body!;
-}
-
-/** A small deterministic random generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const START = Date.UTC(2024, 2, 1);

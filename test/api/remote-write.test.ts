@@ -18,6 +18,7 @@ import { receiverTypes } from '../../src/receivers/proto.ts';
 import { STALE_NAN_BITS } from '../../src/receivers/remote-write.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { random } from '../helpers/random.ts';
 
 let t: TestApp;
 let server: Server;
@@ -49,17 +50,6 @@ afterAll(async () => {
   await new Promise((closed) => server.close(closed));
   await t.close();
 });
-
-/** A small deterministic random generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const START = Date.UTC(2024, 5, 1);
 const MINUTE = 60_000;

@@ -15,6 +15,7 @@ import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { closeTo, referenceStats } from '../helpers/reference.ts';
 import { testMongoUri } from '../helpers/db.ts';
+import { random } from '../helpers/random.ts';
 
 /** One raw reading of the test data: tags (destination may be missing) and integer field values. */
 interface Raw {
@@ -23,16 +24,6 @@ interface Raw {
   time: number;
   delay?: number;
   distance?: number;
-}
-
-/** A small seeded generator (mulberry32), so the data and any failure are reproducible. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const T0 = Date.UTC(2001, 0, 1);

@@ -10,23 +10,12 @@ import {
   sketchKey,
   sketchQuantile,
 } from '../../src/model/sketch.ts';
+import { random as mulberry32 } from '../helpers/random.ts';
 
 const QUANTILES = [0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 1];
 
 /** Relative slack on the accuracy bound for rounding in logarithms and powers. */
 const ROUNDING = 1e-9;
-
-/** Seeded pseudo-random numbers in [0, 1): mulberry32. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A standard normal deviate from two uniform ones (Box-Muller). */
 function normal(random: () => number): number {
