@@ -4,29 +4,27 @@
  * counter query costs against MAX_BUCKETS (one more bucket per series and bucket).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
 
 const SET_KIND = `mutation($metric: String!, $kind: MetricKind!) { setMetricKind(metric: $metric, kind: $kind) { name kind } }`;
 const codeOf = (response: GraphQLResponse<unknown>) => response.errors?.[0]?.extensions?.code;
 
 describe('setMetricKind', () => {
   let t: TestApp;
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string>;
 
   beforeAll(async () => {
     t = await openTestApp('counters_api', { auth: 'tokens' });
-    for (const [name, scope, prefixes] of [
+    tokens = await createTokens(t.store, [
       ['admin', 'admin', []],
       ['reader', 'read', []],
       ['writer', 'write', []],
       ['cpu-admin', 'admin', ['cpu']],
-    ] as const) {
-      tokens[name] = (await createApiToken(t.store, { name, scopes: [scope], prefixes: [...prefixes] })).token;
-    }
+    ]);
     // First use of each token records lastUsedAt: done before any snapshot.
-    for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
+    await useTokensOnce(t, tokens);
   });
   afterAll(async () => t.close());
 

@@ -5,43 +5,38 @@
  * every refusal with its HTTP status, code, line and column, and the whole database
  * unchanged; exactly-once retries with `Idempotency-Key`.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { InfluxDB, Point } from '@influxdata/influxdb-client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
+import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
 
 let t: TestApp;
-let server: Server;
+let server: Loopback;
 let url: string;
 /** An app on the same database with small limits: 2,000 body bytes, 5 readings per request. */
 let small: ReturnType<typeof createApp>;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 /** Content-Encoding and Authorization scheme of each request the HTTP server received. */
 const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('lineprotocol', { auth: 'tokens', journal: false });
-  for (const [name, scopes, prefixes] of [
+  tokens = await createTokens(t.store, [
     ['admin', 'admin', []],
     ['writer', 'write', []],
     ['reader', 'read', []],
     ['lp-writer', 'write', ['lp_']],
-  ] as const) {
-    tokens[name] = (await createApiToken(t.store, { name, scopes: [scopes], prefixes: [...prefixes] })).token;
-  }
-  server = createServer((request, response) => {
+  ]);
+  server = await serveOnLoopback(t.app, (request) => {
     received.push(`${request.headers['content-encoding']} ${request.headers.authorization?.split(' ')[0]}`);
-    void t.app(request, response);
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = server.url;
   small = createApp({
     store: t.store,
     logger: pino({ level: 'silent' }),
@@ -50,11 +45,10 @@ beforeAll(async () => {
     requestLimits: { maxBodyBytes: 2000 },
   });
   // Use each token once, so that the recorded first use does not count as a write later.
-  for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
+  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((closed) => server.close(closed));
+  await server.close();
   await t.close();
 });
 

@@ -10,12 +10,12 @@ import getPort from 'get-port';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ensureSecantusInstalled } from '../../src/embedded/secantus.ts';
 import { LiveEvents, writesOfChange } from '../../src/events/live-events.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
 import { testMongoUri } from '../helpers/db.ts';
+import { createTokens } from '../helpers/tokens.ts';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2024, 0, 1);
@@ -191,18 +191,16 @@ const codeOf = (response: GraphQLResponse<unknown>) => response.errors?.[0]?.ext
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let t: TestApp;
-const tokens = {} as Record<'admin' | 'reader' | 'writer' | 'mem-reader', string>;
+let tokens: Record<'admin' | 'reader' | 'writer' | 'mem-reader', string>;
 
 beforeAll(async () => {
   t = await openTestApp('live', { auth: 'tokens', journal: false, live: { minIntervalMs: INTERVAL_MS } });
-  for (const [name, scopes, prefixes] of [
+  tokens = await createTokens(t.store, [
     ['admin', 'admin', []],
     ['reader', 'read', []],
     ['writer', 'write', []],
     ['mem-reader', 'read', ['mem']],
-  ] as const) {
-    tokens[name] = (await createApiToken(t.store, { name, scopes: [scopes], prefixes: [...prefixes] })).token;
-  }
+  ]);
 });
 afterAll(async () => t?.close());
 

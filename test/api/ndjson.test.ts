@@ -5,24 +5,22 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
 
 let t: TestApp;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 
 beforeAll(async () => {
   t = await openTestApp('ndjson', { auth: 'tokens', journal: false });
-  for (const [name, scopes, prefixes] of [
+  tokens = await createTokens(t.store, [
     ['admin', 'admin', []],
     ['writer', 'write', []],
     ['reader', 'read', []],
     ['nd-writer', 'write', ['nd_']],
-  ] as const) {
-    tokens[name] = (await createApiToken(t.store, { name, scopes: [scopes], prefixes: [...prefixes] })).token;
-  }
-  for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
+  ]);
+  await useTokensOnce(t, tokens);
 });
 afterAll(async () => t.close());
 

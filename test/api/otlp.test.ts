@@ -6,8 +6,6 @@
  * with their status, `google.rpc.Status` body and the database unchanged; a resent
  * export stored once; partial success naming the rejected data points.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
@@ -15,43 +13,39 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { receiverTypes } from '../../src/receivers/proto.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
+import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
 
 let t: TestApp;
-let server: Server;
+let server: Loopback;
 let url: string;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 /** Content-Type and Content-Encoding of each request the HTTP server received. */
 const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('otlp', { auth: 'tokens', journal: false });
-  for (const [name, scopes, prefixes] of [
+  tokens = await createTokens(t.store, [
     ['admin', 'admin', []],
     ['writer', 'write', []],
     ['reader', 'read', []],
     ['app-writer', 'write', ['app_']],
-  ] as const) {
-    tokens[name] = (await createApiToken(t.store, { name, scopes: [scopes], prefixes: [...prefixes] })).token;
-  }
-  server = createServer((request, response) => {
+  ]);
+  server = await serveOnLoopback(t.app, (request) => {
     received.push(`${request.headers['content-type']} ${request.headers['content-encoding'] ?? 'none'}`);
-    void t.app(request, response);
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = server.url;
   // Use each token once, so that the recorded first use does not count as a write later.
-  for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
+  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((closed) => server.close(closed));
+  await server.close();
   await t.close();
 });
 

@@ -6,48 +6,42 @@
  * stored once; every refusal with its status and code, and the database unchanged.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pushTimeseries } from 'prometheus-remote-write';
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createApiToken } from '../../src/auth/manage.ts';
 import { createApp } from '../../src/server/yoga.ts';
 import { receiverTypes } from '../../src/receivers/proto.ts';
 import { STALE_NAN_BITS } from '../../src/receivers/remote-write.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
+import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
 
 let t: TestApp;
-let server: Server;
+let server: Loopback;
 let url: string;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 /** Content-Type of each request the HTTP server received. */
 const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('remotewrite', { auth: 'tokens', journal: false });
-  for (const [name, scopes, prefixes] of [
+  tokens = await createTokens(t.store, [
     ['admin', 'admin', []],
     ['writer', 'write', []],
     ['reader', 'read', []],
     ['node-writer', 'write', ['node_']],
-  ] as const) {
-    tokens[name] = (await createApiToken(t.store, { name, scopes: [scopes], prefixes: [...prefixes] })).token;
-  }
-  server = createServer((request, response) => {
+  ]);
+  server = await serveOnLoopback(t.app, (request) => {
     received.push(String(request.headers['content-type']));
-    void t.app(request, response);
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
+  url = server.url;
+  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((closed) => server.close(closed));
+  await server.close();
   await t.close();
 });
 
