@@ -166,8 +166,8 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
   };
   const routes: Record<string, Route & { method: string }> = {};
   for (const info of HTTP_ROUTES) routes[info.path] = { method: info.method, ...handlers[info.path] };
-  for (const path of [...Object.values(DASHBOARD_PATHS), `${DASHBOARD_PATHS.page}/`]) {
-    routes[path] = { method: 'GET', handle: async (_request, url) => (await serveDashboard(url.pathname))! };
+  for (const path of [DASHBOARD_PATHS.script, DASHBOARD_PATHS.style, `${DASHBOARD_PATHS.page}/`]) {
+    routes[path] = routes[DASHBOARD_PATHS.page]!;
   }
 
   return {

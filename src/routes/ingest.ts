@@ -10,8 +10,9 @@
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import { uncompress } from 'snappyjs';
 import { z } from 'zod';
-import { recordBatch } from '../engine/record.ts';
+import { recordBatch, type RecordOutcome } from '../engine/record.ts';
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import { UTC, parseLocalTime } from '../query/zone.ts';
 import { validateBatchId, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';
@@ -99,6 +100,22 @@ export async function gunzipBody(bytes: Uint8Array, maxBytes: number): Promise<U
 }
 
 /**
+ * Decompresses a snappy body (block format, as Prometheus remote write sends it),
+ * stopping at `maxBytes` so a small body cannot unpack into a huge one.
+ * @throws CodedError REQUEST_TOO_LARGE (413) past `maxBytes`; MALFORMED_BODY for bytes that are not snappy.
+ */
+export function unsnappyBody(bytes: Uint8Array, maxBytes: number): Uint8Array {
+  try {
+    return uncompress(bytes, maxBytes);
+  } catch (error) {
+    const message = (error as Error).message;
+    // snappyjs checks the length the block announces against the limit before unpacking.
+    if (/too big/.test(message)) throw tooLarge(maxBytes, ' once decompressed');
+    throw malformed(`The body is not snappy-compressed (block format) data (${message}).`);
+  }
+}
+
+/**
  * Reads a request body as bytes with {@link readRawBody}, decompressing it with
  * `Content-Encoding: gzip` (at most `maxBytes` once decompressed, see {@link gunzipBody}).
  * @throws CodedError as {@link readRawBody} and {@link gunzipBody}; UNSUPPORTED_MEDIA_TYPE
@@ -128,7 +145,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<stri
 }
 
 /** The message of a validation error without its `readings[3].tags[0].key: ` prefix. */
-const ownMessage = (error: InputError) =>
+export const ownMessage = (error: InputError): string =>
   error.inputPath !== undefined && error.message.startsWith(`${error.inputPath}: `)
     ? error.message.slice(error.inputPath.length + 2)
     : error.message;
@@ -172,6 +189,25 @@ function validate(
     if (path === undefined) throw error;
     throw locate(error as InputError, path);
   }
+}
+
+/**
+ * Records the validated readings of a route's request with `recordBatch` (exactly once
+ * per `batchId`, none: a batch of its own), as a write a graceful shutdown waits for, then
+ * tells the metrics its outcome and the live subscriptions its readings (when it applied any).
+ * @param receivedAt when the request arrived (ms since the epoch, UTC).
+ * @throws CodedError as `recordBatch`: BATCH_ID_REUSED, INGEST_BACKLOG, UNAVAILABLE, ...
+ */
+export async function recordRouteBatch(
+  context: RouteContext,
+  readings: Reading[],
+  batchId: string | undefined,
+  receivedAt: number,
+): Promise<RecordOutcome> {
+  const outcome = await context.trackWrite(recordBatch(context.store, readings, { batchId, receivedAt, logger: context.logger }));
+  context.written?.(outcome);
+  if (outcome.applied > 0) context.recorded?.(readings);
+  return outcome;
 }
 
 /** What a line-protocol write does with string and boolean fields: refuse the request (default) or leave them out. */
@@ -261,9 +297,7 @@ export async function writeLineProtocol(request: Request, url: URL, context: Rou
     }
     return new LocatedError(error.code, at(offset), ownMessage(error));
   });
-  const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
-  context.written?.(outcome);
-  if (outcome.applied > 0) context.recorded?.(valid);
+  await recordRouteBatch(context, valid, batchId, receivedAt);
   return new Response(null, { status: 204 });
 }
 
@@ -351,9 +385,7 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
     else if (path.part !== undefined) where = `${path.part}: `;
     return new LocatedError(error.code, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
   });
-  const outcome = await context.trackWrite(recordBatch(context.store, valid, { batchId, receivedAt, logger: context.logger }));
-  context.written?.(outcome);
-  if (outcome.applied > 0) context.recorded?.(valid);
+  const outcome = await recordRouteBatch(context, valid, batchId, receivedAt);
   const { buckets, ...rest } = outcome;
   return new Response(JSON.stringify({ ...rest, documents: buckets }), {
     status: 200,

@@ -20,15 +20,13 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Reader, Type } from 'protobufjs';
-import { uncompress } from 'snappyjs';
-import { recordBatch, type RecordOutcome } from '../engine/record.ts';
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import { type OtlpMappingOptions, mapExportRequest, type ExportRequest, type Rejection } from '../receivers/otlp.ts';
 import { receiverTypes } from '../receivers/proto.ts';
 import { mapWriteRequest, seriesText, type WriteRequest } from '../receivers/remote-write.ts';
 import { validateReading, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';
 import { clientErrorOf, requireMetrics, requireScope, statusOf, type RouteContext } from './http-answers.ts';
-import { readBodyBytes, readRawBody } from './ingest.ts';
+import { ownMessage, readBodyBytes, readRawBody, recordRouteBatch, unsnappyBody } from './ingest.ts';
 import { declareCounters } from '../storage/registry.ts';
 
 /** Why a receiver left a data point or sample of an accepted request out (label `reason` of `tsgraph_receiver_dropped_total`). */
@@ -76,12 +74,11 @@ async function declareStoredCounters(
   kinds: ReadonlyMap<string, string>,
   stored: readonly Reading[],
 ): Promise<void> {
-  const wanted = new Set<string>();
-  for (const reading of stored) {
-    if (kinds.get(reading.metric) === 'counter' && !context.counters.has(reading.metric)) wanted.add(reading.metric);
-  }
-  if (wanted.size === 0) return;
-  const names = [...wanted];
+  const unknown = [...kinds].filter(([name, kind]) => kind === 'counter' && !context.counters.has(name)).map(([name]) => name);
+  if (unknown.length === 0) return;
+  const metrics = new Set(stored.map((reading) => reading.metric));
+  const names = unknown.filter((name) => metrics.has(name));
+  if (names.length === 0) return;
   try {
     const declared = await declareCounters(context.store, names);
     for (const name of names) context.counters.set(name, true);
@@ -114,18 +111,11 @@ export function contentBatchId(prefix: 'otlp' | 'prw', body: Uint8Array): string
   return `${prefix}:${createHash('sha256').update(body).digest('hex')}`;
 }
 
-/** The message of a validation error without its `readings[3].fields[0].value: ` prefix. */
-function ownMessage(error: InputError): string {
-  const path = error.inputPath;
-  return path !== undefined && error.message.startsWith(`${path}: `) ? error.message.slice(path.length + 2) : error.message;
+/** The index of the reading a validation error is about (its `inputPath` starts with `readings[i]`), or undefined for another error. */
+function readingIndexOf(error: unknown): number | undefined {
+  const match = error instanceof InputError ? /^readings\[(\d+)\]/.exec(error.inputPath ?? '') : null;
+  return match ? Number(match[1]) : undefined;
 }
-
-/** True for a validation error about one reading (its `inputPath` starts with `readings[i]`). */
-const aboutOneReading = (error: unknown): error is InputError =>
-  error instanceof InputError && error.inputPath !== undefined && /^readings\[\d+\]/.test(error.inputPath);
-
-/** The index of the reading a validation error is about (see {@link aboutOneReading}). */
-const readingIndexOf = (error: InputError) => Number(/^readings\[(\d+)\]/.exec(error.inputPath!)![1]);
 
 /**
  * Validates the readings of a receiver with `record/validate.ts`; readings that break a
@@ -142,7 +132,7 @@ function validateEach(
   try {
     return { valid: validateReadings(readings, { maxBatchSize: context.maxBatchSize, receivedAt }), rejected: [] };
   } catch (error) {
-    if (!aboutOneReading(error)) throw error;
+    if (readingIndexOf(error) === undefined) throw error;
   }
   const valid: Reading[] = [];
   const rejected: Rejection[] = [];
@@ -155,14 +145,6 @@ function validateEach(
     }
   }
   return { valid, rejected };
-}
-
-/** Records validated readings under `batchId` and tells the live subscriptions and the metrics. */
-async function record(context: RouteContext, readings: Reading[], batchId: string, receivedAt: number): Promise<RecordOutcome> {
-  const outcome = await context.trackWrite(recordBatch(context.store, readings, { batchId, receivedAt, logger: context.logger }));
-  context.written?.(outcome);
-  if (outcome.applied > 0) context.recorded?.(readings);
-  return outcome;
 }
 
 /** At most this many rejections are named in a partial success's `errorMessage`. */
@@ -236,7 +218,7 @@ export async function writeOtlp(request: Request, context: ReceiverContext): Pro
   const mapped = mapExportRequest(decodeExportRequest(body, encoding), context.otlp);
   requireMetrics(access, [...mapped.kinds.keys()]);
   const { valid, rejected } = validateEach(mapped.readings, context, receivedAt);
-  await record(context, valid, contentBatchId('otlp', body), receivedAt);
+  await recordRouteBatch(context, valid, contentBatchId('otlp', body), receivedAt);
   await declareStoredCounters(context, mapped.kinds, valid);
   const allRejected = [...mapped.rejected, ...rejected];
   if (mapped.noValue > 0) context.dropped?.('otlp', 'no_value', mapped.noValue);
@@ -341,20 +323,7 @@ export async function writeRemote(request: Request, context: ReceiverContext): P
   }
   const access = await context.authenticate(request);
   requireScope(access, 'write');
-  const { bytes } = await readRawBody(request, context.maxBodyBytes, ['snappy']);
-  let body: Uint8Array;
-  try {
-    body = uncompress(bytes, context.maxBodyBytes);
-  } catch (error) {
-    const message = (error as Error).message;
-    if (/too big/.test(message)) {
-      throw new CodedError(
-        ErrorCode.REQUEST_TOO_LARGE,
-        `The request body is larger than ${context.maxBodyBytes.toLocaleString('en-US')} bytes once decompressed.`,
-      );
-    }
-    throw malformed(`The body is not snappy-compressed (block format) data (${message}).`);
-  }
+  const body = unsnappyBody((await readRawBody(request, context.maxBodyBytes, ['snappy'])).bytes, context.maxBodyBytes);
   let decoded: WriteRequest;
   try {
     decoded = receiverTypes().writeRequest.decode(body) as unknown as WriteRequest;
@@ -367,11 +336,12 @@ export async function writeRemote(request: Request, context: ReceiverContext): P
   try {
     valid = validateReadings(mapped.readings, { maxBatchSize: context.maxBatchSize, receivedAt });
   } catch (error) {
-    if (!aboutOneReading(error)) throw error;
-    const series = decoded.timeseries![mapped.seriesOf[readingIndexOf(error)]!]!;
-    throw new InputError(error.code, `series ${seriesText(series.labels)}: ${ownMessage(error)}`);
+    const index = readingIndexOf(error);
+    if (index === undefined) throw error;
+    const series = decoded.timeseries![mapped.seriesOf[index]!]!;
+    throw new InputError((error as InputError).code, `series ${seriesText(series.labels)}: ${ownMessage(error as InputError)}`);
   }
-  await record(context, valid, contentBatchId('prw', body), receivedAt);
+  await recordRouteBatch(context, valid, contentBatchId('prw', body), receivedAt);
   await declareStoredCounters(context, mapped.kinds, valid);
   const skipped = {
     stale: mapped.skipped.stale,
