@@ -275,32 +275,64 @@ export interface WriteConcernSetting {
   journal: boolean;
 }
 
+/** Settings of a {@link Store} (see its fields); each has a default. */
+export interface StoreSettings {
+  /** Layout of new metrics (default `sparse`). */
+  defaultLayout?: DocumentLayout;
+  /** Optional statistics of new metrics (default {@link DEFAULT_STATISTICS}). */
+  defaultStatistics?: StatisticsSettings;
+  /** How long registered series are remembered, in ms (default 10,000; 0: not at all). */
+  registryCacheTtlMs?: number;
+  /** The rollup rebuild grace period, in ms (default 60,000; see `Store.rollupGraceMs`). */
+  rollupGraceMs?: number;
+  /** Bounds of the unfolded log (default 200,000 readings and 60 s; see `Store.ingest`). */
+  ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
+  /** How long the fold lease lasts, in ms (default 30,000; see `Store.foldLeaseMs`). */
+  foldLeaseMs?: number;
+}
+
+/**
+ * The {@link Store} of database `db` of the connected `client`, with `settings` (their
+ * defaults where absent) and a new `holder`. Makes no request and creates no index:
+ * {@link openStore} connects and creates the indexes first.
+ */
+export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {}): Store {
+  return {
+    client,
+    db,
+    buckets: db.collection<DayDocument>(CollectionName.buckets),
+    series: db.collection<SeriesDocument>(CollectionName.series),
+    metrics: db.collection<MetricDocument>(CollectionName.metrics),
+    batches: db.collection<BatchDocument>(CollectionName.batches),
+    seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, settings.registryCacheTtlMs ?? 10_000) }),
+    holder: randomUUID(),
+    foldLeaseMs: settings.foldLeaseMs ?? DEFAULT_FOLD_LEASE_MS,
+    ingest: {
+      maxTailReadings: settings.ingest?.maxTailReadings ?? DEFAULT_MAX_TAIL_READINGS,
+      maxTailSeconds: settings.ingest?.maxTailSeconds ?? DEFAULT_MAX_TAIL_SECONDS,
+      foldRate: 20_000,
+    },
+    defaultLayout: settings.defaultLayout ?? 'sparse',
+    rollupGraceMs: settings.rollupGraceMs ?? 60_000,
+    defaultStatistics: settings.defaultStatistics ?? DEFAULT_STATISTICS,
+  };
+}
+
 /**
  * Connects to `uri`, checks the server answers, creates the indexes and returns a
- * {@link Store} on database `dbName`. Every write waits for `writeConcern` (default
- * `{w: 'majority', journal: true}`).
+ * {@link Store} on database `dbName` ({@link storeOf}). Every write waits for
+ * `writeConcern` (default `{w: 'majority', journal: true}`).
  * @throws Error "Cannot reach the database at …" when the server does not answer
  * within `serverSelectionTimeoutMS` (default 10 s).
  */
 export async function openStore(
   uri: string,
   dbName: string,
-  options: {
-    defaultLayout?: DocumentLayout;
-    /** Optional statistics of new metrics (default {@link DEFAULT_STATISTICS}). */
-    defaultStatistics?: StatisticsSettings;
+  options: StoreSettings & {
     client?: MongoClientOptions;
     writeConcern?: WriteConcernSetting;
     /** How long batch claims are kept, in seconds (default 24 hours). */
     batchRetentionSeconds?: number;
-    /** How long registered series are remembered, in ms (default 10,000; 0: not at all). */
-    registryCacheTtlMs?: number;
-    /** The rollup rebuild grace period, in ms (default 60,000; see `Store.rollupGraceMs`). */
-    rollupGraceMs?: number;
-    /** Bounds of the unfolded log (default 200,000 readings and 60 s; see `Store.ingest`). */
-    ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
-    /** How long the fold lease lasts, in ms (default 30,000; see `Store.foldLeaseMs`). */
-    foldLeaseMs?: number;
   } = {},
 ): Promise<Store> {
   const writeConcern = options.writeConcern ?? { w: 'majority', journal: true };
@@ -318,25 +350,7 @@ export async function openStore(
   }
   const db = client.db(dbName);
   await ensureIndexes(db, options.batchRetentionSeconds);
-  return {
-    client,
-    db,
-    buckets: db.collection<DayDocument>(CollectionName.buckets),
-    series: db.collection<SeriesDocument>(CollectionName.series),
-    metrics: db.collection<MetricDocument>(CollectionName.metrics),
-    batches: db.collection<BatchDocument>(CollectionName.batches),
-    seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, options.registryCacheTtlMs ?? 10_000) }),
-    holder: randomUUID(),
-    foldLeaseMs: options.foldLeaseMs ?? DEFAULT_FOLD_LEASE_MS,
-    ingest: {
-      maxTailReadings: options.ingest?.maxTailReadings ?? DEFAULT_MAX_TAIL_READINGS,
-      maxTailSeconds: options.ingest?.maxTailSeconds ?? DEFAULT_MAX_TAIL_SECONDS,
-      foldRate: 20_000,
-    },
-    defaultLayout: options.defaultLayout ?? 'sparse',
-    rollupGraceMs: options.rollupGraceMs ?? 60_000,
-    defaultStatistics: options.defaultStatistics ?? DEFAULT_STATISTICS,
-  };
+  return storeOf(client, db, options);
 }
 
 /** Hides the password of a connection string, for messages and logs. */

@@ -39,8 +39,6 @@
  * change of the planners shows.
  */
 import { BSON, MongoClient, type Db } from 'mongodb';
-import { LRUCache } from 'lru-cache';
-import { randomUUID } from 'node:crypto';
 import { ErrorCode, InputError } from '../../src/errors.ts';
 import { batchFingerprint, batchMark } from '../../src/model/batch.ts';
 import { daySkeleton, type DayDocument, type DocumentLayout } from '../../src/model/day-document.ts';
@@ -51,15 +49,7 @@ import { planRollups } from '../../src/record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../../src/record/validate.ts';
 import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/record.ts';
 import { applyRollupWrites, findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
-import {
-  CollectionName,
-  DEFAULT_BATCH_RETENTION_SECONDS,
-  DEFAULT_FOLD_LEASE_MS,
-  type BatchDocument,
-  type MetricDocument,
-  type SeriesDocument,
-  type Store,
-} from '../../src/storage/store.ts';
+import { CollectionName, DEFAULT_BATCH_RETENTION_SECONDS, storeOf, type MetricDocument, type Store } from '../../src/storage/store.ts';
 
 /** The indexes the write path before the ingest log created on a series-day or rollup collection. */
 async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
@@ -74,8 +64,8 @@ async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
  * A {@link Store} on database `dbName` with the indexes the old `openStore` created
  * (`buckets {series, date}` unique, `{metric, date}`, `{metric, tagPairs, date}`; `series`
  * `{metric, key}`, `{metric, tagPairs}`; the TTL index of `batches`), and none of the
- * ingest log's: what the old server left. `holder` and `ingest` are filled in for the type
- * only; nothing here folds.
+ * ingest log's: what the old server left (`storeOf`, the log's bounds off: nothing here
+ * appends to the log or folds).
  */
 export async function openLegacyStore(uri: string, dbName: string, options: { layout?: DocumentLayout } = {}): Promise<Store> {
   const client = new MongoClient(uri, { writeConcern: { w: 'majority', journal: true } });
@@ -89,21 +79,11 @@ export async function openLegacyStore(uri: string, dbName: string, options: { la
   await db
     .collection(CollectionName.batches)
     .createIndexes([{ key: { createdAt: 1 }, name: 'createdAt_ttl', expireAfterSeconds: DEFAULT_BATCH_RETENTION_SECONDS }]);
-  return {
-    client,
-    db,
-    buckets: db.collection<DayDocument>(CollectionName.buckets),
-    series: db.collection<SeriesDocument>(CollectionName.series),
-    metrics: db.collection<MetricDocument>(CollectionName.metrics),
-    batches: db.collection<BatchDocument>(CollectionName.batches),
-    seriesCache: new LRUCache({ max: 10_000, ttl: 10_000 }),
-    holder: randomUUID(),
-    ingest: { maxTailReadings: 0, maxTailSeconds: 0, foldRate: 20_000 },
-    defaultLayout: options.layout ?? 'sparse',
-    rollupGraceMs: 60_000,
-    foldLeaseMs: DEFAULT_FOLD_LEASE_MS,
+  return storeOf(client, db, {
+    defaultLayout: options.layout,
     defaultStatistics: LEGACY_DEFAULT_STATISTICS,
-  };
+    ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
+  });
 }
 
 /**
