@@ -12,6 +12,13 @@ import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** The items of a comma-separated setting, trimmed, empty ones left out (`"a, b,"` gives `["a", "b"]`). */
+const commaList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
 /**
  * The server's settings, read from environment variables once at start-up.
  * Every variable is optional; the defaults run the embedded database on this machine.
@@ -244,10 +251,7 @@ export const ConfigSchema = z
       .string()
       .default('')
       .transform((text, context) => {
-        const points = text
-          .split(',')
-          .map((point) => point.trim())
-          .filter((point) => point !== '');
+        const points = commaList(text);
         const unknown = points.filter((point) => !(FAULT_POINTS as readonly string[]).includes(point));
         if (unknown.length > 0) {
           context.addIssue({
@@ -276,10 +280,7 @@ export const ConfigSchema = z
       .string()
       .default('')
       .transform((text, ctx) => {
-        const origins = text
-          .split(',')
-          .map((item) => item.trim())
-          .filter((item) => item !== '');
+        const origins = commaList(text);
         for (const origin of origins) {
           if (!isOrigin(origin)) {
             ctx.addIssue({

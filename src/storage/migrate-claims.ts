@@ -12,6 +12,7 @@
  * Only standard driver calls (`find`, `insertMany`, `updateOne`, `updateMany`,
  * `deleteMany`), so it runs unchanged on MongoDB 7/8, Atlas and the embedded database.
  */
+import type { Filter, UpdateFilter } from 'mongodb';
 import { batchMark } from '../model/batch.ts';
 import { ingestLog, type CarriedClaim, type LogEntryDocument } from './ingest-log.ts';
 import { duplicateKeyIndexes } from './record.ts';
@@ -334,9 +335,9 @@ async function deleteClaims(store: Store, ids: readonly string[]): Promise<numbe
  * `batchSize` documents per `updateMany`, after {@link carryClaims} has read them: the
  * ingest log recognises resends without them, and compaction would drop them anyway.
  * The `_id`s of the next marked documents are read in `_id` order, then one `updateMany`
- * `$unset`s the marks of the marked documents in that `_id` range (a range: an `$in` of
- * the ids took several times as long on the embedded server), as the layout stamping
- * does. Nothing else in a document changes. Idempotent.
+ * `$unset`s the marks of the marked documents in that `_id` range ({@link updateInIdRanges}:
+ * a range, as an `$in` of the ids took several times as long on the embedded server), as
+ * the layout stamping does. Nothing else in a document changes. Idempotent.
  * @param onProgress called with the documents cleaned so far and the marked documents
  * found at the start: once before the first write, then after every write.
  * @returns the documents cleaned.
@@ -346,22 +347,42 @@ export async function removeBatchMarks(
   options: { batchSize: number; onProgress?: (done: number, total: number) => void },
 ): Promise<number> {
   const marked = { batches: { $exists: true } };
-  let total = await countMarkedDocuments(store);
+  return updateInIdRanges(store, marked, { $unset: { batches: '' } }, { ...options, total: await countMarkedDocuments(store) });
+}
+
+/**
+ * Applies `update` to the series-day documents matching `filter`, `batchSize` of them
+ * per `updateMany`, walking them in `_id` order: each step reads the next `batchSize`
+ * ids (`_id` only) and updates the range up to the last of them, so no step sends a
+ * list of ids. The documents of the write path before the ingest log (the only ones the
+ * upgrade changes) have ObjectId ids, so `_id` order is a total order over them; a
+ * document that `update` leaves matching `filter` is passed over, not updated again.
+ * @param options.total the matching documents counted before the first step (grows if
+ * more are updated, so progress never passes 100%).
+ * @param options.onProgress called with the documents updated so far and the total:
+ * once before the first write, then after every write.
+ * @returns the documents updated.
+ */
+export async function updateInIdRanges(
+  store: Pick<Store, 'buckets'>,
+  filter: Filter<DayDocument>,
+  update: UpdateFilter<DayDocument>,
+  options: { batchSize: number; total: number; onProgress?: (done: number, total: number) => void },
+): Promise<number> {
+  let total = options.total;
   let done = 0;
   options.onProgress?.(done, total);
-  // Documents of the write path before the ingest log (the only ones with marks) have
-  // ObjectId ids, so `_id` order is a total order over them.
   let last: DayDocument['_id'] | undefined;
   for (;;) {
     const range = last === undefined ? {} : { _id: { $gt: last } };
     const ids = await store.buckets
-      .find({ ...marked, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: options.batchSize })
+      .find({ ...filter, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: options.batchSize })
       .toArray();
     const upTo = ids.at(-1)?._id;
     if (upTo === undefined) break;
     const result = await store.buckets.updateMany(
-      { ...marked, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
-      { $unset: { batches: '' } },
+      { ...filter, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
+      update,
     );
     done += result.modifiedCount;
     total = Math.max(total, done);

@@ -25,7 +25,7 @@
  */
 import type { Filter } from 'mongodb';
 import type { DayDocument } from '../model/day-document.ts';
-import { carryClaims, planClaims, removeBatchMarks, type ClaimsPlan, type ClaimsReport } from './migrate-claims.ts';
+import { carryClaims, planClaims, removeBatchMarks, updateInIdRanges, type ClaimsPlan, type ClaimsReport } from './migrate-claims.ts';
 import type { MetricDocument, Store } from './store.ts';
 
 /** Documents stamped per write unless told otherwise. */
@@ -151,28 +151,12 @@ export async function migrateLayout(
   const started = performance.now();
   const before = await layoutVersions(store);
 
-  let total = await store.buckets.countDocuments(unmarked);
-  let stamped = 0;
-  options.onProgress?.(stamped, total);
-  // Series-day documents get their `_id` (an ObjectId) from the server's upsert or the
-  // driver's insert, so `_id` order is a total order over the collection.
-  let last: DayDocument['_id'] | undefined;
-  for (;;) {
-    const range = last === undefined ? {} : { _id: { $gt: last } };
-    const ids = await store.buckets
-      .find({ ...unmarked, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: batchSize })
-      .toArray();
-    const upTo = ids.at(-1)?._id;
-    if (upTo === undefined) break;
-    const result = await store.buckets.updateMany(
-      { ...unmarked, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
-      { $set: { v: UNMARKED_VERSION } },
-    );
-    stamped += result.modifiedCount;
-    total = Math.max(total, stamped);
-    last = upTo;
-    options.onProgress?.(stamped, total);
-  }
+  const stamped = await updateInIdRanges(
+    store,
+    unmarked,
+    { $set: { v: UNMARKED_VERSION } },
+    { batchSize, total: await store.buckets.countDocuments(unmarked), onProgress: options.onProgress },
+  );
 
   const metrics = await store.metrics.updateMany(withoutStatistics, { $set: { statistics: store.defaultStatistics } });
   // The claims first: those in progress are decided by the marks.
