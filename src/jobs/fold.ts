@@ -29,7 +29,8 @@ export interface FoldTotals {
  * folds come out at least half full (a backlog), until another instance holds the lease
  * or the scheduler stops, then compacts the days due (`compactOnce`: days
  * that `compactAfterFolds` folds wrote to) and deletes the parts earlier compactions
- * replaced once `compactGraceMs` has passed. Its log line carries the folds, readings,
+ * replaced once no read pins a view from before them (`storage/read-pins.ts`), or
+ * `compactGraceMs` has passed. Its log line carries the folds, readings,
  * parts and compactions of the run, at debug level (it runs every second).
  * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
  * @param options.onFold told every fold that folded something, with its duration in seconds.
@@ -70,6 +71,7 @@ export function foldJob(
         const compacted = await compactOnce(store, store.holder, {
           afterFolds: options.compactAfterFolds,
           graceMs: options.compactGraceMs,
+          pinned: true,
         });
         run.deleted += compacted.deleted;
         if (compacted.compaction === null) break;

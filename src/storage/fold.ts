@@ -14,6 +14,7 @@ import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
+import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import type { Store } from './store.ts';
 import {
   FOLDS_ID,
@@ -324,16 +325,21 @@ export interface CompactOutcome {
 }
 
 /**
- * Deletes the parts replaced by compactions whose grace period has passed (no reader
- * that began before their flip can still run), one range delete per compaction, then
- * forgets them (`$pull`, by the lease holder). Deleting first keeps every reader right:
- * one that still reads the record excludes parts that are gone.
+ * Deletes the parts replaced by compactions no reader can still need, one range delete
+ * per compaction, then forgets them (`$pull`, by the lease holder): those whose grace
+ * period has passed (no reader that began before their flip can still run) and, with
+ * `pinned`, those every live read pin has passed (`storage/read-pins.ts`: no read holds
+ * a view from before their flip). Deleting first keeps every reader right: one that
+ * still reads the record excludes parts that are gone.
  * @returns the parts deleted.
  */
-async function dropReplaced(store: Store, holder: string, state: FoldStateDocument, graceMs: number): Promise<number> {
+async function dropReplaced(store: Store, holder: string, state: FoldStateDocument, graceMs: number, pinned: boolean): Promise<number> {
+  const records = state.compactions ?? [];
+  if (records.length === 0) return 0;
+  const lowest = pinned ? await lowestPin(store.db, graceMs + PIN_REFRESH_MS) : Number.NEGATIVE_INFINITY;
   let deleted = 0;
-  for (const record of state.compactions ?? []) {
-    if (Date.now() - record.at.getTime() < graceMs) continue;
+  for (const record of records) {
+    if (Date.now() - record.at.getTime() < graceMs && record.c > lowest) continue;
     const collections = [store.buckets, ...(await findRollups(store)).map((rollup) => store.db.collection(rollup.collection))];
     for (const collection of collections) {
       for (const filter of replacedBy(record)) deleted += (await collection.deleteMany(filter)).deletedCount;
@@ -373,16 +379,19 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * compaction (default 1: every compaction merges the whole day; the server uses 4).
  * @param options.graceMs how long replaced parts are kept after the flip: longer than any
  * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
+ * @param options.pinned delete replaced parts before the grace period ends once every
+ * live read pin is past the compaction (`storage/read-pins.ts`; the server's fold job
+ * does; default false: only after the grace period).
  */
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number; fullEvery?: number } = {},
+  options: { afterFolds?: number; graceMs?: number; fullEvery?: number; pinned?: boolean } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const state = await takeLease(store, holder);
   if (state === null) return outcome;
-  outcome.deleted = await dropReplaced(store, holder, state, options.graceMs ?? 60_000);
+  outcome.deleted = await dropReplaced(store, holder, state, options.graceMs ?? 60_000, options.pinned ?? false);
   let running = state.running;
   if (running !== null && running.compact === undefined) return outcome;
   outcome.leased = true;

@@ -10,7 +10,8 @@ import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readView, readVisible, visibleIn } from './visibility.ts';
+import { withView } from './read-pins.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readVisible, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -221,51 +222,52 @@ export async function aggregateBuckets<T extends Document = Document>(
 ): Promise<T[]> {
   const [first, ...rest] = pipeline;
   if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
-  const view = await readView(store);
-  const { visible } = view;
-  const tail = await limitedRead(options, (driver) => readTail(store, source.metric, visible, driver));
-  onTail?.({ entries: tail.entries, readings: tail.readings.length });
-  // A stage of its own after the first $match, which stays exactly an index range: a
-  // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
-  // the first and scans the collection for a merged or $and-wrapped filter.
-  const visibility = { $match: visibleIn(view) };
-  const collection = source.rollup?.collection ?? CollectionName.buckets;
-  const selecting = selectingStages(pipeline);
-  // Only the readings whose documents the first $match may select are planned and sent.
-  const rollup = Boolean(source.rollup);
-  const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup), first.$match as Document));
-  const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
-  if (whole.length === 0) {
-    return limitedRead(options, (driver) =>
-      store.db
-        .collection(collection)
-        .aggregate<T>([first, visibility, ...rest], driver)
-        .toArray(),
-    );
-  }
-  const paths = tailPaths(pipeline.slice(0, selecting));
-  const tree = paths === null ? null : pathTree(paths);
-  const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
-  // The tail enters through `$unionWith` of the one fold-state document turned into the
-  // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
-  // first `$match` keeps its index: a database aggregate of `$documents` and a
-  // `$unionWith` of the collection scanned the whole collection on the embedded server
-  // (2.4x the plain read of the measured day).
-  const tailStages = [
-    { $match: { _id: FOLDS_ID } },
-    { $project: { _id: 0, d: { $literal: documents } } },
-    { $unwind: '$d' },
-    { $replaceRoot: { newRoot: '$d' } },
-    ...pipeline.slice(0, selecting),
-  ];
-  const combined = [
-    first,
-    visibility,
-    ...pipeline.slice(1, selecting),
-    { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } },
-    ...pipeline.slice(selecting),
-  ];
-  return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
+  return withView(store, async (view) => {
+    const { visible } = view;
+    const tail = await limitedRead(options, (driver) => readTail(store, source.metric, visible, driver));
+    onTail?.({ entries: tail.entries, readings: tail.readings.length });
+    // A stage of its own after the first $match, which stays exactly an index range: a
+    // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
+    // the first and scans the collection for a merged or $and-wrapped filter.
+    const visibility = { $match: visibleIn(view) };
+    const collection = source.rollup?.collection ?? CollectionName.buckets;
+    const selecting = selectingStages(pipeline);
+    // Only the readings whose documents the first $match may select are planned and sent.
+    const rollup = Boolean(source.rollup);
+    const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup), first.$match as Document));
+    const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
+    if (whole.length === 0) {
+      return limitedRead(options, (driver) =>
+        store.db
+          .collection(collection)
+          .aggregate<T>([first, visibility, ...rest], driver)
+          .toArray(),
+      );
+    }
+    const paths = tailPaths(pipeline.slice(0, selecting));
+    const tree = paths === null ? null : pathTree(paths);
+    const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
+    // The tail enters through `$unionWith` of the one fold-state document turned into the
+    // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
+    // first `$match` keeps its index: a database aggregate of `$documents` and a
+    // `$unionWith` of the collection scanned the whole collection on the embedded server
+    // (2.4x the plain read of the measured day).
+    const tailStages = [
+      { $match: { _id: FOLDS_ID } },
+      { $project: { _id: 0, d: { $literal: documents } } },
+      { $unwind: '$d' },
+      { $replaceRoot: { newRoot: '$d' } },
+      ...pipeline.slice(0, selecting),
+    ];
+    const combined = [
+      first,
+      visibility,
+      ...pipeline.slice(1, selecting),
+      { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } },
+      ...pipeline.slice(selecting),
+    ];
+    return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
+  });
 }
 
 /**
@@ -378,27 +380,28 @@ export async function seriesReadingTimes(
   options: QueryOptions = {},
 ): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
-  const view = await readView(store);
-  const { visible } = view;
-  const tail = await tailBySeries(store, ids, visible, options);
-  const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
-  return Promise.all(
-    ids.map(async (series) => {
-      let best: number | null = null;
-      for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
-      const stored = await limitedRead(options, async (driver) => {
-        const filter = { series, [edge]: { $exists: true }, ...visibleIn(view) };
-        const edgeDoc = await store.buckets.findOne(filter, { sort: { series: 1, date: direction }, projection: { date: 1 }, ...driver });
-        if (edgeDoc === null) return [];
-        return store.buckets.find({ ...filter, date: edgeDoc.date }, { projection: { [edge]: 1 }, ...driver }).toArray();
-      });
-      for (const doc of stored) {
-        const time = doc[edge]?.getTime();
-        if (time !== undefined && (best === null || better(time, best))) best = time;
-      }
-      return best === null ? null : new Date(best);
-    }),
-  );
+  return withView(store, async (view) => {
+    const { visible } = view;
+    const tail = await tailBySeries(store, ids, visible, options);
+    const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
+    return Promise.all(
+      ids.map(async (series) => {
+        let best: number | null = null;
+        for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
+        const stored = await limitedRead(options, async (driver) => {
+          const filter = { series, [edge]: { $exists: true }, ...visibleIn(view) };
+          const edgeDoc = await store.buckets.findOne(filter, { sort: { series: 1, date: direction }, projection: { date: 1 }, ...driver });
+          if (edgeDoc === null) return [];
+          return store.buckets.find({ ...filter, date: edgeDoc.date }, { projection: { [edge]: 1 }, ...driver }).toArray();
+        });
+        for (const doc of stored) {
+          const time = doc[edge]?.getTime();
+          if (time !== undefined && (best === null || better(time, best))) best = time;
+        }
+        return best === null ? null : new Date(best);
+      }),
+    );
+  });
 }
 
 /**
@@ -443,42 +446,43 @@ export async function latestValues(
   field: string,
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
-  const view = await readView(store);
-  const { visible } = view;
-  const tail = await tailBySeries(store, ids, visible, options);
-  return Promise.all(
-    ids.map(async (id) => {
-      let best: TimedValue | undefined;
-      for (const reading of tail.get(id) ?? []) {
-        const value = reading.fields.find((entry) => entry.name === field)?.value;
-        if (value === undefined) continue;
-        const pair = { t: reading.time, v: value };
-        if (best === undefined || isEarlier(best, pair)) best = pair;
-      }
-      const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleIn(view) };
-      const docs = await limitedRead(options, async (driver) => {
-        const newest = await store.buckets.findOne(filter, { ...driver, sort: { date: -1 }, projection: { date: 1 } });
-        if (newest === null) return [];
-        return store.buckets
-          .find({ ...filter, date: newest.date }, { ...driver, projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 } })
-          .toArray();
-      });
-      // A document of layout version 1 may hold any reading of its day: unknown unless
-      // something later than that day is known.
-      let unknownUntil = Number.NEGATIVE_INFINITY;
-      for (const doc of docs) {
-        const last = doc.fields?.[field]?.last;
-        if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) {
-          unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
-          continue;
+  return withView(store, async (view) => {
+    const { visible } = view;
+    const tail = await tailBySeries(store, ids, visible, options);
+    return Promise.all(
+      ids.map(async (id) => {
+        let best: TimedValue | undefined;
+        for (const reading of tail.get(id) ?? []) {
+          const value = reading.fields.find((entry) => entry.name === field)?.value;
+          if (value === undefined) continue;
+          const pair = { t: reading.time, v: value };
+          if (best === undefined || isEarlier(best, pair)) best = pair;
         }
-        const pair = { t: last.t.getTime(), v: last.v };
-        if (best === undefined || isEarlier(best, pair)) best = pair;
-      }
-      if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
-      return best;
-    }),
-  );
+        const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleIn(view) };
+        const docs = await limitedRead(options, async (driver) => {
+          const newest = await store.buckets.findOne(filter, { ...driver, sort: { date: -1 }, projection: { date: 1 } });
+          if (newest === null) return [];
+          return store.buckets
+            .find({ ...filter, date: newest.date }, { ...driver, projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 } })
+            .toArray();
+        });
+        // A document of layout version 1 may hold any reading of its day: unknown unless
+        // something later than that day is known.
+        let unknownUntil = Number.NEGATIVE_INFINITY;
+        for (const doc of docs) {
+          const last = doc.fields?.[field]?.last;
+          if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) {
+            unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
+            continue;
+          }
+          const pair = { t: last.t.getTime(), v: last.v };
+          if (best === undefined || isEarlier(best, pair)) best = pair;
+        }
+        if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
+        return best;
+      }),
+    );
+  });
 }
 
 /** One of a series' latest readings: time in ms since the epoch (UTC) and field values by name. */
@@ -498,59 +502,60 @@ export interface LatestReading {
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */
 export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
-  const view = await readView(store);
-  const { visible } = view;
-  const tail = (await tailBySeries(store, [id], visible, options)).get(id) ?? [];
-  const stored: LatestReading[] = [];
-  // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
-  let cutoff = -Infinity;
-  await limitedRead(options, async (driver) => {
-    const cursor = store.buckets.find(
-      { series: id, ...visibleIn(view) },
-      { ...driver, sort: { date: -1 }, projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 }, batchSize: 16 },
-    );
-    let day: number | null = null;
-    let dayReadings: LatestReading[] = [];
-    let dayCutoff = -Infinity;
-    let stop = false;
-    const closeDay = () => {
-      dayReadings.sort((a, b) => b.t - a.t);
-      for (const reading of dayReadings) if (reading.t >= dayCutoff) stored.push(reading);
-      if (dayCutoff > -Infinity || stored.length >= n) {
-        cutoff = dayCutoff > -Infinity ? dayCutoff : (stored[stored.length - 1]?.t ?? -Infinity);
-        stop = true;
-      }
-      dayReadings = [];
-      dayCutoff = -Infinity;
-    };
-    try {
-      for await (const doc of cursor) {
-        const date = doc.date.getTime();
-        if (day !== null && date !== day) {
-          closeDay();
-          if (stop) break;
+  return withView(store, async (view) => {
+    const { visible } = view;
+    const tail = (await tailBySeries(store, [id], visible, options)).get(id) ?? [];
+    const stored: LatestReading[] = [];
+    // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
+    let cutoff = -Infinity;
+    await limitedRead(options, async (driver) => {
+      const cursor = store.buckets.find(
+        { series: id, ...visibleIn(view) },
+        { ...driver, sort: { date: -1 }, projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 }, batchSize: 16 },
+      );
+      let day: number | null = null;
+      let dayReadings: LatestReading[] = [];
+      let dayCutoff = -Infinity;
+      let stop = false;
+      const closeDay = () => {
+        dayReadings.sort((a, b) => b.t - a.t);
+        for (const reading of dayReadings) if (reading.t >= dayCutoff) stored.push(reading);
+        if (dayCutoff > -Infinity || stored.length >= n) {
+          cutoff = dayCutoff > -Infinity ? dayCutoff : (stored[stored.length - 1]?.t ?? -Infinity);
+          stop = true;
         }
-        day = date;
-        if ((doc.v ?? 1) < LAYOUT_VERSION) {
-          // No latest readings kept: nothing of this day or earlier can be vouched for.
-          dayCutoff = Math.max(dayCutoff, date + DAY_MS);
-          continue;
+        dayReadings = [];
+        dayCutoff = -Infinity;
+      };
+      try {
+        for await (const doc of cursor) {
+          const date = doc.date.getTime();
+          if (day !== null && date !== day) {
+            closeDay();
+            if (stop) break;
+          }
+          day = date;
+          if ((doc.v ?? 1) < LAYOUT_VERSION) {
+            // No latest readings kept: nothing of this day or earlier can be vouched for.
+            dayCutoff = Math.max(dayCutoff, date + DAY_MS);
+            continue;
+          }
+          const recent = doc.recent ?? [];
+          for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
+          if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
         }
-        const recent = doc.recent ?? [];
-        for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
-        if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
+        if (!stop && day !== null) closeDay();
+      } finally {
+        await cursor.close();
       }
-      if (!stop && day !== null) closeDay();
-    } finally {
-      await cursor.close();
-    }
+    });
+    const merged = [
+      ...stored,
+      ...tail.filter((reading) => reading.time >= cutoff).map((reading) => ({ t: reading.time, f: fieldsOf(reading) })),
+    ];
+    merged.sort((a, b) => b.t - a.t);
+    return merged.slice(0, n);
   });
-  const merged = [
-    ...stored,
-    ...tail.filter((reading) => reading.time >= cutoff).map((reading) => ({ t: reading.time, f: fieldsOf(reading) })),
-  ];
-  merged.sort((a, b) => b.t - a.t);
-  return merged.slice(0, n);
 }
 
 /** A reading's field values by name. */

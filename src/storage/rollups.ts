@@ -9,7 +9,8 @@ import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
-import { FOLDS_ID, foldState, readView, visibleAt, visibleIn } from './visibility.ts';
+import { withView } from './read-pins.ts';
+import { FOLDS_ID, foldState, visibleAt, visibleIn } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -257,15 +258,17 @@ export async function rebuildRollupDay(
   const writes: DayWrite[] = [];
   const sources: Pick<DayDocument, 'v'>[] = [];
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
-  const view = await readView(store);
-  const { visible } = view;
-  for await (const doc of store.buckets.find(
-    { metric: rollup.metric, date, ...visibleIn(view) },
-    { projection: { recent: 0, batches: 0 } },
-  )) {
-    writes.push(storedDayWrite(doc));
-    sources.push(doc);
-  }
+  // The view stays pinned while the parts are read, so a compaction's clean-up keeps them.
+  const visible = await withView(store, async (view) => {
+    for await (const doc of store.buckets.find(
+      { metric: rollup.metric, date, ...visibleIn(view) },
+      { projection: { recent: 0, batches: 0 } },
+    )) {
+      writes.push(storedDayWrite(doc));
+      sources.push(doc);
+    }
+    return view.visible;
+  });
   const merged = mergeIntoRollup(writes, rollup);
   const collection = documentsOf(store, rollup);
   await collection.deleteMany({ metric: rollup.metric, date, ...visibleAt(visible) });

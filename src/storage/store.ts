@@ -8,6 +8,7 @@ import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
 import { ensureFoldState } from './visibility.ts';
+import { ReadPins, readPins } from './read-pins.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
@@ -138,6 +139,8 @@ export interface Store {
    * it folds (`storage/fold.ts`), whether as the background job or for a deletion.
    */
   holder: string;
+  /** The views this process's reads hold, pinned in `read_pins` under `holder` (see `storage/read-pins.ts`). */
+  pins: ReadPins;
   /**
    * How long the fold lease lasts unless renewed, in ms (`FOLD_LEASE_MS`, default
    * 30,000): a folder that stops is replaced after at most this long.
@@ -198,6 +201,9 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
   for (const { collection } of rollups) await ensureDayIndexes(db, collection);
   await ensureIngestLogIndexes(db, batchRetentionSeconds);
   await ensureFoldState(db);
+  // A stopped process's read pin is ignored once older than the compaction grace period
+  // (storage/read-pins.ts) and removed an hour after its last write.
+  await readPins(db).createIndexes([{ key: { at: 1 }, name: 'at_ttl', expireAfterSeconds: 3600 }]);
   await db.collection(CollectionName.series).createIndexes([
     { key: { metric: 1, key: 1 }, name: 'metric_key' },
     { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
@@ -297,6 +303,7 @@ export interface StoreSettings {
  * {@link openStore} connects and creates the indexes first.
  */
 export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {}): Store {
+  const holder = randomUUID();
   return {
     client,
     db,
@@ -305,7 +312,8 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
     batches: db.collection<BatchDocument>(CollectionName.batches),
     seriesCache: new LRUCache({ max: 200_000, ttl: Math.max(1, settings.registryCacheTtlMs ?? 10_000) }),
-    holder: randomUUID(),
+    holder,
+    pins: new ReadPins(holder),
     foldLeaseMs: settings.foldLeaseMs ?? DEFAULT_FOLD_LEASE_MS,
     ingest: {
       maxTailReadings: settings.ingest?.maxTailReadings ?? DEFAULT_MAX_TAIL_READINGS,

@@ -1,0 +1,158 @@
+/**
+ * Read pins (collection `read_pins`): per server process, a lower bound of the fold
+ * numbers its reads may still be reading at, so the folder deletes the parts a
+ * compaction replaced as soon as no read can still need them, instead of a fixed grace
+ * period after the compaction became visible (docs/ingest-design.md, "Compaction").
+ *
+ * A read pins its view ({@link withView}) from before it reads the fold state until its
+ * last read of series-day or rollup documents is done. Each process keeps one document,
+ * `{_id: <Store.holder>, min, at}`: `min` is at most the fold number V of every view its
+ * reads hold or will read (the fold state's `visible` only grows, so a view read later
+ * is at least one read earlier), and `at` is when the database last wrote it. A
+ * compaction numbered c replaced parts that only views below c read: once every pin
+ * written recently enough has `min >= c`, no read holds such a view, and every read
+ * that starts later reads a view of at least c (a process writes its pin before its
+ * first read of the fold state, so a read the folder did not see pinned reads a view
+ * made visible after the compaction). Pins older than the grace period plus
+ * {@link PIN_REFRESH_MS} are those of stopped processes and are ignored: a process
+ * rewrites its pin before a read when it is older than {@link PIN_REFRESH_MS}, and no
+ * read lasts the grace period (the folder's argument for deleting after it).
+ */
+import type { Collection, Db } from 'mongodb';
+import { readView, type ReadView } from './visibility.ts';
+
+/** Collection name of the read pins (one small document per server process that reads). */
+export const READ_PINS_COLLECTION = 'read_pins';
+
+/** One process's read pin. */
+export interface ReadPinDocument {
+  /** The process's `Store.holder`. */
+  _id: string;
+  /** No read of the process holds or will read a view below this fold number. */
+  min: number;
+  /** When the database last wrote the pin (its clock, `$currentDate`). */
+  at: Date;
+}
+
+/** A process rewrites its pin before a read when the last write is older than this, in ms. */
+export const PIN_REFRESH_MS = 10_000;
+
+/** How long after the last read ends a process raises (or removes) its pin, in ms. */
+const REPORT_DELAY_MS = 200;
+
+/** The read pins collection of `db`. */
+export const readPins = (db: Db): Collection<ReadPinDocument> => db.collection<ReadPinDocument>(READ_PINS_COLLECTION);
+
+/**
+ * What one process pins: the views its reads hold, the highest view it has read, and
+ * what its pin document says. Lives in `Store.pins`; one per `Store`.
+ */
+export class ReadPins {
+  /** Fold numbers of the views held, by read (a read not past its fold-state read yet holds the `min` last sent). */
+  private readonly held = new Map<number, number>();
+  private nextRead = 0;
+  /** The highest fold number a read of this process has seen: every later view is at least this. */
+  private seen = 0;
+  /** The `min` last sent to the database (0 before the first write). */
+  private sent = 0;
+  /** When the pin was last written (ms, this process's clock), or null when no pin document is known to exist. */
+  private writtenAt: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** The pin's writes and deletions, one after another, so a deletion never lands after a later write. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly holder: string) {}
+
+  /** The lowest fold number a read of this process holds or will read: what its pin may say. */
+  private lowest(): number {
+    let lowest = this.seen;
+    for (const view of this.held.values()) lowest = Math.min(lowest, view);
+    return lowest;
+  }
+
+  /** Runs `operation` on the pin after the ones queued before it. */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const done = this.queue.then(operation);
+    this.queue = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Queues a write of the pin: `min` raised to {@link lowest} (never lowered: `$max`), `at` the database's now. */
+  private write(db: Db): Promise<unknown> {
+    const min = Math.max(this.sent, this.lowest());
+    this.sent = min;
+    this.writtenAt = Date.now();
+    return this.enqueue(() =>
+      readPins(db).updateOne({ _id: this.holder }, { $max: { min }, $currentDate: { at: true } }, { upsert: true }),
+    ).catch((error: unknown) => {
+      // Not known to be written: the next read writes it again before reading its view.
+      this.writtenAt = null;
+      throw error;
+    });
+  }
+
+  /**
+   * Runs `read` with the current view (`readView`), pinned until it settles: the pin is
+   * written first when there is none or it is older than {@link PIN_REFRESH_MS}.
+   * @throws what `read` or the pin's write throws (a driver error: the database is unreachable).
+   */
+  async with<T>(db: Db, read: (view: ReadView) => Promise<T>): Promise<T> {
+    const id = this.nextRead++;
+    this.held.set(id, this.sent);
+    try {
+      if (this.writtenAt === null || Date.now() - this.writtenAt > PIN_REFRESH_MS) await this.write(db);
+      const view = await readView({ db });
+      this.held.set(id, view.visible);
+      this.seen = Math.max(this.seen, view.visible);
+      return await read(view);
+    } finally {
+      this.held.delete(id);
+      this.schedule(db);
+    }
+  }
+
+  /**
+   * A moment after a read ends: removes the pin when no read is under way (the next read
+   * writes it again before reading the view), otherwise raises its `min` to what the
+   * reads under way hold. Failures are ignored: a pin left lower only delays deletions.
+   */
+  private schedule(db: Db): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.held.size === 0) {
+        if (this.writtenAt === null) return;
+        this.writtenAt = null;
+        this.enqueue(() => readPins(db).deleteOne({ _id: this.holder })).catch(() => undefined);
+      } else if (this.lowest() > this.sent) {
+        this.write(db).catch(() => undefined);
+      }
+    }, REPORT_DELAY_MS);
+    this.timer.unref();
+  }
+}
+
+/**
+ * Runs `read` with the current {@link ReadView}, pinned in `store.pins` until it settles,
+ * so the parts it may read are not deleted under it (see this module's comment). Every
+ * read of series-day or rollup documents through `visibleIn` goes through this.
+ * @throws what `read` throws; a driver error when the pin cannot be written.
+ */
+export function withView<T>(store: { db: Db; pins: ReadPins }, read: (view: ReadView) => Promise<T>): Promise<T> {
+  return store.pins.with(store.db, read);
+}
+
+/**
+ * The lowest `min` of the pins the database wrote in the last `maxAgeMs` (its clock,
+ * `$$NOW`), or Infinity when there is none: no read of a live process holds a view below it.
+ */
+export async function lowestPin(db: Db, maxAgeMs: number): Promise<number> {
+  const [row] = await readPins(db)
+    .aggregate<{ min: number }>([
+      // In ms since the epoch: the embedded server compares two dates in an expression wrongly.
+      { $match: { $expr: { $gte: [{ $toLong: '$at' }, { $subtract: [{ $toLong: '$$NOW' }, maxAgeMs] }] } } },
+      { $group: { _id: null, min: { $min: '$min' } } },
+    ])
+    .toArray();
+  return row?.min ?? Number.POSITIVE_INFINITY;
+}

@@ -1,0 +1,226 @@
+/**
+ * Read pins (src/storage/read-pins.ts): a compaction's replaced parts are deleted as soon
+ * as no read can still need them (`compactOnce` with `pinned`, as the server's fold job
+ * runs it), not only after the grace period. Against a real database; expected answers
+ * from a plain loop over the readings sent.
+ *
+ * What it proves:
+ * 1. A read that holds a view from before a compaction (its own process's or another's)
+ *    keeps the parts the compaction replaced, however long it runs, and answers exactly
+ *    from them; once it has ended, the next clean-up deletes them, long before the grace
+ *    period ends, and every answer stays exact.
+ * 2. A process's pin is removed a moment after its last read ends, and written again
+ *    before its next read of the fold state.
+ * 3. A pin older than the grace period (a stopped process's) holds nothing; a recent one
+ *    holds the parts.
+ * 4. Without `pinned`, only the grace period deletes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aggregateBuckets } from '../../src/storage/read.ts';
+import { compactOnce } from '../../src/storage/fold.ts';
+import { readPins, withView } from '../../src/storage/read-pins.ts';
+import { storeOf } from '../../src/storage/store.ts';
+import { visibleIn } from '../../src/storage/visibility.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { type Sent, spread } from '../helpers/plain-loop.ts';
+
+const DAY = 86_400_000;
+const START = Date.UTC(2024, 6, 1);
+const METRIC = 'pinned';
+/** A grace period no test outlives. */
+const LONG_GRACE = 3_600_000;
+
+const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
+const TOTALS = `query($from: Time!, $to: Time!) {
+  aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum }
+}`;
+
+/** Count and sum of `readings`, by a plain loop. */
+function totalsOf(readings: readonly Sent[]): { count: number; sum: number } {
+  let count = 0;
+  let sum = 0;
+  for (const reading of readings) {
+    count += 1;
+    sum += reading.value;
+  }
+  return { count, sum };
+}
+
+/** A promise and the function that settles it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+describe('read pins', { timeout: 240_000 }, () => {
+  let t: TestApp;
+  const sent: Sent[] = [];
+
+  beforeAll(async () => {
+    t = await openTestApp('read_pins', { journal: false });
+  });
+  afterAll(async () => t.close());
+
+  const record = async (readings: Sent[]) => {
+    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, {
+      readings: readings.map((r) => ({
+        metric: METRIC,
+        tags: [{ key: 'host', value: r.host }],
+        time: new Date(r.time).toISOString(),
+        fields: [{ name: 'v', value: r.value }],
+      })),
+    });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.recordReadings.applied).toBe(readings.length);
+    sent.push(...readings);
+  };
+
+  /** Records `folds` batches, each folded on its own: one more part per series-day each. */
+  const foldedBatches = async (folds: number) => {
+    for (let i = 0; i < folds; i++) {
+      await record(spread(START, 30, sent.length));
+      expect(await t.settle()).toBe(30);
+    }
+  };
+
+  /** The aggregate through GraphQL equals the plain loop. */
+  const expectExact = async () => {
+    const answer = await t.graphql<{ aggregate: { count: number; sum: number }[] }>(TOTALS, {
+      from: new Date(START).toISOString(),
+      to: new Date(START + 2 * DAY).toISOString(),
+    });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.aggregate).toEqual([totalsOf(sent)]);
+  };
+
+  /** Count and sum of the day totals of the documents visible in the pinned view, read in the database. */
+  const totalsInView = async (store: TestApp['store']) =>
+    withView(store, async (view) => {
+      const [row] = await store.buckets
+        .aggregate<{ count: number; sum: number }>([
+          { $match: { metric: METRIC, ...visibleIn(view) } },
+          { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
+        ])
+        .toArray();
+      return { count: row?.count ?? 0, sum: row?.sum ?? 0 };
+    });
+
+  /** Waits until the process's pin is gone (a moment after its last read). */
+  const pinRemoved = async () => {
+    const deadline = Date.now() + 10_000;
+    while ((await readPins(t.store.db).countDocuments({ _id: t.store.holder })) > 0) {
+      if (Date.now() > deadline) throw new Error('the read pin was not removed');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  it('keeps replaced parts while a read holds an older view, and deletes them once it ends', async () => {
+    await foldedBatches(3);
+    await expectExact();
+    const parts = await t.store.buckets.countDocuments({ metric: METRIC });
+    expect(parts).toBeGreaterThan(0);
+
+    // A read of this process holds its view while a compaction merges the parts.
+    const held = gate();
+    const reading = withView(t.store, async (view) => {
+      await held.opened;
+      return aggregateBucketsIn(view.visible);
+    });
+    // Reads `count` and `sum` of what was visible at the held view, after the compaction.
+    async function aggregateBucketsIn(visible: number) {
+      const [row] = await t.store.buckets
+        .aggregate<{ count: number; sum: number }>([
+          { $match: { metric: METRIC, f: { $not: { $gt: visible } } } },
+          { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
+        ])
+        .toArray();
+      return { visible, count: row!.count, sum: row!.sum };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await readPins(t.store.db).countDocuments({ _id: t.store.holder })).toBe(1);
+
+    const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
+    expect(compaction.compaction).not.toBeNull();
+    const merged = await t.store.buckets.countDocuments({ metric: METRIC, f: compaction.compaction! });
+    expect(merged).toBeGreaterThan(0);
+    // The held read pins a view before the compaction: nothing is deleted.
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(0);
+    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(parts + merged);
+
+    // The held read still finds every reading in the parts of its view.
+    held.open();
+    const old = await reading;
+    expect(old.visible).toBe(compaction.compaction! - 1);
+    expect({ count: old.count, sum: old.sum }).toEqual(totalsOf(sent));
+
+    // Once no read holds an older view, the next clean-up deletes the replaced parts.
+    await pinRemoved();
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(parts);
+    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
+    expect(await totalsInView(t.store)).toEqual(totalsOf(sent));
+    await expectExact();
+  });
+
+  it("keeps replaced parts while another process's read holds an older view", async () => {
+    await foldedBatches(3);
+    const other = storeOf(t.store.client, t.store.db);
+    expect(other.holder).not.toBe(t.store.holder);
+    const held = gate();
+    const reading = withView(other, async (view) => {
+      await held.opened;
+      const rows = await aggregateBuckets<{ count: number; sum: number }>(other, [
+        { $match: { metric: METRIC } },
+        { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
+      ]);
+      return { visible: view.visible, ...rows[0]! };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = await t.store.buckets.countDocuments({ metric: METRIC });
+
+    const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
+    expect(compaction.compaction).not.toBeNull();
+    await pinRemoved();
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(0);
+
+    held.open();
+    const old = await reading;
+    expect(old.visible).toBe(compaction.compaction! - 1);
+    // Its own read (the view of the moment: after the compaction) is exact too.
+    expect({ count: old.count, sum: old.sum }).toEqual(totalsOf(sent));
+    const deadline = Date.now() + 10_000;
+    while ((await readPins(t.store.db).countDocuments({ _id: other.holder })) > 0) {
+      if (Date.now() > deadline) throw new Error("the other process's read pin was not removed");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
+    expect(cleanup.deleted).toBeGreaterThan(0);
+    const merged = await t.store.buckets.countDocuments({ metric: METRIC, f: compaction.compaction! });
+    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
+    expect(before).toBeGreaterThan(merged);
+    await expectExact();
+  });
+
+  it('ignores a pin older than the grace period, keeps parts for a recent one, and deletes only after the grace period without pins', async () => {
+    await foldedBatches(3);
+    await pinRemoved();
+    // A recent pin of a process that holds the oldest view.
+    await readPins(t.store.db).insertOne({ _id: 'recent', min: 0, at: new Date() });
+    const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
+    expect(compaction.compaction).not.toBeNull();
+    const replaced =
+      (await t.store.buckets.countDocuments({ metric: METRIC })) - (await t.store.buckets.countDocuments({ f: compaction.compaction! }));
+    expect(replaced).toBeGreaterThan(0);
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(0);
+    // Without pins, only the grace period counts.
+    await readPins(t.store.db).deleteOne({ _id: 'recent' });
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE })).deleted).toBe(0);
+    // A pin last written two hours ago (a stopped process) is ignored.
+    await readPins(t.store.db).insertOne({ _id: 'stopped', min: 0, at: new Date(Date.now() - 2 * 3_600_000) });
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(replaced);
+    await readPins(t.store.db).deleteOne({ _id: 'stopped' });
+    await expectExact();
+  });
+});
