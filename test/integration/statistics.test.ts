@@ -95,7 +95,11 @@ beforeAll(async () => {
   expect(none.errors).toBeUndefined();
   // All but the last readings of each metric are folded, and those stay in the log's
   // tail: answers add folded documents and tail readings of the same buckets.
-  const sets = [['flights', flights], ['flights_default', defaults], ['flights_bare', bare]] as const;
+  const sets = [
+    ['flights', flights],
+    ['flights_default', defaults],
+    ['flights_bare', bare],
+  ] as const;
   await Promise.all(sets.map(([metric, rows]) => record(metric, rows.slice(0, -TAIL_READINGS))));
   await t.settle();
   await Promise.all(sets.map(([metric, rows]) => record(metric, rows.slice(-TAIL_READINGS))));
