@@ -60,6 +60,8 @@ export class ReadPins {
   private timer: NodeJS.Timeout | null = null;
   /** The pin's writes and deletions, one after another, so a deletion never lands after a later write. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The last write a read started: every read waits for it before reading its view. */
+  private ready: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly holder: string) {}
 
@@ -100,7 +102,9 @@ export class ReadPins {
     const id = this.nextRead++;
     this.held.set(id, this.sent);
     try {
-      if (this.writtenAt === null || Date.now() - this.writtenAt > PIN_REFRESH_MS) await this.write(db);
+      if (this.writtenAt === null || Date.now() - this.writtenAt > PIN_REFRESH_MS) this.ready = this.write(db);
+      // Also when another read started the write: the pin is stored before any view is read.
+      await this.ready;
       const view = await readView({ db });
       this.held.set(id, view.visible);
       this.seen = Math.max(this.seen, view.visible);
