@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/server/yoga.ts';
 import { openTestApp, type GraphQLResponse, type TestApp } from '../helpers/app.ts';
+import { READ_PINS_COLLECTION } from '../../src/storage/read-pins.ts';
 
 const HOSTS = 200;
 const HEAVY_HOSTS = 20;
@@ -57,8 +58,17 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(async () => t?.close());
 
-/** The commands that start a read (`aggregate buckets`, `find series`…), leaving out the `getMore`s that continue one. */
-const reads = (commands: string[]) => commands.filter((command) => !command.startsWith('getMore '));
+/**
+ * The commands that start a read (`aggregate buckets`, `find series`…), leaving out the
+ * `getMore`s that continue one and the writes of the process's read pin around its reads
+ * (`update read_pins`, `delete read_pins`: src/storage/read-pins.ts, checked by
+ * test/integration/read-pins.test.ts).
+ */
+const reads = (commands: string[]) =>
+  commands.filter(
+    (command) =>
+      !command.startsWith('getMore ') && command !== `update ${READ_PINS_COLLECTION}` && command !== `delete ${READ_PINS_COLLECTION}`,
+  );
 
 /** Sends `query`, returns the response, the elapsed milliseconds and the reads it started. */
 async function measured<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>) {
