@@ -708,12 +708,35 @@ const SIZE_SKETCH_LEVELS: SlotLevel[][] = [
   ['day', 'hour', 'minute'],
 ];
 
+/** Rounds of the fold's work in Node timed per set of sketch levels (the sets taking turns). */
+const PLAN_RUNS = 5;
+
+/**
+ * The fold's work in Node on `readings` for each set of sketch levels: plan the parts
+ * (`planWrites`), build their documents (`dayDocument`) and serialize them to BSON, as
+ * the driver does before `insertMany`. The sets take turns, {@link PLAN_RUNS} rounds after
+ * a warm-up; returns the median ms of each set.
+ */
+function planTimes(readings: readonly Reading[], sets: readonly SlotLevel[][]): number[] {
+  const times: number[][] = sets.map(() => []);
+  for (let round = -1; round < PLAN_RUNS; round++) {
+    sets.forEach((levels, i) => {
+      const settings: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: levels };
+      const started = performance.now();
+      for (const write of planWrites(readings, () => settings).buckets) BSON.serialize(dayDocument(write));
+      if (round >= 0) times[i]!.push(performance.now() - started);
+    });
+  }
+  return times.map((ms) => ms.sort((a, b) => a - b)[Math.floor(ms.length / 2)]!);
+}
+
 /**
  * Bytes per reading of the series-day documents of `readings` with sketches at `levels`
- * (and the default latest readings), by part; the table row. Documents as a fold writes
- * them (`dayDocument`), with an ObjectId `_id`.
+ * (and the default latest readings), by part, and the fold's work in Node in readings
+ * per second (`ms` for all of them, see {@link planTimes}); the table row. Documents as
+ * a fold writes them (`dayDocument`), with an ObjectId `_id`.
  */
-function sizeRow(label: string, readings: readonly Reading[], levels: SlotLevel[]): string[] {
+function sizeRow(label: string, readings: readonly Reading[], levels: SlotLevel[], ms: number): string[] {
   const settings: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: levels };
   const docs: Document[] = planWrites(readings, () => settings).buckets.map((write) => ({ _id: new ObjectId(), ...dayDocument(write) }));
   const size = BSON.calculateObjectSize;
@@ -746,6 +769,7 @@ function sizeRow(label: string, readings: readonly Reading[], levels: SlotLevel[
     perReading(parts.noSketches - parts.noRecent),
     perReading(parts.identity),
     perReading(parts.total),
+    format.rate(readings.length / (ms / 1000)),
   ];
 }
 
@@ -839,10 +863,14 @@ if (options.runs('size')) {
   log('document sizes');
   const hostDays = denseReadings(SIZE_HOSTS * 8_640, SIZE_HOSTS);
   const routeDays = await sparseReadings(options.sparse);
+  log('timing the fold in Node');
+  const denseMs = planTimes(hostDays, SIZE_SKETCH_LEVELS);
+  const sparseMs = planTimes(routeDays, SIZE_SKETCH_LEVELS);
   printSection(
     'Bytes per reading of a series-day document, by part',
     `${day}; computed in Node with BSON calculateObjectSize (no server); ${describeMachine()}`,
-    'Documents as a fold writes them (`dayDocument`: statistics as doubles, sketches at the levels listed, the 50 latest readings) with an ObjectId `_id`. Day and hour statistics: `fields` and `hours.H.fields`; minute slots: `hours.H.minutes`; sketches: `q` (quarter hours: `q.hours.H.quarters.Q`); identity: `_id`, series, metric, tags, tag pairs, date, first, last, version, readings and the document overhead.',
+    'Documents as a fold writes them (`dayDocument`: statistics as doubles, sketches at the levels listed, the 50 latest readings) with an ObjectId `_id`. Day and hour statistics: `fields` and `hours.H.fields`; minute slots: `hours.H.minutes`; sketches: `q` (quarter hours: `q.hours.H.quarters.Q`); identity: `_id`, series, metric, tags, tag pairs, date, first, last, version, readings and the document overhead. "plan + BSON": the fold\'s work in Node (`planWrites`, `dayDocument`, `BSON.serialize`), median of ' +
+      `${PLAN_RUNS} rounds, the sets of levels taking turns.`,
     table(
       [
         'data',
@@ -855,11 +883,14 @@ if (options.runs('size')) {
         'latest readings (recent)',
         'identity',
         'total',
+        'plan + BSON readings/s',
       ],
-      'llrrrrrrrr',
+      'llrrrrrrrrr',
       [
-        ...SIZE_SKETCH_LEVELS.map((levels) => sizeRow(`dense host-days (${SIZE_HOSTS} hosts x 8,640 readings)`, hostDays, levels)),
-        ...SIZE_SKETCH_LEVELS.map((levels) => sizeRow('sparse route-days (real flights)', routeDays, levels)),
+        ...SIZE_SKETCH_LEVELS.map((levels, i) =>
+          sizeRow(`dense host-days (${SIZE_HOSTS} hosts x 8,640 readings)`, hostDays, levels, denseMs[i]!),
+        ),
+        ...SIZE_SKETCH_LEVELS.map((levels, i) => sizeRow('sparse route-days (real flights)', routeDays, levels, sparseMs[i]!)),
       ],
     ),
   );

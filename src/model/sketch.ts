@@ -66,7 +66,14 @@ export function sketchKey(value: number): string {
 
 /** Counts one `value` in `bins`, in place. @throws {Error} as {@link sketchKey}. */
 export function addToSketch(bins: SketchBins, value: number): void {
-  const key = sketchKey(value);
+  addKeyToSketch(bins, sketchKey(value));
+}
+
+/**
+ * Counts one value whose bin key (see {@link sketchKey}) is `key` in `bins`, in place:
+ * for a value counted in the sketches of several levels, whose key is computed once.
+ */
+export function addKeyToSketch(bins: SketchBins, key: string): void {
   bins.set(key, (bins.get(key) ?? 0) + 1);
 }
 

@@ -1,7 +1,7 @@
 import { Double, type Filter, type UpdateFilter } from 'mongodb';
 import { BATCH_MARKS_KEPT } from '../model/batch.ts';
 import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
-import { addToSketch, type SketchBins } from '../model/sketch.ts';
+import { addKeyToSketch, mergeSketch, sketchKey, type SketchBins } from '../model/sketch.ts';
 import { counterDelta, type MetricKind } from '../model/counter.ts';
 import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
 import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
@@ -23,6 +23,9 @@ export interface SlotWrite {
    */
   inc?: number;
 }
+
+/** The levels at which a metric sketches a field (see `keepsSketch`). */
+type SketchedLevels = Record<SlotLevel, boolean>;
 
 /** A reading as kept in a document's latest readings: time in ms since the epoch, field values by name. */
 export interface RecentWrite {
@@ -93,10 +96,13 @@ export interface WritePlan {
 
 /**
  * Adds one reading's value of a field to the slot at `path`, creating the slot's write on
- * first use (with `inc: 0` for a counter field, the deltas being added once every reading
- * is in, see {@link addCounterIncreases}).
+ * first use, with a sketch when `sketched` (the metric keeps one of the field at this
+ * level) and `inc: 0` for a counter field (the deltas are added once every reading is
+ * in, see {@link addCounterIncreases}). The value is counted in the sketch under `key`
+ * (its bin key, computed once for every level); null leaves the sketch to be merged from
+ * the quarter hours' (see {@link planWrites}). Returns the slot's write.
  */
-function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean, counter: boolean): void {
+function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean, key: string | null, counter: boolean): SlotWrite {
   let slot = write.slots.get(path);
   if (slot === undefined) {
     slot = { stats: emptyStats(), first: pair, last: pair, sketch: sketched ? new Map() : null };
@@ -107,17 +113,20 @@ function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: bo
     if (isEarlier(slot.last, pair)) slot.last = pair;
   }
   addValue(slot.stats, pair.v);
-  if (slot.sketch !== null) addToSketch(slot.sketch, pair.v);
+  if (slot.sketch !== null && key !== null) addKeyToSketch(slot.sketch, key);
+  return slot;
 }
 
-/** Counts one value in the quarter-hour sketch at `path` (see {@link DayWrite.quarters}), creating it on first use. */
-function addToQuarter(write: DayWrite, path: string, value: number): void {
-  let bins = write.quarters.get(path);
-  if (bins === undefined) {
-    bins = new Map();
-    write.quarters.set(path, bins);
-  }
-  addToSketch(bins, value);
+/**
+ * The quarter-hour sketch at `path` of `write` (see {@link DayWrite.quarters}), created
+ * on first use; `created` tells whether it was.
+ */
+function quarterSketch(write: DayWrite, path: string): { bins: SketchBins; created: boolean } {
+  const bins = write.quarters.get(path);
+  if (bins !== undefined) return { bins, created: false };
+  const made: SketchBins = new Map();
+  write.quarters.set(path, made);
+  return { bins: made, created: true };
 }
 
 /** Adds a reading's metric, fields, tag keys and time to the metric writes of a batch. */
@@ -218,10 +227,11 @@ const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
  * reading lands in its day, hour and minute slot of its series' day document, counts
  * and sums added, min and max combined, first and last reading kept, and its value added
  * to the slot's sketch where `settingsOf` its metric keeps one, and to its quarter
- * hour's sketch where the metric keeps the `quarter` level; the document's latest
- * readings are the batch's newest. For a metric `kindOf` calls a counter, every slot of
- * every field also gets `inc`, the sum of the reset-aware deltas between its consecutive
- * readings (see `addCounterIncreases`). Order and lateness of readings do not matter.
+ * hour's sketch where the metric keeps the `quarter` level (the day and hour sketches
+ * are then merged from the quarter hours'); the document's latest readings are the
+ * batch's newest. For a metric `kindOf` calls a counter, every slot of every field also
+ * gets `inc`, the sum of the reset-aware deltas between its consecutive readings (see
+ * `addCounterIncreases`). Order and lateness of readings do not matter.
  * Pure: no I/O.
  * @param settingsOf the optional statistics of each metric (its registry entry's, or the default for a new metric).
  * @param kindOf what each metric measures (its registry entry's `kind`; gauge by default).
@@ -235,7 +245,9 @@ export function planWrites(
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
   // Which levels sketch a field, decided once per metric and field rather than per reading.
-  const sketchedLevels = new Map<string, Record<SlotLevel, boolean>>();
+  const sketchedLevels = new Map<string, SketchedLevels>();
+  // Each quarter-hour sketch, with the hour and day sketches to merge it into once it is complete.
+  const merges: { bins: SketchBins; hour: SketchBins | null; day: SketchBins | null }[] = [];
   // Counter metrics (decided once per metric), and the readings of each counter field per series-day.
   const counters = new Map<string, boolean>();
   const isCounter = (metric: string) => {
@@ -247,17 +259,13 @@ export function planWrites(
     return counter;
   };
   const counterReadings = new Map<string, CounterReadings>();
-  const sketched = (metric: string, field: string) => {
+  const sketched = (metric: string, field: string): SketchedLevels => {
     const key = `${metric}\u0000${field}`;
     let levels = sketchedLevels.get(key);
     if (levels === undefined) {
       const settings = settingsOf(metric);
-      levels = {
-        day: keepsSketch(settings, 'day', field),
-        hour: keepsSketch(settings, 'hour', field),
-        quarter: keepsSketch(settings, 'quarter', field),
-        minute: keepsSketch(settings, 'minute', field),
-      };
+      const keeps = (level: SlotLevel) => keepsSketch(settings, level, field);
+      levels = { day: keeps('day'), hour: keeps('hour'), quarter: keeps('quarter'), minute: keeps('minute') };
       sketchedLevels.set(key, levels);
     }
     return levels;
@@ -315,18 +323,32 @@ export function planWrites(
       values[name] = value;
       const pair = { t: reading.time, v: value };
       const levels = sketched(reading.metric, name);
-      addToSlot(write, SlotPath.day(name), pair, levels.day, counter);
-      addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour, counter);
-      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute, counter);
+      // The value's bin key, computed once; with quarter hours, the day and hour sketches are derived from them afterwards.
+      const key = levels.day || levels.hour || levels.quarter || levels.minute ? sketchKey(value) : null;
+      const counted = levels.quarter ? null : key;
+      const daySlot = addToSlot(write, SlotPath.day(name), pair, levels.day, counted, counter);
+      const hourSlot = addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour, counted, counter);
+      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute, key, counter);
       if (counter) {
-        const key = `${docKey}\u0000${name}`;
-        const entry = counterReadings.get(key);
-        if (entry === undefined) counterReadings.set(key, { write, field: name, pairs: [pair] });
+        const counterKey = `${docKey}\u0000${name}`;
+        const entry = counterReadings.get(counterKey);
+        if (entry === undefined) counterReadings.set(counterKey, { write, field: name, pairs: [pair] });
         else entry.pairs.push(pair);
       }
-      if (levels.quarter) addToQuarter(write, quarterSketchPath(hour, quarter, name), value);
+      if (levels.quarter) {
+        const { bins, created } = quarterSketch(write, quarterSketchPath(hour, quarter, name));
+        addKeyToSketch(bins, key!);
+        if (created) merges.push({ bins, hour: hourSlot.sketch, day: daySlot.sketch });
+      }
     }
     if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
+  }
+  // A field sketched per quarter hour is counted there only: its hour and day sketches
+  // are the merge of its quarter hours' (DDSketch merges exactly), one sketch update per
+  // value instead of three.
+  for (const { bins, hour, day } of merges) {
+    if (hour !== null) mergeSketch(hour, bins);
+    if (day !== null) mergeSketch(day, bins);
   }
   for (const write of buckets.values()) {
     if (write.recent.length > write.recentKept) write.recent = write.recent.sort(byTime).slice(-write.recentKept);

@@ -1,5 +1,7 @@
 import { Double } from 'mongodb';
 import { describe, expect, it } from 'vitest';
+import { addToSketch } from '../../src/model/sketch.ts';
+import type { SlotLevel } from '../../src/model/statistics-settings.ts';
 import { dayUpdate, planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 
@@ -52,6 +54,65 @@ describe('planWrites', () => {
     expect(las5.slots.get('hours.7.minutes.30.delay')?.sketch).toBeNull();
     expect(las5.recent.map((r) => r.f.delay)).toEqual([5, -3, 10]);
     expect([las5.first, las5.last]).toEqual([Date.parse('2001-01-05T07:30:10Z'), Date.parse('2001-01-05T19:02:00Z')]);
+  });
+
+  it('sketches every level a metric keeps with exactly the values of its slot, quarter hours included (day and hour merged from them)', () => {
+    // 300 readings over two days, at every minute of the hour, two hosts.
+    const inputs = Array.from({ length: 300 }, (_, k) =>
+      reading(
+        new Date(Date.UTC(2001, 0, 5) + ((k * 7919) % 2880) * 60_000 + (k % 60) * 1000).toISOString(),
+        k % 2 === 0 ? 'LAS' : 'PHX',
+        ((k * 37) % 41) - 20,
+      ),
+    );
+    const readings = validate(inputs.slice(0, 100)).concat(validate(inputs.slice(100, 200)), validate(inputs.slice(200)));
+    for (const sketchLevels of [
+      ['day', 'hour', 'quarter'],
+      ['day', 'quarter'],
+      ['hour', 'quarter', 'minute'],
+      ['day', 'hour'],
+    ] as SlotLevel[][]) {
+      const plan = planWrites(readings, () => ({ sketchLevels, sketchFields: ['delay'], latestReadings: 0 }));
+      // The plain loop: each delay value in the bins of its day, hour, quarter hour and minute (ISO text prefixes).
+      const expected = new Map<string, Map<string, number>>();
+      for (const input of inputs) {
+        const iso = (input.time as Date).toISOString();
+        const minute = Number(iso.slice(14, 16));
+        const slots: [SlotLevel, string][] = [
+          ['day', `${input.tags![0]!.value} ${iso.slice(0, 10)}`],
+          ['hour', `${input.tags![0]!.value} ${iso.slice(0, 13)}`],
+          ['quarter', `${input.tags![0]!.value} ${iso.slice(0, 13)} q${Math.floor(minute / 15)}`],
+          ['minute', `${input.tags![0]!.value} ${iso.slice(0, 16)}`],
+        ];
+        for (const [level, slot] of slots) {
+          if (!sketchLevels.includes(level)) continue;
+          const bins = expected.get(slot) ?? new Map<string, number>();
+          addToSketch(bins, input.fields[0]!.value);
+          expected.set(slot, bins);
+        }
+      }
+      const actual = new Map<string, Map<string, number>>();
+      for (const write of plan.buckets) {
+        const prefix = `${write.tags.origin} ${write.date.toISOString().slice(0, 10)}`;
+        const hourText = (hour: string) => `${prefix}T${hour.padStart(2, '0')}`;
+        for (const [path, slot] of write.slots) {
+          if (slot.sketch === null) continue;
+          const [, hour, , minute] = path.split('.');
+          const name = path.startsWith('fields.')
+            ? prefix
+            : path.includes('.minutes.')
+              ? `${hourText(hour!)}:${minute!.padStart(2, '0')}`
+              : hourText(hour!);
+          actual.set(name, slot.sketch);
+        }
+        for (const [path, bins] of write.quarters) {
+          const [, hour, , quarter] = path.split('.');
+          actual.set(`${hourText(hour!)} q${quarter}`, bins);
+        }
+        expect(write.slots.get('fields.distance')?.sketch, 'an unsketched field').toBeNull();
+      }
+      expect(actual, sketchLevels.join(',')).toEqual(expected);
+    }
   });
 
   it('produces one update with $inc, $min and $max over all levels, numbers as doubles', () => {
