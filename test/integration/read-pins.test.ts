@@ -125,7 +125,9 @@ describe('read pins', { timeout: 240_000 }, () => {
 
     // A read of this process holds its view while a compaction merges the parts.
     const held = gate();
+    const entered = gate();
     const reading = withView(t.store, async (view) => {
+      entered.open();
       await held.opened;
       return aggregateBucketsIn(view.visible);
     });
@@ -139,7 +141,8 @@ describe('read pins', { timeout: 240_000 }, () => {
         .toArray();
       return { visible, count: row!.count, sum: row!.sum };
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The pin is stored before the view is read.
+    await entered.opened;
     expect(await readPins(t.store.db).countDocuments({ _id: t.store.holder })).toBe(1);
 
     const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
@@ -169,7 +172,9 @@ describe('read pins', { timeout: 240_000 }, () => {
     const other = storeOf(t.store.client, t.store.db);
     expect(other.holder).not.toBe(t.store.holder);
     const held = gate();
+    const entered = gate();
     const reading = withView(other, async (view) => {
+      entered.open();
       await held.opened;
       const rows = await aggregateBuckets<{ count: number; sum: number }>(other, [
         { $match: { metric: METRIC } },
@@ -177,7 +182,8 @@ describe('read pins', { timeout: 240_000 }, () => {
       ]);
       return { visible: view.visible, ...rows[0]! };
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await entered.opened;
+    expect(await readPins(t.store.db).countDocuments({ _id: other.holder })).toBe(1);
     const before = await t.store.buckets.countDocuments({ metric: METRIC });
 
     const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
