@@ -5,6 +5,7 @@
  */
 import { expect } from 'vitest';
 import { SKETCH_ACCURACY } from '../../src/model/sketch.ts';
+import type { TestApp } from './app.ts';
 
 /** One reading as the test sends it: field `v` of series `<metric>,host=<host>` at `time` (ms since epoch, UTC). */
 export interface Sent {
@@ -66,3 +67,26 @@ export function expectPercentile(answer: number | null, readings: readonly Sent[
 /** The readings of `host`, newest first (the tests send distinct times). */
 export const newestFirst = (readings: readonly Sent[], host: string): Sent[] =>
   readings.filter((r) => r.host === host).sort((a, b) => b.time - a.time);
+
+/**
+ * Records `readings` into `metric` through the GraphQL mutation (tag `host`, field `v`)
+ * and expects every one applied, then appends them to `sent`, the readings a test's
+ * plain loops add up.
+ * @throws a failed `expect` when the mutation answers errors or applies fewer readings.
+ */
+export async function recordSent(t: TestApp, metric: string, readings: readonly Sent[], sent: Sent[]): Promise<void> {
+  const answer = await t.graphql<{ recordReadings: { applied: number } }>(
+    `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`,
+    {
+      readings: readings.map((r) => ({
+        metric,
+        tags: [{ key: 'host', value: r.host }],
+        time: new Date(r.time).toISOString(),
+        fields: [{ name: 'v', value: r.value }],
+      })),
+    },
+  );
+  expect(answer.errors).toBeUndefined();
+  expect(answer.data!.recordReadings.applied).toBe(readings.length);
+  sent.push(...readings);
+}

@@ -22,7 +22,7 @@ import { readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
 import { visibleIn } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { type Sent, spread } from '../helpers/plain-loop.ts';
+import { recordSent, type Sent, spread } from '../helpers/plain-loop.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 6, 1);
@@ -30,7 +30,6 @@ const METRIC = 'pinned';
 /** A grace period no test outlives. */
 const LONG_GRACE = 3_600_000;
 
-const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
 const TOTALS = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum }
 }`;
@@ -64,19 +63,7 @@ describe('read pins', { timeout: 240_000 }, () => {
   });
   afterAll(async () => t.close());
 
-  const record = async (readings: Sent[]) => {
-    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, {
-      readings: readings.map((r) => ({
-        metric: METRIC,
-        tags: [{ key: 'host', value: r.host }],
-        time: new Date(r.time).toISOString(),
-        fields: [{ name: 'v', value: r.value }],
-      })),
-    });
-    expect(answer.errors).toBeUndefined();
-    expect(answer.data!.recordReadings.applied).toBe(readings.length);
-    sent.push(...readings);
-  };
+  const record = (readings: Sent[]) => recordSent(t, METRIC, readings, sent);
 
   /** Records `folds` batches, each folded on its own: one more part per series-day each. */
   const foldedBatches = async (folds: number) => {

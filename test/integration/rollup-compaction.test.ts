@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { backfillRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
-import { type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
+import { recordSent, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const DAY = 86_400_000;
@@ -30,7 +30,6 @@ const METRIC = 'rc';
 /** A grace period no test outlives: replaced parts stay. */
 const LONG_GRACE = 3_600_000;
 
-const RECORD = `mutation($readings: [ReadingInput!]!) { recordReadings(readings: $readings) { applied } }`;
 const DEFINE = `mutation { defineRollup(metric: "${METRIC}", name: "all", tagKeys: []) { state } }`;
 const TOTALS = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum min max }
@@ -90,19 +89,7 @@ describe('rollup compaction', { timeout: 240_000 }, () => {
   });
   afterAll(async () => t.close());
 
-  const record = async (readings: Sent[]) => {
-    const answer = await t.graphql<{ recordReadings: { applied: number } }>(RECORD, {
-      readings: readings.map((r) => ({
-        metric: METRIC,
-        tags: [{ key: 'host', value: r.host }],
-        time: new Date(r.time).toISOString(),
-        fields: [{ name: 'v', value: r.value }],
-      })),
-    });
-    expect(answer.errors).toBeUndefined();
-    expect(answer.data!.recordReadings.applied).toBe(readings.length);
-    sent.push(...readings);
-  };
+  const record = (readings: Sent[]) => recordSent(t, METRIC, readings, sent);
 
   /** Every answer, against the plain loop, and that the rollup answered each. */
   const expectExactFromRollup = async () => {
