@@ -337,10 +337,12 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
   const records = state.compactions ?? [];
   if (records.length === 0) return 0;
   const lowest = pinned ? await lowestPin(store.db, graceMs + PIN_REFRESH_MS) : Number.NEGATIVE_INFINITY;
+  const due = records.filter((record) => Date.now() - record.at.getTime() >= graceMs || record.c <= lowest);
+  if (due.length === 0) return 0;
+  // The rollup collections, read once for every compaction deleted now.
+  const collections = [store.buckets, ...(await findRollups(store)).map((rollup) => store.db.collection(rollup.collection))];
   let deleted = 0;
-  for (const record of records) {
-    if (Date.now() - record.at.getTime() < graceMs && record.c > lowest) continue;
-    const collections = [store.buckets, ...(await findRollups(store)).map((rollup) => store.db.collection(rollup.collection))];
+  for (const record of due) {
     for (const collection of collections) {
       for (const filter of replacedBy(record)) deleted += (await collection.deleteMany(filter)).deletedCount;
     }

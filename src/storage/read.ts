@@ -170,19 +170,20 @@ export function mayMatch(doc: Record<string, unknown>, filter: Document): boolea
 }
 
 /**
- * The keys a pipeline's first `$match` reads of the document `reading` goes into: its
- * metric, series id, tag pairs and UTC day (ms since epoch). For a rollup the series id
- * is left out (a rollup document's `series` is its group's id) and its tag pairs are a
- * subset of the reading's, so a rollup document that {@link mayMatch} keeps has all its
- * readings kept too.
+ * The keys of the document `reading` goes into that `filter` (a pipeline's first
+ * `$match`) names, of its metric, series id, tag pairs and UTC day (ms since epoch); the
+ * others are left out (so a whole-metric read builds no tag pairs). For a rollup the
+ * series id is left out (a rollup document's `series` is its group's id) and its tag
+ * pairs are a subset of the reading's, so a rollup document that {@link mayMatch} keeps
+ * has all its readings kept too.
  */
-function readingKeys(reading: Reading, rollup: boolean): Record<string, unknown> {
-  return {
-    metric: reading.metric,
-    ...(rollup ? {} : { series: reading.seriesId }),
-    tagPairs: reading.tags.map((tag) => tagPair(tag.key, tag.value)),
-    date: floorTo(reading.time, DAY_MS),
-  };
+function readingKeys(reading: Reading, rollup: boolean, filter: Document): Record<string, unknown> {
+  const keys: Record<string, unknown> = {};
+  if ('metric' in filter) keys.metric = reading.metric;
+  if ('series' in filter && !rollup) keys.series = reading.seriesId;
+  if ('tagPairs' in filter) keys.tagPairs = reading.tags.map((tag) => tagPair(tag.key, tag.value));
+  if ('date' in filter) keys.date = floorTo(reading.time, DAY_MS);
+  return keys;
 }
 
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
@@ -234,7 +235,8 @@ export async function aggregateBuckets<T extends Document = Document>(
     const selecting = selectingStages(pipeline);
     // Only the readings whose documents the first $match may select are planned and sent.
     const rollup = Boolean(source.rollup);
-    const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup), first.$match as Document));
+    const match = first.$match as Document;
+    const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
     const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
     if (whole.length === 0) {
       return limitedRead(options, (driver) =>
