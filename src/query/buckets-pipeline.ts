@@ -933,24 +933,50 @@ export interface SketchRow {
 export function sketchPipeline(query: BucketQuery): Document[] {
   const zone = query.timeZone ?? UTC;
   const plans = planDays(planSketchSegments(query.from, query.to, query.granularity, zone));
+  const { stages, key } = slotRows(query, plans, 'q.', SKETCH_READER(query.fields));
+  return [...stages, { $unwind: '$s.b' }, { $group: { _id: { ...key, f: '$s.b.f', k: '$s.b.k' }, c: { $sum: '$s.b.c' } } }];
+}
+
+/**
+ * The stages that turn a query's documents into one row per slot read, shared by the
+ * sketch and counter pipelines: the query's `$match` stages, a `$project` of the paths
+ * read (under `prefix`: `q.` for sketches) and the group key, one of `s`, the slots of
+ * each document's day plan as `reader` reads them, `g` the group and `id` the series
+ * (with `series`), then `$unwind` of `s`.
+ * @returns the stages, and the `$group` key of a row's bucket (`t`, from the slot's
+ * start `s.time`; none without a granularity) and group (`g`; none when ungrouped).
+ * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
+ */
+function slotRows(
+  query: BucketQuery,
+  plans: readonly DayPlan<SketchLevel>[],
+  prefix: '' | 'q.',
+  reader: SlotReader,
+  options: { series?: boolean } = {},
+): { stages: Document[]; key: Document } {
+  const zone = query.timeZone ?? UTC;
   const group = groupExpression(query.grouping);
-  const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
   const paths = new ReadPaths().group(query.grouping);
-  addSlotsRead(paths, 'q.', query.fields, plans, false);
-  return [
+  if (options.series) paths.add('series');
+  addSlotsRead(paths, prefix, query.fields, plans, false);
+  const key: Document = {
+    ...(query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) }),
+    ...(group === undefined ? {} : { g: '$g' }),
+  };
+  const stages = [
     ...matchStages(query),
     paths.stage(),
     {
       $project: {
         _id: 0,
-        s: perDay(plans, (plan) => slotsOf(query.fields, plan.pieces, SKETCH_READER(query.fields))),
+        s: perDay(plans, (plan) => slotsOf(query.fields, plan.pieces, reader)),
+        ...(options.series ? { id: '$series' } : {}),
         ...(group === undefined ? {} : { g: group }),
       },
     },
     { $unwind: '$s' },
-    { $unwind: '$s.b' },
-    { $group: { _id: { ...t, ...(group === undefined ? {} : { g: '$g' }), f: '$s.b.f', k: '$s.b.k' }, c: { $sum: '$s.b.c' } } },
   ];
+  return { stages, key };
 }
 
 /**
@@ -1011,26 +1037,8 @@ const COUNTER_READER = (fields: readonly string[]): SlotReader => ({
  * @throws InputError INVALID_TIME_ZONE for an unknown `timeZone`.
  */
 export function counterPipeline(query: BucketQuery): Document[] {
-  const zone = query.timeZone ?? UTC;
-  const plans = planDays(querySegments(query));
-  const group = groupExpression(query.grouping);
-  const t = query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) };
-  const paths = new ReadPaths().group(query.grouping).add('series');
-  addSlotsRead(paths, '', query.fields, plans, false);
-  return [
-    ...matchStages(query),
-    paths.stage(),
-    {
-      $project: {
-        _id: 0,
-        s: perDay(plans, (plan) => slotsOf(query.fields, plan.pieces, COUNTER_READER(query.fields))),
-        id: '$series',
-        ...(group === undefined ? {} : { g: group }),
-      },
-    },
-    { $unwind: '$s' },
-    { $group: { _id: { s: '$id', ...t, ...(group === undefined ? {} : { g: '$g' }) }, p: { $push: '$s.x' } } },
-  ];
+  const { stages, key } = slotRows(query, planDays(querySegments(query)), '', COUNTER_READER(query.fields), { series: true });
+  return [...stages, { $group: { _id: { s: '$id', ...key }, p: { $push: '$s.x' } } }];
 }
 
 /** Plans with constant keys a pipeline may carry; beyond, parts are keyed per document. */
