@@ -17,9 +17,6 @@ import { isEarlier, type TimedValue } from './stats.ts';
  */
 export type MetricKind = 'gauge' | 'counter';
 
-/** Every {@link MetricKind}, in the order of the GraphQL enum. */
-export const METRIC_KINDS: readonly MetricKind[] = ['gauge', 'counter'];
-
 /**
  * The reset-aware increase from a reading of value `previous` to the next one of value
  * `next`: `next - previous` when the counter did not fall; when it fell, a reset, the

@@ -112,11 +112,6 @@ export async function declareCounters(store: Store, names: readonly string[]): P
   return result.modifiedCount;
 }
 
-/** {@link declareCounters} of one metric: true when it became a counter now. */
-export async function declareCounter(store: Store, name: string): Promise<boolean> {
-  return (await declareCounters(store, [name])) === 1;
-}
-
 /**
  * How readings of `metrics` are planned now (`PlanSettings` of `record/fold-plan.ts`):
  * each metric's statistics settings (the store's default for a metric without an entry
