@@ -6,7 +6,7 @@
  * and TimescaleDB's `counter_agg` do (see docs/statistics.md, "Counters").
  */
 import { ErrorCode, InputError } from '../errors.ts';
-import { isEarlier, type TimedValue } from './stats.ts';
+import { compareTimed, isEarlier, type TimedValue } from './stats.ts';
 
 /**
  * What a metric's fields measure (its registry entry's `kind`, `setMetricKind`):
@@ -74,7 +74,7 @@ export const knownIncrease = (piece: Pick<CounterPiece, 'n' | 'inc'>): number | 
  * @returns the increase, 0 for no pieces, or null when unknown.
  */
 export function chainIncrease(pieces: readonly CounterPiece[]): number | null {
-  const ordered = [...pieces].sort((a, b) => (isEarlier(a.first, b.first) ? -1 : isEarlier(b.first, a.first) ? 1 : 0));
+  const ordered = [...pieces].sort((a, b) => compareTimed(a.first, b.first));
   let increase = 0;
   let last: TimedValue | null = null;
   for (const piece of ordered) {

@@ -36,6 +36,11 @@ export function isEarlier(a: TimedValue, b: TimedValue): boolean {
   return a.t < b.t || (a.t === b.t && a.v < b.v);
 }
 
+/** A sort comparator in the order of {@link TimedValue}: negative when `a` comes first, 0 for equal pairs. */
+export function compareTimed(a: TimedValue, b: TimedValue): number {
+  return isEarlier(a, b) ? -1 : isEarlier(b, a) ? 1 : 0;
+}
+
 /** A new empty {@link Stats}: `n = 0`, `min = +Infinity`, `max = -Infinity`. */
 export function emptyStats(): Stats {
   return { n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 };

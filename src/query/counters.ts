@@ -20,7 +20,7 @@
  * bucket: null (see docs/statistics.md, "Counters").
  */
 import { counterDelta, knownIncrease, type CounterPiece } from '../model/counter.ts';
-import { isEarlier, type TimedValue } from '../model/stats.ts';
+import { compareTimed, isEarlier, type TimedValue } from '../model/stats.ts';
 import type { CounterRow, CounterSlot } from './buckets-pipeline.ts';
 
 /** The key of a bucket and group, as rows of the bucket pipeline are matched (`rowKey` of the loader). */
@@ -35,9 +35,8 @@ const pair = (value: CounterSlot['f']): TimedValue | null =>
 /** One slot of one series as a piece of its chain, with the bucket it belongs to. */
 interface Link {
   bucket: string;
+  /** Null for a slot without first and last readings (layout version 1). */
   piece: CounterPiece | null;
-  /** The first reading, to order by (null for a slot without first and last readings). */
-  first: TimedValue | null;
 }
 
 /**
@@ -62,7 +61,7 @@ export function counterIncreases(rows: readonly CounterRow[], index: number, key
       const last = pair(entry.l);
       const piece = first === null || last === null ? null : { first, last, n: entry.n, inc: typeof entry.i === 'number' ? entry.i : null };
       const links = bySeries.get(row._id.s);
-      const link = { bucket, piece, first };
+      const link = { bucket, piece };
       if (links === undefined) bySeries.set(row._id.s, [link]);
       else links.push(link);
     }
@@ -78,7 +77,7 @@ export function counterIncreases(rows: readonly CounterRow[], index: number, key
       for (const link of links) add(link.bucket, null);
       continue;
     }
-    links.sort((a, b) => (isEarlier(a.first!, b.first!) ? -1 : isEarlier(b.first!, a.first!) ? 1 : 0));
+    links.sort((a, b) => compareTimed(a.piece!.first, b.piece!.first));
     let last: TimedValue | null = null;
     for (const { bucket, piece } of links) {
       const { first } = piece!;
