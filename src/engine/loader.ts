@@ -237,8 +237,11 @@ function attachSketches(rows: BucketRow[], sketchRows: readonly SketchRow[]): vo
  */
 function attachIncreases(rows: BucketRow[], counterRows: readonly CounterRow[], fields: number): void {
   const byKey = new Map(rows.map((row) => [rowKey(row._id), row]));
+  // Each counter row's key computed once, not once per field.
+  const keys = new Map<unknown, string>(counterRows.map((row) => [row._id, rowKey(row._id)]));
+  const keyOf = (id: unknown) => keys.get(id)!;
   for (let index = 0; index < fields; index++) {
-    for (const [key, increase] of counterIncreases(counterRows, index, rowKey)) {
+    for (const [key, increase] of counterIncreases(counterRows, index, keyOf)) {
       const row = byKey.get(key);
       if (row !== undefined) row[`inc${index}`] = increase;
     }
