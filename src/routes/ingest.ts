@@ -144,6 +144,9 @@ export async function readBody(request: Request, maxBytes: number): Promise<stri
   }
 }
 
+/** The media type of a request's `Content-Type`, lowercase, without parameters (`''` when there is none). */
+export const mediaTypeOf = (request: Request): string => (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+
 /** The message of a validation error without its `readings[3].tags[0].key: ` prefix. */
 export const ownMessage = (error: InputError): string =>
   error.inputPath !== undefined && error.message.startsWith(`${error.inputPath}: `)
@@ -160,7 +163,8 @@ interface ParsedPath {
   leaf?: 'key' | 'value' | 'name';
 }
 
-function parsePath(inputPath: string | undefined): ParsedPath | undefined {
+/** Where in a batch a validation error's `inputPath` points, or undefined for a path outside the readings (`readings`, `batchId`). */
+export function parsePath(inputPath: string | undefined): ParsedPath | undefined {
   const match = inputPath === undefined ? null : INPUT_PATH.exec(inputPath);
   if (!match) return undefined;
   return {
@@ -326,7 +330,7 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
   const receivedAt = Date.now();
   const access = await context.authenticate(request);
   requireScope(access, 'write');
-  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = mediaTypeOf(request);
   if (!NDJSON_TYPES.includes(type)) {
     throw new CodedError(
       ErrorCode.UNSUPPORTED_MEDIA_TYPE,

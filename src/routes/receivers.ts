@@ -26,7 +26,7 @@ import { receiverTypes } from '../receivers/proto.ts';
 import { mapWriteRequest, seriesText, type WriteRequest } from '../receivers/remote-write.ts';
 import { validateReading, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';
 import { clientErrorOf, requireMetrics, requireScope, statusOf, type RouteContext } from './http-answers.ts';
-import { ownMessage, readBodyBytes, readRawBody, recordRouteBatch, unsnappyBody } from './ingest.ts';
+import { mediaTypeOf, ownMessage, parsePath, readBodyBytes, readRawBody, recordRouteBatch, unsnappyBody } from './ingest.ts';
 import { declareCounters } from '../storage/registry.ts';
 
 /** Why a receiver left a data point or sample of an accepted request out (label `reason` of `tsgraph_receiver_dropped_total`). */
@@ -93,12 +93,9 @@ export type OtlpEncoding = 'protobuf' | 'json';
 
 const CONTENT_TYPE: Record<OtlpEncoding, string> = { protobuf: 'application/x-protobuf', json: 'application/json' };
 
-/** The media type of a request, lowercase, without parameters. */
-const mediaType = (request: Request) => (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-
 /** The OTLP encoding of a request's `Content-Type`, or undefined for another type. */
 export function otlpEncodingOf(request: Request): OtlpEncoding | undefined {
-  const type = mediaType(request);
+  const type = mediaTypeOf(request);
   if (type === CONTENT_TYPE.protobuf) return 'protobuf';
   if (type === CONTENT_TYPE.json) return 'json';
   return undefined;
@@ -113,8 +110,7 @@ export function contentBatchId(prefix: 'otlp' | 'prw', body: Uint8Array): string
 
 /** The index of the reading a validation error is about (its `inputPath` starts with `readings[i]`), or undefined for another error. */
 function readingIndexOf(error: unknown): number | undefined {
-  const match = error instanceof InputError ? /^readings\[(\d+)\]/.exec(error.inputPath ?? '') : null;
-  return match ? Number(match[1]) : undefined;
+  return error instanceof InputError ? parsePath(error.inputPath)?.reading : undefined;
 }
 
 /**
@@ -206,7 +202,7 @@ export async function writeOtlp(request: Request, context: ReceiverContext): Pro
   const receivedAt = Date.now();
   const encoding = otlpEncodingOf(request);
   if (encoding === undefined) {
-    const type = mediaType(request);
+    const type = mediaTypeOf(request);
     throw new CodedError(
       ErrorCode.UNSUPPORTED_MEDIA_TYPE,
       `POST /v1/metrics takes application/x-protobuf or application/json (OTLP/HTTP), not ${type === '' ? 'an untyped body' : type}`,
@@ -242,11 +238,9 @@ function otlpAnswer(
   headers: Record<string, string> = {},
 ): Response {
   const content = { 'content-type': CONTENT_TYPE[encoding], ...headers };
-  if (encoding === 'json') {
-    const object = type.toObject(type.fromObject(message), { longs: String });
-    return new Response(JSON.stringify(object), { status, headers: content });
-  }
-  return new Response(Buffer.from(type.encode(type.fromObject(message)).finish()), { status, headers: content });
+  const typed = type.fromObject(message);
+  const body = encoding === 'json' ? JSON.stringify(type.toObject(typed, { longs: String })) : Buffer.from(type.encode(typed).finish());
+  return new Response(body, { status, headers: content });
 }
 
 /** The gRPC status code (google.rpc.Code) a `google.rpc.Status` carries for an HTTP status. */
@@ -307,7 +301,7 @@ const WRITE_REQUEST_V1 = 'prometheus.writerequest';
 export async function writeRemote(request: Request, context: ReceiverContext): Promise<Response> {
   const receivedAt = Date.now();
   const header = request.headers.get('content-type') ?? '';
-  const type = mediaType(request);
+  const type = mediaTypeOf(request);
   if (type !== CONTENT_TYPE.protobuf) {
     throw new CodedError(
       ErrorCode.UNSUPPORTED_MEDIA_TYPE,
