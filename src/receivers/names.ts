@@ -28,8 +28,7 @@ const KEPT = Limits.nameLength - 1 - 8;
 export function sanitizeName(name: string): string | undefined {
   if (isValidName(name)) return name;
   if (name === '') return undefined;
-  let text = '';
-  for (const char of name) text += /^[A-Za-z0-9_-]$/.test(char) ? char : '_';
+  let text = name.replace(/[^A-Za-z0-9_-]/gu, '_');
   if (/^[0-9-]/.test(text)) text = `_${text}`;
   text = text.replace(/^_{2,}/, '_');
   if (text.length > Limits.nameLength) {
