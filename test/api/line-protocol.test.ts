@@ -14,7 +14,7 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
-import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
+import { createWriteRouteTokens } from '../helpers/tokens.ts';
 
 let t: TestApp;
 let server: Loopback;
@@ -27,12 +27,7 @@ const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('lineprotocol', { auth: 'tokens', journal: false });
-  tokens = await createTokens(t.store, [
-    ['admin', 'admin', []],
-    ['writer', 'write', []],
-    ['reader', 'read', []],
-    ['lp-writer', 'write', ['lp_']],
-  ]);
+  tokens = await createWriteRouteTokens(t, 'lp-writer', 'lp_');
   server = await serveOnLoopback(t.app, (request) => {
     received.push(`${request.headers['content-encoding']} ${request.headers.authorization?.split(' ')[0]}`);
   });
@@ -44,8 +39,6 @@ beforeAll(async () => {
     auth: { mode: 'tokens', corsOrigins: [] },
     requestLimits: { maxBodyBytes: 2000 },
   });
-  // Use each token once, so that the recorded first use does not count as a write later.
-  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
   await server.close();

@@ -7,20 +7,14 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
-import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
+import { createWriteRouteTokens } from '../helpers/tokens.ts';
 
 let t: TestApp;
 let tokens: Record<string, string>;
 
 beforeAll(async () => {
   t = await openTestApp('ndjson', { auth: 'tokens', journal: false });
-  tokens = await createTokens(t.store, [
-    ['admin', 'admin', []],
-    ['writer', 'write', []],
-    ['reader', 'read', []],
-    ['nd-writer', 'write', ['nd_']],
-  ]);
-  await useTokensOnce(t, tokens);
+  tokens = await createWriteRouteTokens(t, 'nd-writer', 'nd_');
 });
 afterAll(async () => t.close());
 

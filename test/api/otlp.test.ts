@@ -20,7 +20,7 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
-import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
+import { createWriteRouteTokens } from '../helpers/tokens.ts';
 
 let t: TestApp;
 let server: Loopback;
@@ -31,18 +31,11 @@ const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('otlp', { auth: 'tokens', journal: false });
-  tokens = await createTokens(t.store, [
-    ['admin', 'admin', []],
-    ['writer', 'write', []],
-    ['reader', 'read', []],
-    ['app-writer', 'write', ['app_']],
-  ]);
+  tokens = await createWriteRouteTokens(t, 'app-writer', 'app_');
   server = await serveOnLoopback(t.app, (request) => {
     received.push(`${request.headers['content-type']} ${request.headers['content-encoding'] ?? 'none'}`);
   });
   url = server.url;
-  // Use each token once, so that the recorded first use does not count as a write later.
-  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
   await server.close();

@@ -17,7 +17,7 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { serveOnLoopback, type Loopback } from '../helpers/loopback.ts';
 import { random } from '../helpers/random.ts';
-import { createTokens, useTokensOnce } from '../helpers/tokens.ts';
+import { createWriteRouteTokens } from '../helpers/tokens.ts';
 
 let t: TestApp;
 let server: Loopback;
@@ -28,17 +28,11 @@ const received: string[] = [];
 
 beforeAll(async () => {
   t = await openTestApp('remotewrite', { auth: 'tokens', journal: false });
-  tokens = await createTokens(t.store, [
-    ['admin', 'admin', []],
-    ['writer', 'write', []],
-    ['reader', 'read', []],
-    ['node-writer', 'write', ['node_']],
-  ]);
+  tokens = await createWriteRouteTokens(t, 'node-writer', 'node_');
   server = await serveOnLoopback(t.app, (request) => {
     received.push(String(request.headers['content-type']));
   });
   url = server.url;
-  await useTokensOnce(t, tokens);
 });
 afterAll(async () => {
   await server.close();

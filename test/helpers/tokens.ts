@@ -37,3 +37,24 @@ export async function createTokens<const Specs extends readonly TokenSpec[]>(
 export async function useTokensOnce(t: TestApp, tokens: Record<string, string>): Promise<void> {
   for (const token of Object.values(tokens)) expect((await t.graphql('{ __typename }', {}, { token })).errors).toBeUndefined();
 }
+
+/**
+ * The tokens of a write route's tests, made with {@link createTokens} and used once with
+ * {@link useTokensOnce}: `admin`, `writer` (`write`, every metric), `reader` (`read`) and
+ * `name` (`write`, only metrics starting with `prefix`).
+ * @returns each secret token by its name.
+ */
+export async function createWriteRouteTokens<const Name extends string>(
+  t: TestApp,
+  name: Name,
+  prefix: string,
+): Promise<Record<'admin' | 'writer' | 'reader' | Name, string>> {
+  const tokens = await createTokens(t.store, [
+    ['admin', 'admin', []],
+    ['writer', 'write', []],
+    ['reader', 'read', []],
+    [name, 'write', [prefix]],
+  ]);
+  await useTokensOnce(t, tokens);
+  return tokens;
+}
