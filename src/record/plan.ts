@@ -3,7 +3,7 @@ import { BATCH_MARKS_KEPT } from '../model/batch.ts';
 import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath, type DayDocument } from '../model/day-document.ts';
 import { addKeyToSketch, mergeSketch, sketchKey, type SketchBins } from '../model/sketch.ts';
 import { counterDelta, type MetricKind } from '../model/counter.ts';
-import { addValue, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
+import { addValue, compareTimed, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
 import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
@@ -203,7 +203,7 @@ interface CounterReadings {
  * from the slots' last and first readings (docs/statistics.md, "Counters").
  */
 function addCounterIncreases({ write, field, pairs }: CounterReadings): void {
-  pairs.sort((a, b) => (isEarlier(a, b) ? -1 : isEarlier(b, a) ? 1 : 0));
+  pairs.sort(compareTimed);
   const day = write.date.getTime();
   for (let i = 1; i < pairs.length; i++) {
     const before = pairs[i - 1]!;
