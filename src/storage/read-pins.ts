@@ -18,7 +18,7 @@
  * rewrites its pin before a read when it is older than {@link PIN_REFRESH_MS}, and no
  * read lasts the grace period (the folder's argument for deleting after it).
  */
-import type { Collection, Db } from 'mongodb';
+import { type Collection, type Db, MongoNetworkError } from 'mongodb';
 import { readView, type ReadView } from './visibility.ts';
 
 /** Collection name of the read pins (one small document per server process that reads). */
@@ -84,8 +84,12 @@ export class ReadPins {
     const min = Math.max(this.sent, this.lowest());
     this.sent = min;
     this.writtenAt = Date.now();
+    const update = () => readPins(db).updateOne({ _id: this.holder }, { $max: { min }, $currentDate: { at: true } }, { upsert: true });
+    // Written again once after a network error: the update is idempotent, and a
+    // standalone server gets no retryable writes from the driver, so a pooled connection
+    // that died with a restarted database would otherwise fail the read it pins.
     return this.enqueue(() =>
-      readPins(db).updateOne({ _id: this.holder }, { $max: { min }, $currentDate: { at: true } }, { upsert: true }),
+      update().catch((error: unknown) => (error instanceof MongoNetworkError ? update() : Promise.reject(error))),
     ).catch((error: unknown) => {
       // Not known to be written: the next read writes it again before reading its view.
       this.writtenAt = null;

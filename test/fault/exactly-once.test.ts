@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
+import { graphqlWhenAvailable, isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
 
 const BATCHES = 36;
 const PER_BATCH = 60;
@@ -112,10 +112,14 @@ const LEVELS = {
   DAY: (time: string) => `${time.slice(0, 10)}T00:00:00.000Z`,
 } as const;
 
-/** Checks the stored buckets at minute, hour and day level and the aggregate against the plain loop. */
+/**
+ * Checks the stored buckets at minute, hour and day level and the aggregate against the
+ * plain loop (each request sent again while UNAVAILABLE, as a client would).
+ */
 async function expectExact(server: ServerProcess, metric: string): Promise<void> {
   for (const [granularity, cut] of Object.entries(LEVELS)) {
-    const answer = await server.graphql<{ buckets: { buckets: { start: string; count: number; sum: number }[] }[] }>(
+    const answer = await graphqlWhenAvailable<{ buckets: { buckets: { start: string; count: number; sum: number }[] }[] }>(
+      server,
       `query($m: String!, $g: Granularity!) { buckets(metric: $m, field: "v", granularity: $g, from: "2024-05-01T00:00:00Z", to: "2024-05-05T00:00:00Z", fill: NONE) { buckets { start count sum } } }`,
       { m: metric, g: granularity },
     );
@@ -123,7 +127,8 @@ async function expectExact(server: ServerProcess, metric: string): Promise<void>
     expect(answer.body.data!.buckets[0]!.buckets, granularity).toEqual(expected(metric, cut));
   }
   const total = expected(metric, () => 'all')[0]!;
-  const aggregate = await server.graphql<{ aggregate: { count: number; sum: number }[] }>(
+  const aggregate = await graphqlWhenAvailable<{ aggregate: { count: number; sum: number }[] }>(
+    server,
     `query($m: String!) { aggregate(metric: $m, field: "v", from: "2024-05-01T00:00:00Z", to: "2024-05-05T00:00:00Z") { count sum } }`,
     { m: metric },
   );
@@ -145,6 +150,8 @@ describe('exactly once through crashes', { timeout: 400_000 }, () => {
     const dataDir = join(root, 'server-kill');
     let server = await startServer({ dataDir });
     let killed: Promise<void> | undefined;
+    /** Why the kill and restart failed, if they did: the clearer cause of batches never acknowledged. */
+    let killFailure: unknown;
     const run = stream(
       'kill_server',
       () => server,
@@ -154,14 +161,21 @@ describe('exactly once through crashes', { timeout: 400_000 }, () => {
           const dbPid = (await server.dbPid())!;
           server.kill('SIGKILL');
           await server.exited;
-          // The embedded database goes with its server (death signal), releasing the data directory.
-          await waitUntil(() => !isAlive(dbPid), 15_000, 'the embedded database outlived its server');
+          // The embedded database goes with its server (death signal, SIGTERM), releasing the
+          // data directory. Its orderly stop drains connections and closes its storage,
+          // which takes seconds on a loaded machine.
+          await waitUntil(() => !isAlive(dbPid), 60_000, 'the embedded database outlived its server');
           server = await startServer({ dataDir });
-        })();
+        })().catch((error: unknown) => {
+          killFailure = error;
+        });
       },
     );
-    const seen = await run;
+    const seen = await run.catch((error: unknown) => {
+      throw killFailure ?? error;
+    });
     await killed;
+    if (killFailure) throw killFailure;
     console.info(
       `(a) server SIGKILL: ${seen.attempts} attempts for ${BATCHES} batches, ${seen.failures} failed and retried, ${seen.answersWithAlreadyApplied} retries found ${seen.alreadyApplied} readings already applied`,
     );

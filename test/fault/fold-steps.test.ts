@@ -52,7 +52,7 @@ import { FAULT_POINTS, type FaultPoint } from '../../src/storage/fault-points.ts
 import { FOLDS_ID, foldState, readView, visibleIn } from '../../src/storage/visibility.ts';
 import { testMongoUri } from '../helpers/db.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
-import { isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
+import { graphqlWhenAvailable, isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
 
 const METRIC = 'steps';
 const ROLLUP = 'by_region';
@@ -217,12 +217,15 @@ interface Answer<T> {
   extensions?: { reads?: { rollup: string | null }[] };
 }
 
-/** Sends a GraphQL request and fails on errors; returns the data and which rollup answered its first read (null: the series). */
+/** Sends a GraphQL request (again while UNAVAILABLE, see `graphqlWhenAvailable`) and fails on errors; returns the data and which rollup answered its first read (null: the series). */
 async function ask<T>(server: ServerProcess, query: string, variables: Record<string, unknown> = {}) {
-  const response = await server.graphql<T>(query, variables);
+  const response = await graphqlWhenAvailable<T>(server, query, variables);
   const body = response.body as Answer<T>;
   if (response.status !== 200 || body.errors?.length || !body.data) {
-    throw new Error(`${server.url} answered ${response.status}: ${JSON.stringify(body)}`);
+    const warnings = server.logs.filter((line) => line.level >= 40).slice(-10);
+    throw new Error(
+      `${server.url} answered ${response.status}: ${JSON.stringify(body)}\nits last warnings:\n${warnings.map((line) => JSON.stringify(line)).join('\n')}`,
+    );
   }
   return { data: body.data, rollup: body.extensions?.reads?.[0]?.rollup };
 }

@@ -286,6 +286,36 @@ export async function waitUntil(
   }
 }
 
+/**
+ * Sends a GraphQL request as a client told to "retry later" does: while the answer's
+ * errors are all UNAVAILABLE (the database is down, or was just restarted and the
+ * server has not seen it answer yet) or the request gets no answer, it is sent again
+ * every 250 ms, up to `timeoutMs` (default 30,000). For checks after a crash, which are
+ * about what is stored, not about how soon the server serves again.
+ * @returns the first other answer, or the last UNAVAILABLE one when time is up.
+ * @throws the last request's error when no request got an answer.
+ */
+export async function graphqlWhenAvailable<T>(
+  server: Pick<ServerProcess, 'graphql'>,
+  query: string,
+  variables?: Record<string, unknown>,
+  timeoutMs = 30_000,
+): Promise<HttpGraphQLResponse<T>> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    let answer: HttpGraphQLResponse<T> | undefined;
+    try {
+      answer = await server.graphql<T>(query, variables);
+      const errors = answer.body.errors ?? [];
+      if (errors.length === 0 || !errors.every((error) => error.extensions?.code === 'UNAVAILABLE')) return answer;
+    } catch (error) {
+      if (performance.now() > deadline) throw error;
+    }
+    if (performance.now() > deadline) return answer!;
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
 /** A reading as `recordReadings` takes it. */
 export interface ReadingInput {
   metric: string;
