@@ -888,13 +888,23 @@ function querySegments(query: BucketQuery) {
  * The `$match` stages selecting a query's documents: the first is exactly an index range
  * (`series_date`, `metric_date` or `metric_tagPairs_date`), the second the other tag
  * filters and "holds a reading of a field". MongoDB merges adjacent `$match` stages
- * anyway, and a planner that does not (SecantusDB) would otherwise scan the collection.
+ * anyway (manual, "Aggregation Pipeline Optimization": `$match` + `$match` coalescence),
+ * and a planner that does not (SecantusDB) would otherwise scan the collection.
+ *
+ * When the indexed part already holds an operator (`tagPairs: {$in: [...]}` for a tag
+ * filter of several values, `series: {$in: [...]}`), the day range goes into the second
+ * stage: SecantusDB serves equalities followed by ONE operator field from a compound
+ * index, and with two it looks up the first equality alone (every document of the
+ * metric); with the `$in` alone it scans the index once per value (every day of those
+ * series), always a subset of that.
  */
 function matchStages(query: BucketQuery): Document[] {
   const scope = scopeFilter(query.scope);
+  const days = { date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } };
+  const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   return [
-    { $match: { ...scope.indexed, date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } } },
-    { $match: { ...scope.residual, ...documentsWithReadings(query.fields) } },
+    { $match: daysFirst ? { ...scope.indexed, ...days } : scope.indexed },
+    { $match: { ...(daysFirst ? {} : days), ...scope.residual, ...documentsWithReadings(query.fields) } },
   ];
 }
 

@@ -187,6 +187,22 @@ function readingKeys(reading: Reading, rollup: boolean, filter: Document): Recor
 }
 
 /** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
+/**
+ * The fields the leading `$match` stages of `pipeline` (up to `selecting`) name outside
+ * operators, merged into one filter for {@link mayMatch}: the first stage's condition on
+ * a field wins (a later one on the same field is left out, which only keeps more).
+ */
+function leadingMatch(pipeline: readonly Document[], selecting: number): Document {
+  const merged: Document = {};
+  for (const stage of pipeline.slice(0, selecting)) {
+    if (!('$match' in stage)) break;
+    for (const [key, condition] of Object.entries(stage.$match as Document)) {
+      if (!key.startsWith('$') && !(key in merged)) merged[key] = condition;
+    }
+  }
+  return merged;
+}
+
 function selectingStages(pipeline: readonly Document[]): number {
   let count = 0;
   while (count < pipeline.length && '$match' in pipeline[count]!) count += 1;
@@ -203,8 +219,8 @@ function selectingStages(pipeline: readonly Document[]): number {
  *    a `$match` of what is visible (`visibleIn`: compactions merge rollup documents too) after the first `$match`;
  * 2. reads the tail of the source's metric (log entries no visible fold holds) and,
  *    when there is any, plans into documents in memory the readings whose documents the
- *    pipeline's first `$match` may select ({@link mayMatch} of their metric, series,
- *    tag pairs and day), keeps of those documents only the paths
+ *    pipeline's leading `$match` stages may select ({@link mayMatch} of their metric,
+ *    series, tag pairs and day), keeps of those documents only the paths
  *    the pipeline's `$match` and `$project` stages read, and inserts after the
  *    pipeline's `$match` and `$project` stages a `$unionWith` of the fold-state document
  *    turned into the tail's documents (`$literal`, `$unwind`, `$replaceRoot`) and passed
@@ -233,9 +249,10 @@ export async function aggregateBuckets<T extends Document = Document>(
     const visibility = { $match: visibleIn(view) };
     const collection = source.rollup?.collection ?? CollectionName.buckets;
     const selecting = selectingStages(pipeline);
-    // Only the readings whose documents the first $match may select are planned and sent.
+    // Only the readings whose documents the leading $match stages may select are planned
+    // and sent (each condition of theirs must hold, so all of them together filter).
     const rollup = Boolean(source.rollup);
-    const match = first.$match as Document;
+    const match = leadingMatch(pipeline, selecting);
     const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
     const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
     if (whole.length === 0) {

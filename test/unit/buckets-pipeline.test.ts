@@ -147,6 +147,18 @@ describe('bucketsPipeline', () => {
     });
   });
 
+  it('moves the day range into the second $match when the index range holds an $in (one operator field after the equalities)', () => {
+    const days = { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') };
+    const byTag = bucketsPipeline(query({ scope: { metric: 'flights', where: [{ key: 'origin', in: ['ORD', 'SFO'] }] } }));
+    expect(byTag[0]).toEqual({ $match: { metric: 'flights', tagPairs: { $in: ['origin=ORD', 'origin=SFO'] } } });
+    expect(byTag[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 } } });
+    const bySeries = bucketsPipeline(query({ scope: { series: ['a', 'b'] } }));
+    expect(bySeries[0]).toEqual({ $match: { series: { $in: ['a', 'b'] } } });
+    expect(bySeries[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 } } });
+    const oneSeries = bucketsPipeline(query({ scope: { series: ['a'] } }));
+    expect(oneSeries[0]).toEqual({ $match: { series: 'a', date: days } });
+  });
+
   it('groups by tag values, by series, or not at all', () => {
     const byTags = bucketsPipeline(query({ grouping: { by: 'tags', keys: ['origin', 'destination'] } }));
     expect(byTags.at(-1)?.$group._id.g).toEqual({ origin: '$tags.origin', destination: '$tags.destination' });
