@@ -15,7 +15,8 @@ function underlying(error: unknown): unknown {
  * becomes a client-facing UNAVAILABLE error at the same path, with a plain message, and
  * `onUnavailable` is told (so the health tracker can refuse the next requests at once).
  * A `CodedError` (meant for the client) becomes its GraphQL error (`graphql-errors.ts`).
- * Every other error is masked as yoga does by default: GraphQL errors of our own pass,
+ * The abort of a request whose client went away passes unchanged (yoga then does not
+ * log it; nobody reads the answer). Every other error is masked as yoga does by default: GraphQL errors of our own pass,
  * anything else becomes
  * "Unexpected error." with code INTERNAL_SERVER_ERROR. yoga logs every error it replaces.
  */
@@ -24,6 +25,10 @@ export function createMaskError(options: { onUnavailable?: (error: unknown) => v
     const cause = underlying(error);
     const at = error instanceof GraphQLError ? error : undefined;
     if (cause instanceof CodedError) return toGraphQLError(cause, at);
+    // The request's own signal aborted its reads: its client went away (a time-out is a
+    // TimeoutError, turned into QUERY_TIMEOUT before). Nobody reads this answer, and
+    // yoga logs every error the mask replaces, so it passes as it is, unlogged.
+    if (cause instanceof Error && cause.name === 'AbortError') return error as Error;
     if (!isUnavailable(cause)) return yogaMaskError(error, message, isDev);
     options.onUnavailable?.(cause);
     return toGraphQLError(unavailable('The operation could not be completed'), at);

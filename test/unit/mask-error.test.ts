@@ -39,6 +39,21 @@ describe('createMaskError', () => {
     expect(reported).toHaveLength(2);
   });
 
+  it('passes the abort of a request whose client went away unchanged, so it is not logged as an error', () => {
+    const controller = new AbortController();
+    controller.abort();
+    const aborted = new GraphQLError('This operation was aborted', {
+      path: ['aggregate'],
+      originalError: controller.signal.reason as Error,
+    });
+    expect(createMaskError()(aborted, 'Unexpected error.')).toBe(aborted);
+    const timedOut = new GraphQLError('timed out', {
+      path: ['aggregate'],
+      originalError: new DOMException('The operation timed out', 'TimeoutError'),
+    });
+    expect((createMaskError()(timedOut, 'Unexpected error.') as GraphQLError).extensions.code).toBe('INTERNAL_SERVER_ERROR');
+  });
+
   it('masks other unexpected errors as INTERNAL_SERVER_ERROR and shows errors meant for the client with their code', () => {
     const reported: unknown[] = [];
     const mask = createMaskError({ onUnavailable: (error) => reported.push(error) });
