@@ -18,11 +18,11 @@ import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import type { Store } from './store.ts';
 import {
   FOLDS_ID,
+  findVisible,
   foldState,
   readVisible,
   replacedBy,
   unfoldedRanges,
-  visibleIn,
   type FoldStateDocument,
   type RunningFold,
 } from './visibility.ts';
@@ -425,12 +425,12 @@ export async function compactOnce(
   const from = running.from ?? days.map(() => 0);
   // What the compaction replaces on each day: every document visible at V (a whole-day
   // compaction), or the parts since the day's last compaction.
-  const replacedOn = (date: Date, i: number): Filter<DayDocument> => ({
+  // Read by the `date_f` index (see `findVisible`), then kept when visible at V.
+  const replacedOn = (date: Date, i: number): Filter<Document> => ({
     date,
-    ...visibleIn(view),
     ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}),
   });
-  const docs = (await Promise.all(days.map((date, i) => store.buckets.find(replacedOn(date, i)).toArray()))).flat();
+  const docs = (await Promise.all(days.map((date, i) => findVisible(store.buckets, replacedOn(date, i), view).toArray()))).flat();
   const metrics = [...new Set(docs.map((doc) => doc.metric))];
   const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
   const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
@@ -439,7 +439,7 @@ export async function compactOnce(
   const rollupMerged: { collection: Collection<Document>; documents: Document[] }[] = [];
   for (const rollup of rollups) {
     const collection = store.db.collection<DayDocument>(rollup.collection);
-    const rollupDocs = (await Promise.all(days.map((date, i) => collection.find(replacedOn(date, i)).toArray()))).flat();
+    const rollupDocs = (await Promise.all(days.map((date, i) => findVisible(collection, replacedOn(date, i), view).toArray()))).flat();
     outcome.merged += rollupDocs.length;
     rollupMerged.push({
       collection: collection as unknown as Collection<Document>,

@@ -10,7 +10,7 @@ import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLDS_ID, foldState, visibleAt, visibleIn } from './visibility.ts';
+import { FOLDS_ID, findVisible, foldState, visibleAt } from './visibility.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -260,10 +260,7 @@ export async function rebuildRollupDay(
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
   // The view stays pinned while the parts are read, so a compaction's clean-up keeps them.
   const visible = await withView(store, async (view) => {
-    for await (const doc of store.buckets.find(
-      { metric: rollup.metric, date, ...visibleIn(view) },
-      { projection: { recent: 0, batches: 0 } },
-    )) {
+    for await (const doc of findVisible(store.buckets, { metric: rollup.metric, date }, view, { recent: 0, batches: 0 })) {
       writes.push(storedDayWrite(doc));
       sources.push(doc);
     }
@@ -271,7 +268,9 @@ export async function rebuildRollupDay(
   });
   const merged = mergeIntoRollup(writes, rollup);
   const collection = documentsOf(store, rollup);
-  await collection.deleteMany({ metric: rollup.metric, date, ...visibleAt(visible) });
+  // `date` first: a planner that serves one condition of this filter alone (the embedded
+  // server) takes the first it has an index for, and `date_f` selects one day.
+  await collection.deleteMany({ date, metric: rollup.metric, ...visibleAt(visible) });
   const version = oldestVersion(sources);
   if (merged.length > 0) {
     await collection.insertMany(

@@ -228,6 +228,9 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
  * - `{metric, date}`: queries over a whole metric;
  * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
  *   `key=value` string plus the day range;
+ * - `{date, f}`: what the folder reads and deletes by day and fold number, over every
+ *   metric: a compaction's parts, the parts it replaced (without it, each compaction and
+ *   each clean-up read the whole collection, so they slowed as it grew);
  * - dropped: every unique index on exactly `{series: 1, date: 1}` (named `series_date` by
  *   the write path before folds, which kept one document per series and day), found by
  *   its key whatever its name, since it refuses the second part of a series-day.
@@ -237,6 +240,7 @@ export async function ensureDayIndexes(db: Db, collection: string): Promise<void
     { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
+    { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
   for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
 }

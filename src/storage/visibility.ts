@@ -106,6 +106,29 @@ export function visibleIn(view: ReadView): Filter<Document> {
 }
 
 /**
+ * Reads the documents of `collection` that `filter` selects and `view` sees: an
+ * aggregation of two `$match` stages, `filter` first, then {@link visibleIn}. MongoDB
+ * coalesces the two (manual, "Aggregation Pipeline Optimization"); the embedded server
+ * picks its index from the first stage only, and uses none for a filter with a
+ * top-level `$nor` (the visibility condition while a compaction is in grace) or with two
+ * operator fields, so `filter` must be an index range of its own: equalities followed
+ * by at most one operator field.
+ * @param projection paths to leave out (`{path: 0}`) or keep, as in `find`.
+ */
+export function findVisible<T extends Document>(
+  collection: Collection<T>,
+  filter: Filter<Document>,
+  view: ReadView,
+  projection?: Document,
+): AsyncIterable<T> & { toArray(): Promise<T[]> } {
+  return collection.aggregate<T>([
+    { $match: filter },
+    { $match: visibleIn(view) },
+    ...(projection === undefined ? [] : [{ $project: projection }]),
+  ]);
+}
+
+/**
  * The documents a compaction replaced, as filters: on a day compacted whole, `f` below
  * its number (or none); on a day of which it merged the parts since the last
  * compaction, `from <= f < c`. One filter for all its whole days, one per other day.
