@@ -246,7 +246,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   if (flipped.modifiedCount !== 1) return nothing(false);
   // Only a visible entry may expire (the TTL index on `foldedAt`); the range also covers
   // the entries of a recent fold whose folder stopped right after its flip.
-  await ingestLog(store).updateMany({ fold: { $gte: seq - 16, $lte: seq }, foldedAt: null }, { $set: { foldedAt: new Date() } });
+  await ingestLog(store).updateMany({ foldedAt: null, fold: { $gte: seq - 16, $lte: seq } }, { $set: { foldedAt: new Date() } });
   return { leased: true, fold: seq, entries: entries.length, readings: readings.length, parts, rollupParts };
 }
 

@@ -70,7 +70,9 @@ export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument
 
 /**
  * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes the
- * oldest entries without a fold), `{metrics, fold}` (a query's tail), and a TTL index on
+ * oldest entries without a fold), `{metrics, fold}` (a query's tail), `{foldedAt, fold}`
+ * (a fold marks the entries of recent folds not marked yet: one equality and one range,
+ * so the embedded server reads only those, not every entry of the last folds), and a TTL index on
  * `foldedAt`, so an entry is removed `retentionSeconds` after it was folded and never
  * before (MongoDB manual, "TTL Indexes": documents without the field never expire).
  */
@@ -79,6 +81,7 @@ export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): 
   await log.createIndexes([
     { key: { fold: 1, receivedAt: 1 }, name: 'fold_receivedAt' },
     { key: { metrics: 1, fold: 1 }, name: 'metrics_fold' },
+    { key: { foldedAt: 1, fold: 1 }, name: 'foldedAt_fold' },
   ]);
   try {
     await log.createIndexes([{ key: { foldedAt: 1 }, name: 'foldedAt_ttl', expireAfterSeconds: retentionSeconds }]);
