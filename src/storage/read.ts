@@ -11,7 +11,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, readTail, readVisible, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readVisible, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -408,10 +408,15 @@ export async function seriesReadingTimes(
         let best: number | null = null;
         for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
         const stored = await limitedRead(options, async (driver) => {
-          const filter = { series, [edge]: { $exists: true }, ...visibleIn(view) };
-          const edgeDoc = await store.buckets.findOne(filter, { sort: { series: 1, date: direction }, projection: { date: 1 }, ...driver });
-          if (edgeDoc === null) return [];
-          return store.buckets.find({ ...filter, date: edgeDoc.date }, { projection: { [edge]: 1 }, ...driver }).toArray();
+          const filter = { series, [edge]: { $exists: true } };
+          const [edgeDoc] = await findVisible(store.buckets, filter, view, {
+            sort: { series: 1, date: direction },
+            limit: 1,
+            projection: { date: 1 },
+            ...driver,
+          }).toArray();
+          if (edgeDoc === undefined) return [];
+          return findVisible(store.buckets, { ...filter, date: edgeDoc.date }, view, { projection: { [edge]: 1 }, ...driver }).toArray();
         });
         for (const doc of stored) {
           const time = doc[edge]?.getTime();
@@ -477,13 +482,19 @@ export async function latestValues(
           const pair = { t: reading.time, v: value };
           if (best === undefined || isEarlier(best, pair)) best = pair;
         }
-        const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 }, ...visibleIn(view) };
+        const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 } };
         const docs = await limitedRead(options, async (driver) => {
-          const newest = await store.buckets.findOne(filter, { ...driver, sort: { date: -1 }, projection: { date: 1 } });
-          if (newest === null) return [];
-          return store.buckets
-            .find({ ...filter, date: newest.date }, { ...driver, projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 } })
-            .toArray();
+          const [newest] = await findVisible(store.buckets, filter, view, {
+            ...driver,
+            sort: { date: -1 },
+            limit: 1,
+            projection: { date: 1 },
+          }).toArray();
+          if (newest === undefined) return [];
+          return findVisible(store.buckets, { ...filter, date: newest.date }, view, {
+            ...driver,
+            projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 },
+          }).toArray();
         });
         // A document of layout version 1 may hold any reading of its day: unknown unless
         // something later than that day is known.
@@ -528,10 +539,12 @@ export async function latestReadings(store: Store, id: string, n: number, option
     // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
     let cutoff = -Infinity;
     await limitedRead(options, async (driver) => {
-      const cursor = store.buckets.find(
-        { series: id, ...visibleIn(view) },
-        { ...driver, sort: { date: -1 }, projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 }, batchSize: 16 },
-      );
+      const cursor = findVisible(store.buckets, { series: id }, view, {
+        ...driver,
+        sort: { date: -1 },
+        projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 },
+        batchSize: 16,
+      });
       let day: number | null = null;
       let dayReadings: LatestReading[] = [];
       let dayCutoff = -Infinity;

@@ -260,7 +260,7 @@ export async function rebuildRollupDay(
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
   // The view stays pinned while the parts are read, so a compaction's clean-up keeps them.
   const visible = await withView(store, async (view) => {
-    for await (const doc of findVisible(store.buckets, { metric: rollup.metric, date }, view, { recent: 0, batches: 0 })) {
+    for await (const doc of findVisible(store.buckets, { metric: rollup.metric, date }, view, { projection: { recent: 0, batches: 0 } })) {
       writes.push(storedDayWrite(doc));
       sources.push(doc);
     }

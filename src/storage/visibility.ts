@@ -3,7 +3,7 @@
  * rollup documents of the folds up to the visible fold number V, plus the tail, the
  * log entries no visible fold holds yet, read from the log and planned in memory.
  */
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
 import { LRUCache } from 'lru-cache';
 import type { Reading } from '../record/validate.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
@@ -105,27 +105,49 @@ export function visibleIn(view: ReadView): Filter<Document> {
   return replaced.length === 0 ? visibleAt(view.visible) : { ...visibleAt(view.visible), $nor: replaced };
 }
 
+/** How {@link findVisible} orders, limits and shapes what it reads, and the driver's limits. */
+export interface FindVisibleOptions {
+  /** As in `find`: `{path: 1}` keeps, `{path: 0}` leaves out. */
+  projection?: Document;
+  /** As in `find`, e.g. `{date: -1}`. */
+  sort?: Record<string, 1 | -1>;
+  limit?: number;
+  batchSize?: number;
+  maxTimeMS?: number;
+  signal?: AbortSignal;
+}
+
 /**
- * Reads the documents of `collection` that `filter` selects and `view` sees: an
- * aggregation of two `$match` stages, `filter` first, then {@link visibleIn}. MongoDB
- * coalesces the two (manual, "Aggregation Pipeline Optimization"); the embedded server
- * picks its index from the first stage only, and uses none for a filter with a
+ * Reads the documents of `collection` that `filter` selects and `view` sees, as `find`
+ * with `options` would: an aggregation of two `$match` stages, `filter` first, then
+ * {@link visibleIn}, then `$sort`, `$limit` and `$project` when asked. MongoDB coalesces
+ * the two `$match` stages (manual, "Aggregation Pipeline Optimization"); the embedded
+ * server picks its index from the first stage only, and uses none for a filter with a
  * top-level `$nor` (the visibility condition while a compaction is in grace) or with two
  * operator fields, so `filter` must be an index range of its own: equalities followed
  * by at most one operator field.
- * @param projection paths to leave out (`{path: 0}`) or keep, as in `find`.
  */
 export function findVisible<T extends Document>(
   collection: Collection<T>,
   filter: Filter<Document>,
   view: ReadView,
-  projection?: Document,
-): AsyncIterable<T> & { toArray(): Promise<T[]> } {
-  return collection.aggregate<T>([
-    { $match: filter },
-    { $match: visibleIn(view) },
-    ...(projection === undefined ? [] : [{ $project: projection }]),
-  ]);
+  options: FindVisibleOptions = {},
+): AggregationCursor<T> {
+  const { projection, sort, limit, batchSize, maxTimeMS, signal } = options;
+  return collection.aggregate<T>(
+    [
+      { $match: filter },
+      { $match: visibleIn(view) },
+      ...(sort === undefined ? [] : [{ $sort: sort }]),
+      ...(limit === undefined ? [] : [{ $limit: limit }]),
+      ...(projection === undefined ? [] : [{ $project: projection }]),
+    ],
+    {
+      ...(batchSize === undefined ? {} : { batchSize }),
+      ...(maxTimeMS === undefined ? {} : { maxTimeMS }),
+      ...(signal === undefined ? {} : { signal }),
+    },
+  );
 }
 
 /**
