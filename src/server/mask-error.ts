@@ -16,9 +16,9 @@ function underlying(error: unknown): unknown {
  * `onUnavailable` is told (so the health tracker can refuse the next requests at once).
  * A `CodedError` (meant for the client) becomes its GraphQL error (`graphql-errors.ts`).
  * The abort of a request whose client went away passes unchanged (yoga then does not
- * log it; nobody reads the answer). Every other error is masked as yoga does by default: GraphQL errors of our own pass,
- * anything else becomes
- * "Unexpected error." with code INTERNAL_SERVER_ERROR. yoga logs every error it replaces.
+ * log it; nobody reads the answer). Every other error is masked as yoga does by default:
+ * GraphQL errors of our own pass, anything else becomes "Unexpected error." with code
+ * INTERNAL_SERVER_ERROR. yoga logs every error it replaces.
  */
 export function createMaskError(options: { onUnavailable?: (error: unknown) => void } = {}): MaskError {
   return (error, message, isDev) => {

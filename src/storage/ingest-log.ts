@@ -69,12 +69,13 @@ export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument
   store.db.collection<LogEntryDocument>(INGEST_LOG_COLLECTION);
 
 /**
- * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes the
- * oldest entries without a fold), `{metrics, fold}` (a query's tail), `{foldedAt, fold}`
- * (a fold marks the entries of recent folds not marked yet: one equality and one range,
- * so the embedded server reads only those, not every entry of the last folds), and a TTL index on
- * `foldedAt`, so an entry is removed `retentionSeconds` after it was folded and never
- * before (MongoDB manual, "TTL Indexes": documents without the field never expire).
+ * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes
+ * the oldest entries without a fold), `{metrics, fold}` (a query's tail), `{foldedAt,
+ * fold}` (a fold marks the entries of recent folds not marked yet: one equality and one
+ * range, so the embedded server reads only those, not every entry of the last folds),
+ * and a TTL index on `foldedAt`, so an entry is removed `retentionSeconds` after it was
+ * folded and never before (MongoDB manual, "TTL Indexes": documents without the field
+ * never expire).
  */
 export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): Promise<void> {
   const log = db.collection(INGEST_LOG_COLLECTION);

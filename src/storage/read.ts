@@ -186,7 +186,6 @@ function readingKeys(reading: Reading, rollup: boolean, filter: Document): Recor
   return keys;
 }
 
-/** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
 /**
  * The fields the leading `$match` stages of `pipeline` (up to `selecting`) name outside
  * operators, merged into one filter for {@link mayMatch}: the first stage's condition on
@@ -203,6 +202,7 @@ function leadingMatch(pipeline: readonly Document[], selecting: number): Documen
   return merged;
 }
 
+/** How many leading stages of a pipeline select and trim documents (its `$match` stages and the `$project` right after them). */
 function selectingStages(pipeline: readonly Document[]): number {
   let count = 0;
   while (count < pipeline.length && '$match' in pipeline[count]!) count += 1;
