@@ -58,7 +58,8 @@ const readingAt = (k: number) => ({
 async function build(store: Store): Promise<void> {
   for (let b = 0; b < options.batches; b++) {
     const inputs = Array.from({ length: BATCH }, (_, i) => readingAt(b * BATCH + i));
-    await recordBatch(store, validateReadings(inputs, { maxBatchSize: BATCH, receivedAt: Date.now() }), { receivedAt: Date.now() });
+    const receivedAt = Date.now();
+    await recordBatch(store, validateReadings(inputs, { maxBatchSize: BATCH, receivedAt }), { receivedAt });
     if ((b + 1) % options.foldEvery === 0 && b + 1 < options.batches) {
       await foldOnce(store, store.holder);
       while ((await compactOnce(store, store.holder, { afterFolds: 8, graceMs: LONG_GRACE })).compaction !== null);
@@ -72,9 +73,10 @@ const HOURS = `query($from: Time!, $to: Time!) { buckets(metric: "load", field: 
 const database = await benchDatabase(log);
 const stores: Store[] = [];
 try {
-  const kept = await openStore(database.uri, `bench_pins_kept_${Date.now()}`, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } });
-  const dropped = await openStore(database.uri, `bench_pins_dropped_${Date.now()}`, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } });
-  stores.push(kept, dropped);
+  for (const name of ['kept', 'dropped']) {
+    stores.push(await openStore(database.uri, `bench_pins_${name}_${Date.now()}`, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } }));
+  }
+  const dropped = stores[1]!;
   for (const store of stores) {
     await build(store);
     log(`built ${store.db.databaseName}`);
@@ -83,12 +85,9 @@ try {
   log(`deleted ${cleanup.deleted} replaced parts in the second database`);
 
   const readings = options.batches * BATCH;
-  let count = 0;
+  const count = readings;
   let sum = 0;
-  for (let k = 0; k < readings; k++) {
-    count += 1;
-    sum += readingAt(k).fields[0]!.value;
-  }
+  for (let k = 0; k < readings; k++) sum += readingAt(k).fields[0]!.value;
   const range = { from: new Date(START).toISOString(), to: new Date(START + readings * 7000).toISOString() };
   const apps = stores.map((store) => benchApp(store));
   for (const app of apps) {
@@ -117,7 +116,7 @@ try {
   const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({})));
   console.log(`## Reads with and without the parts compactions replaced\n`);
   console.log(
-    `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(kept.client, database.embedded)}; ${describeMachine()}._ ` +
+    `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
       `${readings.toLocaleString('en-US')} readings of ${options.hosts} hosts, folded every ${options.foldEvery} batches of ${BATCH}; ` +
       `series-day documents: ${documents[0]!.toLocaleString('en-US')} with the replaced parts kept, ${documents[1]!.toLocaleString('en-US')} once they are deleted. ` +
       `Medians of ${options.reps} alternating runs; both answer the plain loop's count and sum.\n`,

@@ -48,6 +48,7 @@ import {
   describeServer,
   format,
   generateCpu,
+  median,
   type PlainReading,
   positiveInt,
   progressLog,
@@ -727,7 +728,7 @@ function planTimes(readings: readonly Reading[], sets: readonly SlotLevel[][]): 
       if (round >= 0) times[i]!.push(performance.now() - started);
     });
   }
-  return times.map((ms) => ms.sort((a, b) => a - b)[Math.floor(ms.length / 2)]!);
+  return times.map(median);
 }
 
 /**

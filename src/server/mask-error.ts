@@ -2,6 +2,7 @@ import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type MaskError } from 'graphql-yoga';
 import { CodedError } from '../errors.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
+import { isClientAbort } from '../storage/query-options.ts';
 import { toGraphQLError } from './graphql-errors.ts';
 
 /** The error behind `error`: the one a resolver threw, when graphql-js wrapped it. */
@@ -25,10 +26,9 @@ export function createMaskError(options: { onUnavailable?: (error: unknown) => v
     const cause = underlying(error);
     const at = error instanceof GraphQLError ? error : undefined;
     if (cause instanceof CodedError) return toGraphQLError(cause, at);
-    // The request's own signal aborted its reads: its client went away (a time-out is a
-    // TimeoutError, turned into QUERY_TIMEOUT before). Nobody reads this answer, and
-    // yoga logs every error the mask replaces, so it passes as it is, unlogged.
-    if (cause instanceof Error && cause.name === 'AbortError') return error as Error;
+    // The client went away: nobody reads this answer, and yoga logs every error the mask
+    // replaces, so it passes as it is, unlogged.
+    if (isClientAbort(cause)) return error as Error;
     if (!isUnavailable(cause)) return yogaMaskError(error, message, isDev);
     options.onUnavailable?.(cause);
     return toGraphQLError(unavailable('The operation could not be completed'), at);

@@ -42,6 +42,15 @@ export function isQueryTimeout(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError';
 }
 
+/**
+ * True when `error` is the abort of a read by the request's own signal
+ * ({@link driverOptions}): the client went away. A time-out is a `TimeoutError` instead
+ * ({@link isQueryTimeout}).
+ */
+export function isClientAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
 /** The client-facing QUERY_TIMEOUT error for a read that took longer than `maxTimeMS` milliseconds. */
 export function queryTimeout(maxTimeMS: number | undefined): ServiceError {
   const limit = maxTimeMS === undefined ? '' : ` of ${maxTimeMS.toLocaleString('en-US')} ms`;

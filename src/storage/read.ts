@@ -11,7 +11,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readVisible, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readVisible, type ReadView, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -385,6 +385,30 @@ async function tailBySeries(store: Store, ids: readonly string[], visible: numbe
 }
 
 /**
+ * The visible parts of the earliest (`direction` 1) or latest (-1) series-day among the
+ * documents `filter` selects (a filter on one series, see {@link findVisible}): one
+ * indexed look-up of that day on `{series, date}`, then one read of its parts, each
+ * with `projection`. Empty when the filter selects no visible document.
+ */
+async function partsOfEdgeDay(
+  store: Store,
+  view: ReadView,
+  filter: Document,
+  direction: 1 | -1,
+  projection: Document,
+  driver: { maxTimeMS?: number; signal?: AbortSignal },
+): Promise<Document[]> {
+  const [edge] = await findVisible(store.buckets, filter, view, {
+    ...driver,
+    sort: { series: 1, date: direction },
+    limit: 1,
+    projection: { date: 1 },
+  }).toArray();
+  if (edge === undefined) return [];
+  return findVisible(store.buckets, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
+}
+
+/**
  * Exact time of the earliest (`first`) or latest (`last`) reading of each series of
  * `ids`, in that order (null for a series without readings): the `first` (or `last`)
  * over the parts of its earliest (or latest) visible series-day, found with one index
@@ -407,17 +431,9 @@ export async function seriesReadingTimes(
       ids.map(async (series) => {
         let best: number | null = null;
         for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
-        const stored = await limitedRead(options, async (driver) => {
-          const filter = { series, [edge]: { $exists: true } };
-          const [edgeDoc] = await findVisible(store.buckets, filter, view, {
-            sort: { series: 1, date: direction },
-            limit: 1,
-            projection: { date: 1 },
-            ...driver,
-          }).toArray();
-          if (edgeDoc === undefined) return [];
-          return findVisible(store.buckets, { ...filter, date: edgeDoc.date }, view, { projection: { [edge]: 1 }, ...driver }).toArray();
-        });
+        const stored = await limitedRead(options, (driver) =>
+          partsOfEdgeDay(store, view, { series, [edge]: { $exists: true } }, direction, { [edge]: 1 }, driver),
+        );
         for (const doc of stored) {
           const time = doc[edge]?.getTime();
           if (time !== undefined && (best === null || better(time, best))) best = time;
@@ -482,20 +498,16 @@ export async function latestValues(
           const pair = { t: reading.time, v: value };
           if (best === undefined || isEarlier(best, pair)) best = pair;
         }
-        const filter = { series: id, [`fields.${field}.n`]: { $gt: 0 } };
-        const docs = await limitedRead(options, async (driver) => {
-          const [newest] = await findVisible(store.buckets, filter, view, {
-            ...driver,
-            sort: { date: -1 },
-            limit: 1,
-            projection: { date: 1 },
-          }).toArray();
-          if (newest === undefined) return [];
-          return findVisible(store.buckets, { ...filter, date: newest.date }, view, {
-            ...driver,
-            projection: { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 },
-          }).toArray();
-        });
+        const docs = await limitedRead(options, (driver) =>
+          partsOfEdgeDay(
+            store,
+            view,
+            { series: id, [`fields.${field}.n`]: { $gt: 0 } },
+            -1,
+            { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 },
+            driver,
+          ),
+        );
         // A document of layout version 1 may hold any reading of its day: unknown unless
         // something later than that day is known.
         let unknownUntil = Number.NEGATIVE_INFINITY;

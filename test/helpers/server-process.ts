@@ -293,7 +293,7 @@ export async function waitUntil(
  * every 250 ms, up to `timeoutMs` (default 30,000). For checks after a crash, which are
  * about what is stored, not about how soon the server serves again.
  * @returns the first other answer, or the last UNAVAILABLE one when time is up.
- * @throws the last request's error when no request got an answer.
+ * @throws the last request's error when time is up and that request got no answer.
  */
 export async function graphqlWhenAvailable<T>(
   server: Pick<ServerProcess, 'graphql'>,
@@ -303,15 +303,19 @@ export async function graphqlWhenAvailable<T>(
 ): Promise<HttpGraphQLResponse<T>> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    let answer: HttpGraphQLResponse<T> | undefined;
+    let outcome: { answer: HttpGraphQLResponse<T> } | { error: unknown };
     try {
-      answer = await server.graphql<T>(query, variables);
+      const answer = await server.graphql<T>(query, variables);
       const errors = answer.body.errors ?? [];
       if (errors.length === 0 || !errors.every((error) => error.extensions?.code === 'UNAVAILABLE')) return answer;
+      outcome = { answer };
     } catch (error) {
-      if (performance.now() > deadline) throw error;
+      outcome = { error };
     }
-    if (performance.now() > deadline) return answer!;
+    if (performance.now() > deadline) {
+      if ('answer' in outcome) return outcome.answer;
+      throw outcome.error;
+    }
     await new Promise((done) => setTimeout(done, 250));
   }
 }

@@ -20,9 +20,10 @@ import { aggregateBuckets } from '../../src/storage/read.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
-import { visibleIn } from '../../src/storage/visibility.ts';
+import { visibleAt, visibleIn } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { recordSent, type Sent, spread } from '../helpers/plain-loop.ts';
+import { waitUntil } from '../helpers/server-process.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 6, 1);
@@ -95,14 +96,13 @@ describe('read pins', { timeout: 240_000 }, () => {
       return { count: row?.count ?? 0, sum: row?.sum ?? 0 };
     });
 
-  /** Waits until the process's pin is gone (a moment after its last read). */
-  const pinRemoved = async () => {
-    const deadline = Date.now() + 10_000;
-    while ((await readPins(t.store.db).countDocuments({ _id: t.store.holder })) > 0) {
-      if (Date.now() > deadline) throw new Error('the read pin was not removed');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
+  /** Waits until the pin of the process `holder` (default this one) is gone (a moment after its last read). */
+  const pinRemoved = (holder = t.store.holder) =>
+    waitUntil(
+      async () => (await readPins(t.store.db).countDocuments({ _id: holder })) === 0,
+      10_000,
+      `the read pin of ${holder} was not removed`,
+    );
 
   it('keeps replaced parts while a read holds an older view, and deletes them once it ends', async () => {
     await foldedBatches(3);
@@ -122,7 +122,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     async function aggregateBucketsIn(visible: number) {
       const [row] = await t.store.buckets
         .aggregate<{ count: number; sum: number }>([
-          { $match: { metric: METRIC, f: { $not: { $gt: visible } } } },
+          { $match: { metric: METRIC, ...visibleAt(visible) } },
           { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
         ])
         .toArray();
@@ -183,11 +183,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     expect(old.visible).toBe(compaction.compaction! - 1);
     // Its own read (the view of the moment: after the compaction) is exact too.
     expect({ count: old.count, sum: old.sum }).toEqual(totalsOf(sent));
-    const deadline = Date.now() + 10_000;
-    while ((await readPins(t.store.db).countDocuments({ _id: other.holder })) > 0) {
-      if (Date.now() > deadline) throw new Error("the other process's read pin was not removed");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await pinRemoved(other.holder);
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(cleanup.deleted).toBeGreaterThan(0);
     const merged = await t.store.buckets.countDocuments({ metric: METRIC, f: compaction.compaction! });
