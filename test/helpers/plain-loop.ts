@@ -1,6 +1,6 @@
 /**
  * Expected answers by plain loops over the readings a test sent, shared by the tests of
- * folds and compactions (test/integration/fold.test.ts, compaction.test.ts): readings
+ * folds, compactions, rollups and read pins (test/integration/): readings
  * of field `v` over three hosts and two days, and what the server must answer for them.
  */
 import { expect } from 'vitest';
@@ -19,6 +19,19 @@ export interface BucketCountSum {
   start: string;
   count: number;
   sum: number;
+}
+
+/** Count, sum, min and max of the values of `readings`, by a plain loop (min Infinity and max -Infinity for none). */
+export function totalsOf(readings: readonly Sent[]): { count: number; sum: number; min: number; max: number } {
+  let sum = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const r of readings) {
+    sum += r.value;
+    min = Math.min(min, r.value);
+    max = Math.max(max, r.value);
+  }
+  return { count: readings.length, sum, min, max };
 }
 
 /**

@@ -22,7 +22,7 @@ import { readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
 import { visibleAt, visibleIn } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { recordSent, type Sent, spread } from '../helpers/plain-loop.ts';
+import { recordSent, type Sent, spread, totalsOf } from '../helpers/plain-loop.ts';
 import { waitUntil } from '../helpers/server-process.ts';
 
 const DAY = 86_400_000;
@@ -35,14 +35,9 @@ const TOTALS = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum }
 }`;
 
-/** Count and sum of `readings`, by a plain loop. */
-function totalsOf(readings: readonly Sent[]): { count: number; sum: number } {
-  let count = 0;
-  let sum = 0;
-  for (const reading of readings) {
-    count += 1;
-    sum += reading.value;
-  }
+/** Count and sum of `readings`, by a plain loop (`totalsOf`). */
+function countAndSum(readings: readonly Sent[]): { count: number; sum: number } {
+  const { count, sum } = totalsOf(readings);
   return { count, sum };
 }
 
@@ -81,7 +76,7 @@ describe('read pins', { timeout: 240_000 }, () => {
       to: new Date(START + 2 * DAY).toISOString(),
     });
     expect(answer.errors).toBeUndefined();
-    expect(answer.data!.aggregate).toEqual([totalsOf(sent)]);
+    expect(answer.data!.aggregate).toEqual([countAndSum(sent)]);
   };
 
   /** Count and sum of the day totals of the documents visible in the pinned view, read in the database. */
@@ -144,13 +139,13 @@ describe('read pins', { timeout: 240_000 }, () => {
     held.open();
     const old = await reading;
     expect(old.visible).toBe(compaction.compaction! - 1);
-    expect({ count: old.count, sum: old.sum }).toEqual(totalsOf(sent));
+    expect({ count: old.count, sum: old.sum }).toEqual(countAndSum(sent));
 
     // Once no read holds an older view, the next clean-up deletes the replaced parts.
     await pinRemoved();
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(parts);
     expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
-    expect(await totalsInView(t.store)).toEqual(totalsOf(sent));
+    expect(await totalsInView(t.store)).toEqual(countAndSum(sent));
     await expectExact();
   });
 
@@ -182,7 +177,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     const old = await reading;
     expect(old.visible).toBe(compaction.compaction! - 1);
     // Its own read (the view of the moment: after the compaction) is exact too.
-    expect({ count: old.count, sum: old.sum }).toEqual(totalsOf(sent));
+    expect({ count: old.count, sum: old.sum }).toEqual(countAndSum(sent));
     await pinRemoved(other.holder);
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(cleanup.deleted).toBeGreaterThan(0);

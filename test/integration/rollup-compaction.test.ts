@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { backfillRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
-import { recordSent, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
+import { recordSent, type Sent, spread as spreadFrom, totalsOf } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const DAY = 86_400_000;
@@ -49,21 +49,6 @@ interface Totals {
 type Bucket = Totals & { start: string };
 interface Reads {
   extensions?: { reads?: { rollup: string | null }[] };
-}
-
-/** Count, sum, min and max of `readings`, by a plain loop. */
-function totalsOf(readings: readonly Sent[]): Totals {
-  let count = 0;
-  let sum = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const r of readings) {
-    count += 1;
-    sum += r.value;
-    min = Math.min(min, r.value);
-    max = Math.max(max, r.value);
-  }
-  return { count, sum, min, max };
 }
 
 /** Non-empty buckets of `size` ms, UTC-aligned, with their totals, by a plain loop. */

@@ -21,16 +21,11 @@ import { backfillRollup, createRollup, findRollups, markDirty, rebuildRollupDay 
 import type { Store } from '../../src/storage/store.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, foldState, readVisible, type FoldStateDocument } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { type Sent, totalsOf } from '../helpers/plain-loop.ts';
 
 const METRIC = 'late';
 const DAY = Date.UTC(2024, 0, 1);
 const HOUR = 3_600_000;
-
-interface Sent {
-  host: string;
-  time: number;
-  value: number;
-}
 
 /** `count` readings from `seed` on, over three hosts and the 24 hours of DAY. */
 const readingsOf = (count: number, seed: number): Sent[] =>
@@ -46,19 +41,6 @@ const asInput = (readings: readonly Sent[]) =>
     time: new Date(r.time).toISOString(),
     fields: [{ name: 'v', value: r.value }],
   }));
-
-/** count, sum, min and max of readings, by a plain loop. */
-function totalsOf(readings: readonly Sent[]) {
-  let sum = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const r of readings) {
-    sum += r.value;
-    min = Math.min(min, r.value);
-    max = Math.max(max, r.value);
-  }
-  return { count: readings.length, sum, min, max };
-}
 
 /** count and sum per UTC hour, by a plain loop. */
 function hoursOf(readings: readonly Sent[]) {
