@@ -22,7 +22,7 @@ export interface BucketCountSum {
 }
 
 /** Count, sum, min and max of the values of `readings`, by a plain loop (min Infinity and max -Infinity for none). */
-export function totalsOf(readings: readonly Sent[]): { count: number; sum: number; min: number; max: number } {
+export function totalsOf(readings: readonly Pick<Sent, 'value'>[]): { count: number; sum: number; min: number; max: number } {
   let sum = 0;
   let min = Infinity;
   let max = -Infinity;

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { totalsOf } from '../helpers/plain-loop.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { foldDocuments } from '../../src/record/fold-plan.ts';
 import { planWrites } from '../../src/record/plan.ts';
@@ -55,18 +56,6 @@ function readingsOf(count: number, seed: number): Sent[] {
 const asInput = (metric: string, readings: readonly Sent[]) =>
   readings.map((r) => ({ metric, tags: [{ key: 'host', value: r.host }], time: r.time, fields: [{ name: 'v', value: r.value }] }));
 
-/** count, sum, min, max of every reading, by a plain loop. */
-function expectedTotals(readings: readonly Sent[]) {
-  let sum = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const r of readings) {
-    sum += r.value;
-    min = Math.min(min, r.value);
-    max = Math.max(max, r.value);
-  }
-  return { count: readings.length, sum, min, max };
-}
 /** count and sum per UTC hour, by a plain loop. */
 function expectedHours(readings: readonly Sent[]) {
   const hours = new Map<string, { count: number; sum: number }>();
@@ -106,7 +95,7 @@ describe('a batch sent again with its batch id', () => {
     expect(again.data?.recordReadings).toEqual({ batchId: 'm1-batch-1', recorded: 300, applied: 0, alreadyApplied: 300 });
     expect(await databaseSnapshot(t.store.db)).toBe(before);
     const { total, hours } = await stored('m1');
-    expect(total).toEqual(expectedTotals(readings));
+    expect(total).toEqual(totalsOf(readings));
     expect(hours).toEqual(expectedHours(readings));
   });
 
@@ -128,7 +117,7 @@ describe('a batch sent again with its batch id', () => {
     const applied = answers.map((answer) => answer.data!.recordReadings!.applied);
     expect(applied.reduce((a, b) => a + b, 0)).toBe(400);
     const { total, hours } = await stored('m3');
-    expect(total).toEqual(expectedTotals(readings));
+    expect(total).toEqual(totalsOf(readings));
     expect(hours).toEqual(expectedHours(readings));
   });
 
@@ -152,12 +141,12 @@ describe('a batch sent again with its batch id', () => {
     const parts = foldDocuments(planWrites(valid).buckets, seq);
     await t.store.buckets.insertMany(parts.slice(0, Math.floor(parts.length / 2)) as never[]);
     // Queries read the fold's entry from the log, not its invisible parts.
-    expect((await stored('m4')).total).toEqual(expectedTotals([...readings, ...second]));
+    expect((await stored('m4')).total).toEqual(totalsOf([...readings, ...second]));
     await t.settle();
     expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))?.visible).toBe(seq);
     expect(await t.store.buckets.countDocuments({ metric: 'm4', f: seq })).toBe(parts.length);
     const { total, hours } = await stored('m4');
-    expect(total).toEqual(expectedTotals([...readings, ...second]));
+    expect(total).toEqual(totalsOf([...readings, ...second]));
     expect(hours).toEqual(expectedHours([...readings, ...second]));
     const again = (await t.graphql(RECORD, { readings: asInput('m4', second), batchId: 'crashed-2' })) as Answer;
     expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 300 });
@@ -223,7 +212,7 @@ describe('pre-allocated layout', () => {
     const again = (await t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })) as Answer;
     expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 120 });
     const { total, hours } = await stored('p1');
-    expect(total).toEqual(expectedTotals(readings));
+    expect(total).toEqual(totalsOf(readings));
     expect(hours).toEqual(expectedHours(readings));
   });
 });
