@@ -15,6 +15,7 @@
  *    holds the parts.
  * 4. Without `pinned`, only the grace period deletes.
  */
+import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
@@ -34,6 +35,9 @@ const LONG_GRACE = 3_600_000;
 const TOTALS = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum }
 }`;
+
+/** The `$group` stage of count and sum of field `v`'s day totals. */
+const COUNT_SUM = { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } };
 
 /** Count and sum of `readings`, by a plain loop (`totalsOf`). */
 function countAndSum(readings: readonly Sent[]): { count: number; sum: number } {
@@ -79,17 +83,16 @@ describe('read pins', { timeout: 240_000 }, () => {
     expect(answer.data!.aggregate).toEqual([countAndSum(sent)]);
   };
 
-  /** Count and sum of the day totals of the documents visible in the pinned view, read in the database. */
-  const totalsInView = async (store: TestApp['store']) =>
-    withView(store, async (view) => {
-      const [row] = await store.buckets
-        .aggregate<{ count: number; sum: number }>([
-          { $match: { metric: METRIC, ...visibleIn(view) } },
-          { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
-        ])
-        .toArray();
-      return { count: row?.count ?? 0, sum: row?.sum ?? 0 };
-    });
+  /** Count and sum of the day totals of the metric's series-day documents that `filter` selects, read in the database. */
+  const totalsWhere = async (filter: Document) => {
+    const [row] = await t.store.buckets
+      .aggregate<{ count: number; sum: number }>([{ $match: { metric: METRIC, ...filter } }, COUNT_SUM])
+      .toArray();
+    return { count: row?.count ?? 0, sum: row?.sum ?? 0 };
+  };
+
+  /** {@link totalsWhere} of the documents visible in the pinned view of this process. */
+  const totalsInView = () => withView(t.store, (view) => totalsWhere(visibleIn(view)));
 
   /** Waits until the pin of the process `holder` (default this one) is gone (a moment after its last read). */
   const pinRemoved = (holder = t.store.holder) =>
@@ -105,6 +108,8 @@ describe('read pins', { timeout: 240_000 }, () => {
     const parts = await t.store.buckets.countDocuments({ metric: METRIC });
     expect(parts).toBeGreaterThan(0);
 
+    // Reads `count` and `sum` of what was visible at the held view, after the compaction.
+    const aggregateBucketsIn = async (visible: number) => ({ visible, ...(await totalsWhere(visibleAt(visible))) });
     // A read of this process holds its view while a compaction merges the parts.
     const held = gate();
     const entered = gate();
@@ -113,16 +118,6 @@ describe('read pins', { timeout: 240_000 }, () => {
       await held.opened;
       return aggregateBucketsIn(view.visible);
     });
-    // Reads `count` and `sum` of what was visible at the held view, after the compaction.
-    async function aggregateBucketsIn(visible: number) {
-      const [row] = await t.store.buckets
-        .aggregate<{ count: number; sum: number }>([
-          { $match: { metric: METRIC, ...visibleAt(visible) } },
-          { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
-        ])
-        .toArray();
-      return { visible, count: row!.count, sum: row!.sum };
-    }
     // The pin is stored before the view is read.
     await entered.opened;
     expect(await readPins(t.store.db).countDocuments({ _id: t.store.holder })).toBe(1);
@@ -145,7 +140,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     await pinRemoved();
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(parts);
     expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
-    expect(await totalsInView(t.store)).toEqual(countAndSum(sent));
+    expect(await totalsInView()).toEqual(countAndSum(sent));
     await expectExact();
   });
 
@@ -158,10 +153,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     const reading = withView(other, async (view) => {
       entered.open();
       await held.opened;
-      const rows = await aggregateBuckets<{ count: number; sum: number }>(other, [
-        { $match: { metric: METRIC } },
-        { $group: { _id: null, count: { $sum: '$fields.v.n' }, sum: { $sum: '$fields.v.sum' } } },
-      ]);
+      const rows = await aggregateBuckets<{ count: number; sum: number }>(other, [{ $match: { metric: METRIC } }, COUNT_SUM]);
       return { visible: view.visible, ...rows[0]! };
     });
     await entered.opened;
