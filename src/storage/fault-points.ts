@@ -19,8 +19,9 @@
  * - `fold:mid-parts`: half of a fold's series-day parts are written, the others and its
  *   rollup parts are not (reached by a fold of two parts or more);
  * - `fold:after-parts`: every part of a fold is written, the fold is not visible;
- * - `fold:after-flip`: the fold is visible, its log entries are not yet marked folded
- *   (`foldedAt`) and its rollup days not marked dirty a second time;
+ * - `fold:after-flip`: the fold is visible, its log entries are not yet stamped (`fold`,
+ *   `foldedAt`: readers leave them out through the fold state's `stamping`) and its
+ *   rollup days not marked dirty a second time;
  * - `compact:mid-merge`: half of a compaction's merged series-day documents are
  *   written, the others and its merged rollup documents are not (reached by a
  *   compaction of two series-days or more); none is visible, and the documents they

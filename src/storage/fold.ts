@@ -20,9 +20,11 @@ import {
   FOLDS_ID,
   findVisible,
   foldState,
-  readVisible,
+  readView,
   replacedBy,
+  stampFolded,
   unfoldedRanges,
+  unstampedFolded,
   type FoldStateDocument,
   type RunningFold,
 } from './visibility.ts';
@@ -164,30 +166,40 @@ async function chooseEntries(store: Store, maxReadings: number): Promise<{ ids: 
 
 /**
  * Runs one fold as `holder`, or completes the fold a stopped holder left under way:
- * 1. takes or renews the lease (nothing when another holder has it);
+ * 1. takes or renews the lease (nothing when another holder has it), and stamps the
+ *    entries of the last visible fold when a stopped holder left them unstamped
+ *    (`stamping`, see step 5);
  * 2. records `running: {seq: V + 1, entries}` with a compare-and-set on `visible: V,
- *    running: null` and the lease: from then on the fold means exactly those entries,
- *    whoever completes it;
- * 3. stamps the entries `fold: seq` (idempotent; `foldedAt`, which starts their
- *    batch-id retention, is set only once the fold is visible);
- * 4. plans their readings per series-day with each metric's current settings and
+ *    running: null, stamping: null` and the lease: from then on the fold means exactly
+ *    those entries, whoever completes it (they keep `fold: null`, so readers keep them
+ *    in their tail);
+ * 3. plans their readings per series-day with each metric's current settings and
  *    horizons, and per rollup group-day for ready rollups whose day is clean (others get
  *    their days marked dirty, before the parts are written and after the fold is
  *    visible, as `rebuildRollupDay` requires);
- * 5. inserts the parts (`_id` `<series>:<day>:<seq>`, `f: seq`), skipping those an
+ * 4. inserts the parts (`_id` `<series>:<day>:<seq>`, `f: seq`), skipping those an
  *    earlier attempt inserted, each `insertMany` after renewing the lease and bounded by
  *    it (`leaseLeft`; a folder that lost the lease stops here);
- * 6. makes the fold visible: compare-and-set `visible: seq, running: null` on
- *    `visible: seq - 1`, `running.seq: seq` and the lease, counting the fold in
- *    `touched` of every day it wrote to (what schedules compactions).
+ * 5. makes the fold visible: compare-and-set `visible: seq, running: null, stamping:
+ *    {seq, entries}` on `visible: seq - 1`, `running.seq: seq` and the lease, counting
+ *    the fold in `touched` of every day it wrote to (what schedules compactions); from
+ *    then on readers leave the entries out of their tail (`unstampedFolded`);
+ * 6. stamps the entries `fold: seq` and `foldedAt` (which starts their batch-id
+ *    retention) in one update each, and clears `stamping` (`stampFolded`).
+ * An entry is so rewritten once after its insert; this server rewrites a whole document
+ * to change a field of it.
  * A compaction left under way by a stopped holder is completed first ({@link compactOnce}).
  * A crash between any two steps leaves a state the next attempt (of any holder)
- * completes from step 3 with the same entries (see the design's crash-point table).
+ * completes with the same entries: from step 3 before the flip, step 6 after it (see
+ * the design's crash-point table).
  * @throws driver errors (the next attempt completes the fold).
  */
 export async function foldOnce(store: Store, holder: string, options: { maxReadings?: number } = {}): Promise<FoldOutcome> {
   const state = await takeLease(store, holder);
   if (state === null) return nothing(false);
+  // The entries of the last visible fold, when its holder stopped before stamping them:
+  // stamped before any entry is chosen, so none is taken twice.
+  if (state.stamping != null) await stampFolded(store.db, state.stamping);
   let running = state.running;
   if (running?.compact !== undefined) {
     // A compaction a stopped holder left under way: complete it first, then fold.
@@ -199,13 +211,12 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     if (chosen.ids.length === 0) return nothing(true);
     running = { seq: state.visible + 1, entries: chosen.ids };
     const recorded = await foldState(store.db).updateOne(
-      { _id: FOLDS_ID, visible: state.visible, running: null, 'lease.holder': holder },
+      { _id: FOLDS_ID, visible: state.visible, running: null, stamping: null, 'lease.holder': holder },
       { $set: { running } },
     );
     if (recorded.modifiedCount !== 1) return nothing(false);
   }
   const seq = running.seq;
-  await ingestLog(store).updateMany({ _id: { $in: running.entries } }, { $set: { fold: seq } });
   const entries = await ingestLog(store)
     .find({ _id: { $in: running.entries } })
     .toArray();
@@ -237,16 +248,17 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // entries' first/last reading times take them in (idempotent, so a retried fold may too).
   await widenMetricSpans(store, readingSpans(readings));
   const touched = Object.fromEntries([...new Set(plan.buckets.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
+  const stamping = { seq, entries: running.entries };
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
-    { $set: { visible: seq, running: null }, ...(Object.keys(touched).length > 0 ? { $inc: touched } : {}) },
+    { $set: { visible: seq, running: null, stamping }, ...(Object.keys(touched).length > 0 ? { $inc: touched } : {}) },
   );
   await faultPoint('fold:after-flip');
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   if (flipped.modifiedCount !== 1) return nothing(false);
-  // Only a visible entry may expire (the TTL index on `foldedAt`); the range also covers
-  // the entries of a recent fold whose folder stopped right after its flip.
-  await ingestLog(store).updateMany({ foldedAt: null, fold: { $gte: seq - 16, $lte: seq } }, { $set: { foldedAt: new Date() } });
+  // One update of each entry, once visible: only a visible entry may expire (the TTL
+  // index on `foldedAt`). Until then readers leave them out through `stamping`.
+  await stampFolded(store.db, stamping);
   return { leased: true, fold: seq, entries: entries.length, readings: readings.length, parts, rollupParts };
 }
 
@@ -291,9 +303,17 @@ export const FOLD_PENDING_TIMEOUT_MS = 30_000;
 export async function foldPending(store: Store, metric: string, timeoutMs = FOLD_PENDING_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const visible = await readVisible(store);
+    const view = await readView(store);
+    const folded = unstampedFolded(view);
     let pending = 0;
-    for (const filter of unfoldedRanges(visible, metric)) pending += await ingestLog(store).countDocuments(filter, { limit: 1 });
+    for (const filter of unfoldedRanges(view.visible, metric)) {
+      // One more than could be left out is enough to know whether any is pending.
+      const ids = await ingestLog(store)
+        .find(filter, { projection: { _id: 1 } })
+        .limit(folded.size + 1)
+        .toArray();
+      pending += ids.filter((entry) => !folded.has(String(entry._id))).length;
+    }
     if (pending === 0) return;
     const outcome = await foldOnce(store, store.holder);
     if (outcome.fold !== null) continue;

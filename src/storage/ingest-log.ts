@@ -70,20 +70,25 @@ export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument
 
 /**
  * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes
- * the oldest entries without a fold), `{metrics, fold}` (a query's tail), `{foldedAt,
- * fold}` (a fold marks the entries of recent folds not marked yet: one equality and one
- * range, so the embedded server reads only those, not every entry of the last folds),
- * and a TTL index on `foldedAt`, so an entry is removed `retentionSeconds` after it was
- * folded and never before (MongoDB manual, "TTL Indexes": documents without the field
- * never expire).
+ * the oldest entries without a fold), `{metrics, fold}` (a query's tail), and a TTL
+ * index on `foldedAt`, so an entry is removed `retentionSeconds` after it was folded and
+ * never before (MongoDB manual, "TTL Indexes": documents without the field never
+ * expire). Drops `{foldedAt, fold}`, which an earlier version made for marking entries
+ * after a fold: a fold now stamps its entries by `_id` (`stampFolded`), and each index
+ * costs every acknowledged batch.
  */
 export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): Promise<void> {
   const log = db.collection(INGEST_LOG_COLLECTION);
   await log.createIndexes([
     { key: { fold: 1, receivedAt: 1 }, name: 'fold_receivedAt' },
     { key: { metrics: 1, fold: 1 }, name: 'metrics_fold' },
-    { key: { foldedAt: 1, fold: 1 }, name: 'foldedAt_fold' },
   ]);
+  try {
+    await log.dropIndex('foldedAt_fold');
+  } catch (error) {
+    // 27 IndexNotFound: a database that never had it.
+    if ((error as { code?: number }).code !== 27) throw error;
+  }
   try {
     await log.createIndexes([{ key: { foldedAt: 1 }, name: 'foldedAt_ttl', expireAfterSeconds: retentionSeconds }]);
   } catch (error) {

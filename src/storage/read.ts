@@ -11,7 +11,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readVisible, type ReadView, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -240,8 +240,7 @@ export async function aggregateBuckets<T extends Document = Document>(
   const [first, ...rest] = pipeline;
   if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
   return withView(store, async (view) => {
-    const { visible } = view;
-    const tail = await limitedRead(options, (driver) => readTail(store, source.metric, visible, driver));
+    const tail = await limitedRead(options, (driver) => readTail(store, source.metric, view, driver));
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
     // A stage of its own after the first $match, which stays exactly an index range: a
     // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
@@ -371,9 +370,9 @@ export type Edge = 'first' | 'last';
  * The readings of the tail (every metric) of the series `ids`, by series id: what the
  * point look-ups below add to the folded documents.
  */
-async function tailBySeries(store: Store, ids: readonly string[], visible: number, options: QueryOptions): Promise<Map<string, Reading[]>> {
+async function tailBySeries(store: Store, ids: readonly string[], view: ReadView, options: QueryOptions): Promise<Map<string, Reading[]>> {
   const wanted = new Set(ids);
-  const tail = await limitedRead(options, (driver) => readTail(store, null, visible, driver));
+  const tail = await limitedRead(options, (driver) => readTail(store, null, view, driver));
   const bySeries = new Map<string, Reading[]>();
   for (const reading of tail.readings) {
     if (!wanted.has(reading.seriesId)) continue;
@@ -424,8 +423,7 @@ export async function seriesReadingTimes(
 ): Promise<(Date | null)[]> {
   const direction = edge === 'first' ? 1 : -1;
   return withView(store, async (view) => {
-    const { visible } = view;
-    const tail = await tailBySeries(store, ids, visible, options);
+    const tail = await tailBySeries(store, ids, view, options);
     const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
     return Promise.all(
       ids.map(async (series) => {
@@ -453,8 +451,7 @@ export async function seriesReadingTimes(
  */
 export async function metricReadingTime(store: Store, metric: string, edge: Edge, options: QueryOptions = {}): Promise<Date | null> {
   return limitedRead(options, async (driver) => {
-    const visible = await readVisible(store);
-    const tail = await readTail(store, metric, visible, driver);
+    const tail = await readTail(store, metric, await readView(store), driver);
     const entry = await store.metrics.findOne({ _id: metric }, { projection: { first: 1, last: 1 }, ...driver });
     let best = entry?.[edge]?.getTime() ?? null;
     for (const reading of tail.readings) {
@@ -487,8 +484,7 @@ export async function latestValues(
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
   return withView(store, async (view) => {
-    const { visible } = view;
-    const tail = await tailBySeries(store, ids, visible, options);
+    const tail = await tailBySeries(store, ids, view, options);
     return Promise.all(
       ids.map(async (id) => {
         let best: TimedValue | undefined;
@@ -545,8 +541,7 @@ export interface LatestReading {
  */
 export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
   return withView(store, async (view) => {
-    const { visible } = view;
-    const tail = (await tailBySeries(store, [id], visible, options)).get(id) ?? [];
+    const tail = (await tailBySeries(store, [id], view, options)).get(id) ?? [];
     const stored: LatestReading[] = [];
     // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
     let cutoff = -Infinity;

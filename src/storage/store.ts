@@ -7,7 +7,7 @@ import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
-import { ensureFoldState } from './visibility.ts';
+import { ensureFoldState, markFoldedEntries } from './visibility.ts';
 import { ReadPins, readPins } from './read-pins.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
@@ -182,6 +182,8 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  * - on `buckets` and on the collection of every defined rollup, the indexes of
  *   {@link ensureDayIndexes} (the unique `{series, date}` index of databases written
  *   before folds is dropped there);
+ * - the ingest log's indexes (`ensureIngestLogIndexes`), the fold state document, and
+ *   `foldedAt` for entries an earlier version left folded without it (`markFoldedEntries`);
  * - `series {metric, key}`: listing a metric's series in key order.
  * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
  * - `batches {createdAt}` TTL: batch claims of the write path before the ingest log
@@ -201,6 +203,7 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
   for (const { collection } of rollups) await ensureDayIndexes(db, collection);
   await ensureIngestLogIndexes(db, batchRetentionSeconds);
   await ensureFoldState(db);
+  await markFoldedEntries(db);
   // A stopped process's read pin is ignored once older than the compaction grace period
   // (storage/read-pins.ts) and removed an hour after its last write.
   await readPins(db).createIndexes([{ key: { at: 1 }, name: 'at_ttl', expireAfterSeconds: 3600 }]);

@@ -6,7 +6,7 @@
 import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
 import { LRUCache } from 'lru-cache';
 import type { Reading } from '../record/validate.ts';
-import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { entryReadings, INGEST_LOG_COLLECTION, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the fold state (a handful of small documents). */
@@ -49,13 +49,29 @@ export interface CompactionRecord {
   at: Date;
 }
 
+/**
+ * A fold made visible whose log entries are not stamped yet: its number and its entries
+ * (those of its {@link RunningFold}). Recorded by the fold's flip, so that from V =
+ * `seq` on every reader leaves those entries out of its tail; the folder then stamps
+ * them (`fold: seq` and `foldedAt`, one update of each entry) and clears the record.
+ */
+export interface StampingFold {
+  seq: number;
+  entries: LogEntryDocument['_id'][];
+}
+
 /** The fold state (`fold_state`, `_id: "folds"`). */
 export interface FoldStateDocument {
   _id: typeof FOLDS_ID;
-  /** The visible fold number V: documents with `f <= V` (or no `f`) are read, log entries with `fold <= V` are not. */
+  /**
+   * The visible fold number V: documents with `f <= V` (or no `f`) are read, log entries
+   * with `fold <= V` are not, nor those of `stamping` when its `seq <= V`.
+   */
   visible: number;
   /** The fold under way, recorded before it writes anything; null between folds. */
   running: RunningFold | null;
+  /** The last fold made visible while its entries are not stamped yet; null or absent otherwise. */
+  stamping?: StampingFold | null;
   /** The folder's lease: who may run folds, and until when (local time of the holder). */
   lease: { holder: string; until: Date } | null;
   /** Per UTC day (ms, as a string): how many folds wrote parts to it since its last compaction. */
@@ -82,16 +98,62 @@ export async function readVisible(store: Pick<Store, 'db'>): Promise<number> {
   return state?.visible ?? 0;
 }
 
-/** What a reader sees of the series-day documents: the visible fold number and the compactions still in grace. */
+/**
+ * What a reader sees: the visible fold number, the compactions still in grace, and the
+ * visible fold whose log entries are not stamped yet (their readings are in the folded
+ * documents, so they are no part of the tail).
+ */
 export interface ReadView {
   visible: number;
   compactions: CompactionRecord[];
+  /** Absent or null: every entry of a visible fold is stamped. */
+  stamping?: StampingFold | null;
 }
 
 /** The {@link ReadView} now: one read by `_id` of the fold state. */
 export async function readView(store: Pick<Store, 'db'>): Promise<ReadView> {
-  const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1, compactions: 1 } });
-  return { visible: state?.visible ?? 0, compactions: state?.compactions ?? [] };
+  const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1, compactions: 1, stamping: 1 } });
+  return { visible: state?.visible ?? 0, compactions: state?.compactions ?? [], stamping: state?.stamping ?? null };
+}
+
+/**
+ * The ids (as strings) of the log entries a visible fold took that are not stamped yet
+ * (`view.stamping` when its number is at most V): entries with `fold: null` that a
+ * reader of `view` must leave out of its tail. Left out in Node rather than in the
+ * filter: the embedded server would read the `_id` index for an `$nin` and scan the log.
+ */
+export function unstampedFolded(view: Pick<ReadView, 'visible' | 'stamping'>): Set<string> {
+  const stamping = view.stamping;
+  return new Set(stamping != null && stamping.seq <= view.visible ? stamping.entries.map(String) : []);
+}
+
+/**
+ * Stamps the log entries of the visible fold `stamping` (`fold: seq`, `foldedAt: now`;
+ * those without `foldedAt`, so a repeat, or an entry stamped `fold` by an earlier version
+ * before its flip, is handled alike), then clears the record when it is still this one.
+ * Idempotent: the fold's holder calls it right after the flip, and whoever next runs a
+ * fold calls it first when a stopped holder left it (see `foldOnce`).
+ */
+export async function stampFolded(db: Db, stamping: StampingFold): Promise<void> {
+  await db
+    .collection<LogEntryDocument>(INGEST_LOG_COLLECTION)
+    .updateMany({ _id: { $in: stamping.entries }, foldedAt: null }, { $set: { fold: stamping.seq, foldedAt: new Date() } });
+  await foldState(db).updateOne({ _id: FOLDS_ID, 'stamping.seq': stamping.seq }, { $set: { stamping: null } });
+}
+
+/**
+ * Gives `foldedAt` to entries stamped by a visible fold without it (`fold` from 1 to V;
+ * the `foldedAt` index reads the entries without it: those not folded, and these): what
+ * a folder of an earlier version left when it stopped between its flip and marking its
+ * entries, which then would never expire. Run at start-up (`ensureIndexes`).
+ */
+export async function markFoldedEntries(db: Db): Promise<void> {
+  const state = await foldState(db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1 } });
+  const visible = state?.visible ?? 0;
+  if (visible < 1) return;
+  await db
+    .collection<LogEntryDocument>(INGEST_LOG_COLLECTION)
+    .updateMany({ foldedAt: null, fold: { $gte: 1, $lte: visible } }, { $set: { foldedAt: new Date() } });
 }
 
 /**
@@ -194,18 +256,22 @@ export interface Tail {
 }
 
 /**
- * The tail of `metric` (null: of every metric) at fold number `visible`: the readings of that metric in log
- * entries no fold up to `visible` holds (`{metrics, fold}` index). An entry stamped by a
- * fold after the reader read `visible` has a number above it, so it stays in the tail
- * for that reader, whose documents of that fold are invisible.
- * @param options.maxTimeMS time limit of the read (see `query-options.ts`).
+ * The tail of `metric` (null: of every metric) in `view`: the readings of that metric in
+ * log entries no fold up to V holds (`{metrics, fold}` index): those not stamped, but
+ * for the entries of a visible fold not stamped yet ({@link unstampedFolded}), and those
+ * stamped above V. An entry stamped by a fold after the reader read its view has a
+ * number above V, so it stays in the tail for that reader, whose documents of that fold
+ * are invisible.
+ * @param driver.maxTimeMS time limit of the read (see `query-options.ts`).
  */
 export async function readTail(
   store: Pick<Store, 'db'>,
   metric: string | null,
-  visible: number,
+  view: Pick<ReadView, 'visible' | 'stamping'>,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
+  const { visible } = view;
+  const folded = unstampedFolded(view);
   // First the entries no fold took, then those a fold above V took: an entry stamped in
   // between was found by the first read, one stamped before it is found by the second
   // (a stamp only ever goes from none to a number).
@@ -222,7 +288,7 @@ export async function readTail(
   const seen = new Set<string>();
   const ids = found.flat().filter((entry) => {
     const id = String(entry._id);
-    if (seen.has(id)) return false;
+    if (seen.has(id) || folded.has(id)) return false;
     seen.add(id);
     return true;
   });

@@ -19,10 +19,12 @@
  *    the folds never miss an acknowledged reading nor count one twice, and both stores
  *    answer exactly afterwards.
  * 4. Crash completion: a fold left `running` with its entries stamped and no part
- *    written, under an expired lease, is answered from the tail, completed by another
- *    holder's `foldAll`, and neither the dead holder calling `foldOnce` afterwards nor a
- *    zombie stalled inside a fold while another holder completed it can flip the visible
- *    fold number or add anything twice.
+ *    written (as an earlier version stamped them), under an expired lease, is answered
+ *    from the tail, completed by another holder's `foldAll`, and neither the dead holder
+ *    calling `foldOnce` afterwards nor a zombie stalled inside a fold while another
+ *    holder completed it can flip the visible fold number or add anything twice. A fold
+ *    left visible with its entries not stamped yet (`stamping`) is read from its parts
+ *    only, and the next holder stamps its entries without folding them again.
  *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds happen
  * only where a test calls `settle`, `foldOnce` or `foldAll`.
@@ -595,8 +597,8 @@ describe('a fold stopped by a crash', () => {
     await record(t, 'crash', third, 'crash-3');
     sent.push(...second, ...third);
 
-    // What a folder leaves when it stops after recording `running` and stamping its
-    // entries, before inserting any part, and then its lease runs out.
+    // What a folder of an earlier version left when it stopped after recording `running`
+    // and stamping its entries, before inserting any part, and then its lease ran out.
     const before = await stateOf();
     const seq = before.visible + 1;
     await foldState(t.store.db).updateOne(
@@ -685,6 +687,48 @@ describe('a fold stopped by a crash', () => {
     expect(final.running).toBeNull();
     expect(final.lease?.holder).toBe(t.store.holder);
     expect(await t.store.buckets.countDocuments({ metric: 'crash' })).toBe(partsAfter);
+    await expectExact(0);
+  });
+
+  it('leaves the entries of a visible fold not stamped yet out of the tail, and stamps them before the next fold', async () => {
+    const fifth = spread(30, 2300);
+    await record(t, 'crash', fifth, 'crash-5');
+    sent.push(...fifth);
+    expect(await foldAll(t.store, t.store.holder)).toBe(30);
+    const folded = await stateOf();
+    const seq = folded.visible;
+    expect(folded.stamping).toBeNull();
+
+    // What a folder leaves when it stops right after its flip, and then its lease runs
+    // out: the fold visible, its entries named by `stamping` and not stamped.
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { stamping: { seq, entries: ['crash-5'] }, lease: { holder: 'dead', until: new Date(0) } } },
+    );
+    await ingestLog(t.store).updateOne({ _id: 'crash-5' }, { $set: { fold: null, foldedAt: null } });
+
+    // Its readings are in the visible parts: read from there only, not from the tail too.
+    await expectExact(0);
+    const sixth = spread(20, 2330);
+    await record(t, 'crash', sixth, 'crash-6');
+    sent.push(...sixth);
+    await expectExact(20);
+
+    // The next holder stamps the entry first, then folds only the new batch.
+    const partsBefore = await t.store.buckets.countDocuments({ metric: 'crash' });
+    expect(await foldAll(t.store, t.store.holder)).toBe(20);
+    const after = await stateOf();
+    expect(after.visible).toBe(seq + 1);
+    expect(after.stamping).toBeNull();
+    expect(await t.store.buckets.countDocuments({ metric: 'crash', f: seq + 1 })).toBe(partsOf(sixth));
+    expect(await t.store.buckets.countDocuments({ metric: 'crash' })).toBe(partsBefore + partsOf(sixth));
+    const entries = await ingestLog(t.store)
+      .find({ _id: { $in: ['crash-5', 'crash-6'] } }, { sort: { receivedAt: 1 } })
+      .toArray();
+    expect(entries.map((entry) => [entry._id, entry.fold, entry.foldedAt instanceof Date])).toEqual([
+      ['crash-5', seq, true],
+      ['crash-6', seq + 1, true],
+    ]);
     await expectExact(0);
   });
 });
