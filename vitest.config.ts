@@ -16,5 +16,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 600_000,
     maxWorkers: 2,
+    // Each worker runs its test files one after the other in one process, importing the
+    // server's modules once instead of once per file: about 12% off a whole run here
+    // (460 s against 526 s of vitest, the same suite). Test files share no state through
+    // modules: each opens its own database (a unique name) and closes what it opens.
+    isolate: false,
   },
 });
