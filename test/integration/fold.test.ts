@@ -29,10 +29,10 @@
  * No folder runs in the background of a test app (test/helpers/app.ts): folds happen
  * only where a test calls `settle`, `foldOnce` or `foldAll`.
  *
- * Batch ids are unique across the whole file, databases included: the tail's cache of
- * decoded log entries (`decoded` in src/storage/visibility.ts) is one per process and
- * keyed by the entry's `_id` alone, so a store would be answered another database's
- * readings for an id that database used first (a known defect, reported separately).
+ * Batch ids are unique across the whole file, databases included, so no answer can come
+ * from another database's entry of the same id (the tail's cache of decoded log entries,
+ * `decoded` in src/storage/visibility.ts, is one per process, keyed by database, id and
+ * arrival).
  */
 import fc from 'fast-check';
 import type { Collection, Document } from 'mongodb';
