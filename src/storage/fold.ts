@@ -9,7 +9,7 @@ import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
-import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { entryKey, entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
@@ -312,7 +312,7 @@ export async function foldPending(store: Store, metric: string, timeoutMs = FOLD
         .find(filter, { projection: { _id: 1 } })
         .limit(folded.size + 1)
         .toArray();
-      pending += ids.filter((entry) => !folded.has(String(entry._id))).length;
+      pending += ids.filter((entry) => !folded.has(entryKey(entry._id))).length;
     }
     if (pending === 0) return;
     const outcome = await foldOnce(store, store.holder);

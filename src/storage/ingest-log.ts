@@ -64,6 +64,13 @@ export type StoredBatch =
    */
   | { status: 'partial'; documents: string[]; receivedAt: number };
 
+/**
+ * A log entry's `_id` as a string key: a client's batch id (a string) and an id the
+ * server made (an ObjectId) stay apart even when the batch id is the ObjectId's 24 hex
+ * digits, as they do as `_id` values.
+ */
+export const entryKey = (id: LogEntryDocument['_id']): string => (typeof id === 'string' ? `b:${id}` : `o:${id.toHexString()}`);
+
 /** The ingest log collection of a store. */
 export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument> =>
   store.db.collection<LogEntryDocument>(INGEST_LOG_COLLECTION);

@@ -6,7 +6,7 @@
 import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
 import { LRUCache } from 'lru-cache';
 import type { Reading } from '../record/validate.ts';
-import { entryReadings, INGEST_LOG_COLLECTION, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { entryKey, entryReadings, INGEST_LOG_COLLECTION, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the fold state (a handful of small documents). */
@@ -117,14 +117,15 @@ export async function readView(store: Pick<Store, 'db'>): Promise<ReadView> {
 }
 
 /**
- * The ids (as strings) of the log entries a visible fold took that are not stamped yet
- * (`view.stamping` when its number is at most V): entries with `fold: null` that a
- * reader of `view` must leave out of its tail. Left out in Node rather than in the
- * filter: the embedded server would read the `_id` index for an `$nin` and scan the log.
+ * The ids (as {@link entryKey} strings) of the log entries a visible fold took that are
+ * not stamped yet (`view.stamping` when its number is at most V): entries with `fold:
+ * null` that a reader of `view` must leave out of its tail. Left out in Node rather than
+ * in the filter: the embedded server would read the `_id` index for an `$nin` and scan
+ * the log.
  */
 export function unstampedFolded(view: Pick<ReadView, 'visible' | 'stamping'>): Set<string> {
   const stamping = view.stamping;
-  return new Set(stamping != null && stamping.seq <= view.visible ? stamping.entries.map(String) : []);
+  return new Set(stamping != null && stamping.seq <= view.visible ? stamping.entries.map(entryKey) : []);
 }
 
 /**
@@ -133,6 +134,7 @@ export function unstampedFolded(view: Pick<ReadView, 'visible' | 'stamping'>): S
  * before its flip, is handled alike), then clears the record when it is still this one.
  * Idempotent: the fold's holder calls it right after the flip, and whoever next runs a
  * fold calls it first when a stopped holder left it (see `foldOnce`).
+ * @throws driver errors (the record stays, and the next fold stamps again).
  */
 export async function stampFolded(db: Db, stamping: StampingFold): Promise<void> {
   await db
@@ -146,6 +148,7 @@ export async function stampFolded(db: Db, stamping: StampingFold): Promise<void>
  * the `foldedAt` index reads the entries without it: those not folded, and these): what
  * a folder of an earlier version left when it stopped between its flip and marking its
  * entries, which then would never expire. Run at start-up (`ensureIndexes`).
+ * @throws driver errors.
  */
 export async function markFoldedEntries(db: Db): Promise<void> {
   const state = await foldState(db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1 } });
@@ -287,7 +290,7 @@ export async function readTail(
   // An entry stamped between the two reads may come back from both: once is enough.
   const seen = new Set<string>();
   const ids = found.flat().filter((entry) => {
-    const id = String(entry._id);
+    const id = entryKey(entry._id);
     if (seen.has(id) || folded.has(id)) return false;
     seen.add(id);
     return true;
@@ -296,7 +299,7 @@ export async function readTail(
   // An id names an entry only within one database and one retention period (a batch id
   // may be used again once its entry expired), so the cache key holds both.
   const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) =>
-    `${store.db.databaseName}\u0000${String(entry._id)}\u0000${entry.receivedAt.getTime()}`;
+    `${store.db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
   const missing = ids.filter((entry) => !decoded.has(key(entry))).map((entry) => entry._id);
   if (missing.length > 0) {
     for (const entry of await ingestLog(store)

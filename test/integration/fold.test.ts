@@ -35,7 +35,7 @@
  * arrival).
  */
 import fc from 'fast-check';
-import type { Collection, Document } from 'mongodb';
+import { ObjectId, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -132,8 +132,8 @@ const asInput = (metric: string, readings: readonly Sent[]) =>
     fields: [{ name: 'v', value: r.value }],
   }));
 
-/** Records `readings` of `metric` through `recordReadings` with `batchId` and returns its outcome. */
-async function record(app: TestApp, metric: string, readings: readonly Sent[], batchId: string) {
+/** Records `readings` of `metric` through `recordReadings` with `batchId` (none: the server makes the entry's id) and returns its outcome. */
+async function record(app: TestApp, metric: string, readings: readonly Sent[], batchId: string | undefined) {
   const answer = await ask<{ recordReadings: { batchId: string; recorded: number; applied: number; alreadyApplied: number } }>(
     app,
     RECORD,
@@ -729,6 +729,27 @@ describe('a fold stopped by a crash', () => {
       ['crash-5', seq, true],
       ['crash-6', seq + 1, true],
     ]);
+    await expectExact(0);
+  });
+
+  it('tells a batch id from a server-made id of the same hex digits while the latter waits to be stamped', async () => {
+    const seventh = spread(10, 2400);
+    await record(t, 'crash', seventh, undefined);
+    sent.push(...seventh);
+    expect(await foldAll(t.store, t.store.holder)).toBe(10);
+    const seq = (await stateOf()).visible;
+    const made = await ingestLog(t.store).findOne({ fold: seq });
+    expect(made?._id).toBeInstanceOf(ObjectId);
+    const id = made!._id as ObjectId;
+    // Its fold visible and its entry not stamped, as a folder stopped after the flip leaves it.
+    await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { stamping: { seq, entries: [id] } } });
+    await ingestLog(t.store).updateOne({ _id: id }, { $set: { fold: null, foldedAt: null } });
+    // A client's batch whose id is that ObjectId's hex text is another entry, in the tail.
+    const eighth = spread(15, 2420);
+    await record(t, 'crash', eighth, id.toHexString());
+    sent.push(...eighth);
+    await expectExact(15);
+    expect(await foldAll(t.store, t.store.holder)).toBe(15);
     await expectExact(0);
   });
 });
