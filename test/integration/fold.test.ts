@@ -25,6 +25,8 @@
  *    holder completed it can flip the visible fold number or add anything twice. A fold
  *    left visible with its entries not stamped yet (`stamping`) is read from its parts
  *    only, and the next holder stamps its entries without folding them again.
+ * 5. Start-up gives `foldedAt` to entries an earlier version left stamped by a visible
+ *    fold without it (else they would never expire), and to no other.
  *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds happen
  * only where a test calls `settle`, `foldOnce` or `foldAll`.
@@ -41,7 +43,7 @@ import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as sp
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
-import type { Store } from '../../src/storage/store.ts';
+import { ensureIndexes, type Store } from '../../src/storage/store.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
 
 const MINUTE = 60_000;
@@ -751,5 +753,61 @@ describe('a fold stopped by a crash', () => {
     await expectExact(15);
     expect(await foldAll(t.store, t.store.holder)).toBe(15);
     await expectExact(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------
+// 5. Start-up on a log an earlier version left
+// ---------------------------------------------------------------------------------
+
+describe('start-up on a log an earlier version left', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('fold_start_up');
+  });
+  afterAll(async () => t.close());
+
+  it('gives foldedAt to entries stamped by a visible fold without it, leaves the others, and drops the old marking index', async () => {
+    const log = ingestLog(t.store);
+    await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { visible: 3 } });
+    // Entries as an earlier version left them: stamped by fold 2 (visible) when its folder
+    // stopped before marking them, stamped by fold 4 (not visible yet), not taken by a fold,
+    // and stamped and marked.
+    const marked = new Date(Date.UTC(2024, 0, 1));
+    const entry = (id: string, fold: number | null, foldedAt: Date | null) => ({
+      _id: id,
+      receivedAt: marked,
+      metrics: ['old'],
+      first: marked,
+      last: marked,
+      readings: 0,
+      fold,
+      foldedAt,
+    });
+    await log.insertMany([
+      entry('old-visible', 2, null),
+      entry('old-running', 4, null),
+      entry('old-unfolded', null, null),
+      entry('old-marked', 1, marked),
+    ] as never[]);
+    await log.createIndex({ foldedAt: 1, fold: 1 }, { name: 'foldedAt_fold' });
+    const begin = Date.now();
+
+    await ensureIndexes(t.store.db);
+
+    const after = new Map(
+      (await log.find({ _id: { $in: ['old-visible', 'old-running', 'old-unfolded', 'old-marked'] } }).toArray()).map((doc) => [
+        doc._id,
+        doc.foldedAt,
+      ]),
+    );
+    expect(after.get('old-visible')?.getTime()).toBeGreaterThanOrEqual(begin - 1000);
+    expect(after.get('old-running')).toBeNull();
+    expect(after.get('old-unfolded')).toBeNull();
+    expect(after.get('old-marked')).toEqual(marked);
+    expect((await log.indexes()).map((index) => index.name)).not.toContain('foldedAt_fold');
+    // A second start-up changes nothing more.
+    await ensureIndexes(t.store.db);
+    expect((await log.findOne({ _id: 'old-visible' }))?.foldedAt).toEqual(after.get('old-visible'));
   });
 });
