@@ -161,17 +161,17 @@ export class ServerMetrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
-  /** Readings acknowledged and not yet taken by a fold, measured at each scrape. */
+  /** Readings acknowledged and not yet folded (`measureBacklog`: the fold under way included), measured at each scrape. */
   readonly foldLagReadings: Gauge = new Gauge({
     name: 'tsgraph_fold_lag_readings',
-    help: 'Readings acknowledged but not yet taken by a fold (all instances; INGEST_MAX_TAIL_READINGS bounds it)',
+    help: 'Readings acknowledged but not yet folded, the fold under way included (all instances; INGEST_MAX_TAIL_READINGS bounds it)',
     registers: [this.registry],
     collect: async (): Promise<void> => this.foldLagReadings.set((await this.backlog()).readings),
   });
-  /** Age of the oldest reading not yet taken by a fold, measured at each scrape. */
+  /** Age of the oldest reading not yet folded (the fold under way included), measured at each scrape. */
   readonly foldLagSeconds: Gauge = new Gauge({
     name: 'tsgraph_fold_lag_seconds',
-    help: 'Age in seconds of the oldest log entry not yet taken by a fold (0 when none; INGEST_MAX_TAIL_SECONDS bounds it)',
+    help: 'Age in seconds of the oldest log entry not yet folded, the fold under way included (0 when none; INGEST_MAX_TAIL_SECONDS bounds it)',
     registers: [this.registry],
     collect: async (): Promise<void> => {
       const { oldest } = await this.backlog();

@@ -227,7 +227,11 @@ export async function completeClaim(
 /** The readings of a stored entry, in the order sent. */
 export const entryReadings = (entry: LogEntryDocument): Reading[] => fromColumns(entry);
 
-/** The unfolded part of the log: readings in entries no fold has taken yet, and the age of the oldest. */
+/**
+ * The unfolded part of the log: readings in entries not stamped by a fold (`fold: null`:
+ * those no fold has taken, those of the fold under way, and for a moment after each flip
+ * those of the fold just made visible), and the age of the oldest.
+ */
 export interface Backlog {
   readings: number;
   entries: number;

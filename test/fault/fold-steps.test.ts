@@ -549,8 +549,8 @@ describe.concurrent('fold steps', () => {
       await writer.send(writer.next++);
       const db = await database();
       await untilFolded(db);
-      // The fold marks its entries (and those of recent folds stopped after their flip)
-      // right after its flip.
+      // A fold stamps its entries right after its flip, and those a fold stopped after
+      // its flip left unstamped before it chooses its own.
       await waitUntil(
         async () => (await db.collection('ingest_log').countDocuments({ foldedAt: null })) === 0,
         10_000,
