@@ -9,7 +9,7 @@ import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
-import { entryKey, entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
@@ -23,8 +23,7 @@ import {
   readView,
   replacedBy,
   stampFolded,
-  unfoldedRanges,
-  unstampedFolded,
+  unfoldedEntries,
   type FoldStateDocument,
   type RunningFold,
 } from './visibility.ts';
@@ -303,18 +302,8 @@ export const FOLD_PENDING_TIMEOUT_MS = 30_000;
 export async function foldPending(store: Store, metric: string, timeoutMs = FOLD_PENDING_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const view = await readView(store);
-    const folded = unstampedFolded(view);
-    let pending = 0;
-    for (const filter of unfoldedRanges(view.visible, metric)) {
-      // One more than could be left out is enough to know whether any is pending.
-      const ids = await ingestLog(store)
-        .find(filter, { projection: { _id: 1 } })
-        .limit(folded.size + 1)
-        .toArray();
-      pending += ids.filter((entry) => !folded.has(entryKey(entry._id))).length;
-    }
-    if (pending === 0) return;
+    const pending = await unfoldedEntries(store, metric, await readView(store), {}, 1);
+    if (pending.length === 0) return;
     const outcome = await foldOnce(store, store.holder);
     if (outcome.fold !== null) continue;
     if (Date.now() > deadline) throw unavailable(`The readings of metric "${metric}" waiting to be folded`);

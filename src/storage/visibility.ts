@@ -6,7 +6,7 @@
 import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
 import { LRUCache } from 'lru-cache';
 import type { Reading } from '../record/validate.ts';
-import { entryKey, entryReadings, INGEST_LOG_COLLECTION, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { entryKey, entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the fold state (a handful of small documents). */
@@ -137,9 +137,10 @@ export function unstampedFolded(view: Pick<ReadView, 'visible' | 'stamping'>): S
  * @throws driver errors (the record stays, and the next fold stamps again).
  */
 export async function stampFolded(db: Db, stamping: StampingFold): Promise<void> {
-  await db
-    .collection<LogEntryDocument>(INGEST_LOG_COLLECTION)
-    .updateMany({ _id: { $in: stamping.entries }, foldedAt: null }, { $set: { fold: stamping.seq, foldedAt: new Date() } });
+  await ingestLog({ db }).updateMany(
+    { _id: { $in: stamping.entries }, foldedAt: null },
+    { $set: { fold: stamping.seq, foldedAt: new Date() } },
+  );
   await foldState(db).updateOne({ _id: FOLDS_ID, 'stamping.seq': stamping.seq }, { $set: { stamping: null } });
 }
 
@@ -154,9 +155,7 @@ export async function markFoldedEntries(db: Db): Promise<void> {
   const state = await foldState(db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1 } });
   const visible = state?.visible ?? 0;
   if (visible < 1) return;
-  await db
-    .collection<LogEntryDocument>(INGEST_LOG_COLLECTION)
-    .updateMany({ foldedAt: null, fold: { $gte: 1, $lte: visible } }, { $set: { foldedAt: new Date() } });
+  await ingestLog({ db }).updateMany({ foldedAt: null, fold: { $gte: 1, $lte: visible } }, { $set: { foldedAt: new Date() } });
 }
 
 /**
@@ -240,11 +239,11 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 /**
  * The log entries not yet visible at fold number `visible` (of `metric`, or of every
  * metric when null), as two filters to read in this order: taken by no fold, then taken
- * by a later one (see {@link readTail}). Each is one range of an index on `fold` (with
+ * by a later one (see {@link unfoldedEntries}). Each is one range of an index on `fold` (with
  * `metrics` first when `metric` is given): the embedded server scans the whole log for
  * the `$or` of both, and the log keeps a day of entries.
  */
-export const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
+const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
   [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
 
 /** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */
@@ -256,6 +255,44 @@ export interface Tail {
   entries: number;
   /** Their readings of the asked metric, in the order of the log. */
   readings: Reading[];
+}
+
+/**
+ * The log entries of `metric` (null: of every metric) that no fold visible in `view`
+ * holds, as `{_id, receivedAt}` in order of arrival: those not stamped (`{metrics, fold}`
+ * index), but for the entries of a visible fold not stamped yet ({@link unstampedFolded}),
+ * and those stamped above V. Read in this order so that an entry stamped between the two
+ * reads is found by one of them (a stamp only ever goes from none to a number), and
+ * found once when both return it.
+ * @param limit at most this many entries (each read stops early); all when absent.
+ * @param driver.maxTimeMS time limit of the reads (see `query-options.ts`).
+ * @throws driver errors.
+ */
+export async function unfoldedEntries(
+  store: Pick<Store, 'db'>,
+  metric: string | null,
+  view: Pick<ReadView, 'visible' | 'stamping'>,
+  driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
+  limit?: number,
+): Promise<Pick<LogEntryDocument, '_id' | 'receivedAt'>[]> {
+  const folded = unstampedFolded(view);
+  const found: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [];
+  for (const filter of unfoldedRanges(view.visible, metric)) {
+    const cursor = ingestLog(store)
+      .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
+      .sort({ receivedAt: 1 });
+    // Enough to keep `limit` once the entries left out are dropped.
+    if (limit !== undefined) cursor.limit(folded.size + limit);
+    found.push(...(await cursor.toArray()));
+  }
+  const seen = new Set<string>();
+  const entries = found.filter((entry) => {
+    const id = entryKey(entry._id);
+    if (seen.has(id) || folded.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+  return limit === undefined ? entries : entries.slice(0, limit);
 }
 
 /**
@@ -273,28 +310,7 @@ export async function readTail(
   view: Pick<ReadView, 'visible' | 'stamping'>,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
-  const { visible } = view;
-  const folded = unstampedFolded(view);
-  // First the entries no fold took, then those a fold above V took: an entry stamped in
-  // between was found by the first read, one stamped before it is found by the second
-  // (a stamp only ever goes from none to a number).
-  const found = [];
-  for (const filter of unfoldedRanges(visible, metric)) {
-    found.push(
-      await ingestLog(store)
-        .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
-        .sort({ receivedAt: 1 })
-        .toArray(),
-    );
-  }
-  // An entry stamped between the two reads may come back from both: once is enough.
-  const seen = new Set<string>();
-  const ids = found.flat().filter((entry) => {
-    const id = entryKey(entry._id);
-    if (seen.has(id) || folded.has(id)) return false;
-    seen.add(id);
-    return true;
-  });
+  const ids = await unfoldedEntries(store, metric, view, driver);
   if (ids.length === 0) return { entries: 0, readings: [] };
   // An id names an entry only within one database and one retention period (a batch id
   // may be used again once its entry expired), so the cache key holds both.
