@@ -39,7 +39,14 @@
 import fc from 'fast-check';
 import { ObjectId, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
+import {
+  expectedBuckets,
+  expectPercentile,
+  newestFirst,
+  type Sent,
+  spread as spreadFrom,
+  totalsOf as plainTotals,
+} from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
@@ -164,18 +171,7 @@ async function bucketsOf(app: TestApp, metric: string, granularity: 'MINUTE' | '
 // ---------------------------------------------------------------------------------
 
 /** count, sum, min and max of the readings, by a plain loop; null without readings (the API lists no group then). */
-function expectedTotals(readings: readonly Sent[]): Totals | null {
-  if (readings.length === 0) return null;
-  let sum = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const r of readings) {
-    sum += r.value;
-    if (r.value < min) min = r.value;
-    if (r.value > max) max = r.value;
-  }
-  return { count: readings.length, sum, min, max };
-}
+const expectedTotals = (readings: readonly Sent[]): Totals | null => (readings.length === 0 ? null : plainTotals(readings));
 
 /**
  * The earliest and the latest reading, by a plain loop, with the schema's tie rules:
