@@ -173,9 +173,21 @@ export async function widenMetricSpans(store: Pick<Store, 'metrics'>, readings: 
 }
 
 /**
- * Upserts the series of the batch that this process has not registered recently, in the
- * metric's current registry generation, with all the batch's fields (see `Store.seriesCache`).
+ * Registers the series of the batch that this process has not registered recently, in
+ * the metric's current registry generation, with all the batch's fields (see
+ * `Store.seriesCache`):
+ * 1. reads which of them exist, with their fields (one `find` by `_id`);
+ * 2. inserts the missing ones whole (one unordered `insertMany`);
+ * 3. adds the batch's fields to those that lack some, and to those a concurrent writer
+ *    inserted first (duplicate key in step 2), by upsert (`$setOnInsert` the series,
+ *    `$addToSet` the fields), so a series deleted meanwhile is registered again.
+ * Inserts rather than upserts because a batch of new series is the common case of an
+ * import's first batches, and an upsert costs a lookup and an update plan per series:
+ * on the embedded server 751 new series took 957 ms as upserts (docs/ingest-design.md,
+ * "Registering new series"). Idempotent: a retry after any failure completes what is missing.
  * @param metrics the batch's metric registry entries, read by this batch.
+ * @throws Error when an upsert still loses its first-insert race after
+ * `DUPLICATE_KEY_RETRIES` retries; driver errors propagate unchanged.
  */
 async function registerSeries(store: Store, writes: readonly SeriesWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
   const generations = new Map([...metrics].map(([name, entry]) => [name, registryGeneration(entry)]));
@@ -185,7 +197,27 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
     return cached === undefined || cached.generation !== generationOf(write) || !isSubset(write.fields, cached.fields);
   });
   if (unknown.length === 0) return;
-  const operations: AnyBulkWriteOperation<SeriesDocument>[] = unknown.map((write) => ({
+  const found = await store.series.find({ _id: { $in: unknown.map((write) => write.id) } }, { projection: { fields: 1 } }).toArray();
+  const existing = new Map(found.map((doc) => [doc._id, doc.fields ?? []]));
+  const missing = unknown.filter((write) => !existing.has(write.id));
+  let toUpdate = unknown.filter((write) => existing.has(write.id) && !isSubset(write.fields, existing.get(write.id)!));
+  if (missing.length > 0) {
+    const documents: SeriesDocument[] = missing.map((write) => ({
+      _id: write.id,
+      key: write.key,
+      metric: write.metric,
+      tags: write.tags,
+      tagPairs: write.tagPairs,
+      fields: [...write.fields],
+    }));
+    const lost = await bulkWriteDuplicates(
+      store.series,
+      documents.map((document) => ({ insertOne: { document } })),
+    );
+    // Inserted by a concurrent writer first, maybe with fewer fields: upserted below.
+    toUpdate = [...toUpdate, ...lost.map((index) => missing[index]!)];
+  }
+  let remaining: AnyBulkWriteOperation<SeriesDocument>[] = toUpdate.map((write) => ({
     updateOne: {
       filter: { _id: write.id },
       update: {
@@ -195,7 +227,6 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
       upsert: true,
     },
   }));
-  let remaining = operations;
   for (let attempt = 0; remaining.length > 0; attempt++) {
     const failed = await bulkWriteDuplicates(store.series, remaining);
     if (failed.length > 0 && attempt >= DUPLICATE_KEY_RETRIES) {
