@@ -4,7 +4,8 @@ import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
 import { dayUpdate, type DayWrite } from '../record/plan.ts';
-import { dayDocument, mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
+import { partDocument } from '../record/fold-plan.ts';
+import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
 import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
@@ -45,9 +46,10 @@ const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>)
 
 /**
  * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
- * collection's (`ensureDayIndexes`): `{series, date, f}` unique (one part per rollup
- * group, day and fold), `{metric, date}` and `{metric, tagPairs, date}`; the unique
- * `{series, date}` index of rollups made before folds is dropped.
+ * collection's (`ensureDayIndexes`): `{series, date, f}` (the rollup group's parts in
+ * order of day; a part's `_id` keeps one per group, day and fold), `{metric, date}`,
+ * `{metric, tagPairs, date}` and `{date, f}`; the unique indexes of earlier versions are
+ * dropped.
  */
 export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
   await ensureDayIndexes(db, collection);
@@ -223,7 +225,7 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  * 2. reads the visible fold number V and every series-day document of the metric and
  *    day visible at V, merges them per rollup group (`mergeIntoRollup`) and replaces the
  *    day's rollup documents visible at V with the result (deleted, then inserted whole
- *    with `f: V`: `dayDocument`); rollup parts of later folds (`f > V`) stay, and add the
+ *    with `f: V` and the ids of fold V's parts: `partDocument`); rollup parts of later folds (`f > V`) stay, and add the
  *    readings the series-day documents read here did not hold yet;
  * 3. clears the day only if its counter is still `n0`, the lease still its own, and no
  *    compaction of the day is under way or was made visible after V (it merged rollup
@@ -273,9 +275,14 @@ export async function rebuildRollupDay(
   await collection.deleteMany({ date, metric: rollup.metric, ...visibleAt(visible) });
   const version = oldestVersion(sources);
   if (merged.length > 0) {
+    // Ids of parts of fold V (`partDocument`): the delete above removed every document
+    // with `f <= V`, so only a second rebuild of the day at the same V can hold them,
+    // and its insert then fails with a duplicate key instead of doubling the day.
     await collection.insertMany(
-      merged.map((write) => ({ ...dayDocument(write, version), f: visible }) as unknown as DayDocument),
-      { ordered: false },
+      merged.map((write) => partDocument(write, visible, version) as unknown as DayDocument),
+      {
+        ordered: false,
+      },
     );
   }
   // A compaction of the day after V merged (or is merging) rollup documents this rebuild

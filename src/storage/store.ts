@@ -223,11 +223,14 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
 
 /**
  * Creates the indexes of a collection of series-day documents or of a rollup's
- * group-day documents (idempotent), and drops the one of earlier versions that parts
- * would break:
- * - `{series, date, f}` unique: one part per series (or rollup group), day and fold
- *   (`f` absent in documents written before folds, one per series and day); it serves
- *   every query scoped to series;
+ * group-day documents (idempotent), and drops those of earlier versions that parts
+ * would break or that cost every insert for nothing:
+ * - `{series, date, f}`: every query scoped to series (or rollup groups), in order of
+ *   day. Not unique: a part's `_id` (`<series>:<day ms>:<f>`, `record/fold-plan.ts`)
+ *   already makes a second part of the same series, day and fold fail with a duplicate
+ *   key, and a unique index costs the embedded server a look-up per insert (measured:
+ *   a fold of the demo's 20,000 flights 13% faster without it, docs/ingest-design.md,
+ *   "Fewer checks per part");
  * - `{metric, date}`: queries over a whole metric;
  * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
  *   `key=value` string plus the day range;
@@ -236,22 +239,26 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
  *   each clean-up read the whole collection, so they slowed as it grew);
  * - dropped: every unique index on exactly `{series: 1, date: 1}` (named `series_date` by
  *   the write path before folds, which kept one document per series and day), found by
- *   its key whatever its name, since it refuses the second part of a series-day.
+ *   its key whatever its name, since it refuses the second part of a series-day; and
+ *   `series_date_f` while it is the unique one of earlier versions, created again
+ *   without `unique` (once: on the embedded server that takes about a millisecond per
+ *   document, on `mongod` far less).
  */
 export async function ensureDayIndexes(db: Db, collection: string): Promise<void> {
+  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
   await db.collection(collection).createIndexes([
-    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f', unique: true },
+    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f' },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
-  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
 }
 
 /**
- * The names of the unique indexes on exactly `{series: 1, date: 1}` of `collection`
- * (the one-document-per-day index of the write path before folds); empty when there is
- * none or no such collection.
+ * The names of the unique indexes of `collection` on exactly `{series: 1, date: 1}` (the
+ * one-document-per-day index of the write path before folds) or `{series: 1, date: 1,
+ * f: 1}` (the parts index of earlier versions, now not unique); empty when there is none
+ * or no such collection.
  */
 export async function legacyDayIndexes(db: Db, collection: string): Promise<string[]> {
   let indexes: { name?: string; key?: Record<string, unknown>; unique?: boolean }[];
@@ -262,8 +269,9 @@ export async function legacyDayIndexes(db: Db, collection: string): Promise<stri
     if (error instanceof MongoServerError && error.code === 26) return [];
     throw error;
   }
+  const legacyKeys = [JSON.stringify({ series: 1, date: 1 }), JSON.stringify({ series: 1, date: 1, f: 1 })];
   return indexes
-    .filter((index) => index.unique === true && JSON.stringify(index.key) === JSON.stringify({ series: 1, date: 1 }))
+    .filter((index) => index.unique === true && legacyKeys.includes(JSON.stringify(index.key)))
     .map((index) => index.name!)
     .filter((name) => name !== undefined);
 }

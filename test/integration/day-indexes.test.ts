@@ -1,0 +1,73 @@
+/**
+ * The parts index `{series, date, f}` is not unique: start-up replaces the unique one of
+ * earlier versions in `buckets` and in every rollup collection, keeps every document,
+ * and a part's `_id` still refuses a second part of the same series, day and fold.
+ */
+import { randomBytes } from 'node:crypto';
+import { MongoClient, type Db } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDuplicateKeyError } from '../../src/errors.ts';
+import { ensureIndexes } from '../../src/storage/store.ts';
+import { testMongoUri } from '../helpers/db.ts';
+
+let client: MongoClient;
+let db: Db;
+const ROLLUP = 'rollup_cpu_by_host';
+const DAY = new Date(Date.UTC(2024, 0, 1));
+
+/** A part as a fold writes it, without its statistics (what the indexes read). */
+const part = (series: string, f: number) => ({
+  _id: `${series}:${DAY.getTime()}:${f}`,
+  series,
+  metric: 'cpu',
+  tagPairs: [`host=${series}`],
+  date: DAY,
+  f,
+});
+
+beforeAll(async () => {
+  client = await MongoClient.connect(testMongoUri());
+  db = client.db(`test_day_indexes_${randomBytes(4).toString('hex')}`);
+  // A database of the previous version: the unique parts index, one rollup defined.
+  for (const name of ['buckets', ROLLUP]) {
+    await db.collection(name).createIndex({ series: 1, date: 1, f: 1 }, { name: 'series_date_f', unique: true });
+    await db.collection(name).insertMany([part('a', 1), part('a', 2), part('b', 1)] as never[]);
+  }
+  await db.collection('rollups').insertOne({ _id: 'cpu/by_host', metric: 'cpu', name: 'by_host', collection: ROLLUP } as never);
+});
+
+afterAll(async () => {
+  await db?.dropDatabase();
+  await client?.close();
+});
+
+describe('the parts index', () => {
+  it('start-up makes it not unique in buckets and in rollup collections, keeping every document', async () => {
+    await ensureIndexes(db);
+    // Twice: idempotent once replaced.
+    await ensureIndexes(db);
+    for (const name of ['buckets', ROLLUP]) {
+      const indexes = await db.collection(name).listIndexes().toArray();
+      const parts = indexes.find((index) => index.name === 'series_date_f');
+      expect(parts?.key, name).toEqual({ series: 1, date: 1, f: 1 });
+      expect(parts?.unique, name).toBeUndefined();
+      expect(
+        indexes.filter((index) => index.unique === true).map((index) => index.name),
+        name,
+      ).toEqual([]);
+      expect(await db.collection(name).countDocuments({}), name).toBe(3);
+    }
+  });
+
+  it('a second part of the same series, day and fold is still refused by its id', async () => {
+    const again = await db
+      .collection('buckets')
+      .insertOne(part('a', 2) as never)
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(isDuplicateKeyError(again)).toBe(true);
+    expect(await db.collection('buckets').countDocuments({ series: 'a', date: DAY, f: 2 })).toBe(1);
+  });
+});
