@@ -73,8 +73,17 @@ export interface HourSlot {
  * ```
  */
 export interface DayDocument {
+  /**
+   * An ObjectId for a document written before folds; a part's is the string
+   * `<series>:<day ms>:<f>` (see `series`), which this type leaves out so that the plain
+   * `Filter<Document>` filters the storage code builds apply to the collection as typed.
+   */
   _id?: ObjectId;
-  /** Series id (see `model/series.ts`). With `date`, the unique key of the document. */
+  /**
+   * Series id (see `model/series.ts`). With `date` and the fold number `f`, what a part's
+   * `_id` is made of (`<series>:<day ms>:<f>`); documents written before folds have one
+   * per series and day, no `f` and an ObjectId.
+   */
   series: string;
   metric: string;
   tags: TagMap;

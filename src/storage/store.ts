@@ -241,8 +241,8 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
  *   the write path before folds, which kept one document per series and day), found by
  *   its key whatever its name, since it refuses the second part of a series-day; and
  *   `series_date_f` while it is the unique one of earlier versions, created again
- *   without `unique` (once: on the embedded server that takes about a millisecond per
- *   document, on `mongod` far less).
+ *   without `unique` (once: on the embedded server 20,000 small documents took 2.3 s,
+ *   docs/operations.md, "Upgrading").
  */
 export async function ensureDayIndexes(db: Db, collection: string): Promise<void> {
   for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
