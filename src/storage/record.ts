@@ -177,7 +177,7 @@ export async function widenMetricSpans(store: Pick<Store, 'metrics'>, readings: 
  * the metric's current registry generation, with all the batch's fields (see
  * `Store.seriesCache`):
  * 1. reads which of them exist, with their fields (one `find` by `_id`);
- * 2. inserts the missing ones whole (one unordered `insertMany`);
+ * 2. inserts the missing ones whole (one unordered bulk write of inserts);
  * 3. adds the batch's fields to those that lack some, and to those a concurrent writer
  *    inserted first (duplicate key in step 2), by upsert (`$setOnInsert` the series,
  *    `$addToSet` the fields), so a series deleted meanwhile is registered again.
@@ -202,13 +202,15 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
   const missing = unknown.filter((write) => !existing.has(write.id));
   let toUpdate = unknown.filter((write) => existing.has(write.id) && !isSubset(write.fields, existing.get(write.id)!));
   if (missing.length > 0) {
+    // Fields in the order the upsert below stores them (MongoDB applies an upsert's
+    // fields in name order), so every series document has one shape.
     const documents: SeriesDocument[] = missing.map((write) => ({
       _id: write.id,
+      fields: [...write.fields],
       key: write.key,
       metric: write.metric,
-      tags: write.tags,
       tagPairs: write.tagPairs,
-      fields: [...write.fields],
+      tags: write.tags,
     }));
     const lost = await bulkWriteDuplicates(
       store.series,

@@ -276,8 +276,9 @@ export async function rebuildRollupDay(
   const version = oldestVersion(sources);
   if (merged.length > 0) {
     // Ids of parts of fold V (`partDocument`): the delete above removed every document
-    // with `f <= V`, so only a second rebuild of the day at the same V can hold them,
-    // and its insert then fails with a duplicate key instead of doubling the day.
+    // with `f <= V`, so only a second rebuild of the day at the same V, or a late insert
+    // of fold V's own part by a folder that lost its lease, can hold them; whichever
+    // inserts second fails with a duplicate key instead of doubling the day.
     await collection.insertMany(
       merged.map((write) => partDocument(write, visible, version) as unknown as DayDocument),
       {

@@ -181,7 +181,8 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  * Creates the indexes the queries and the record path rely on (idempotent):
  * - on `buckets` and on the collection of every defined rollup, the indexes of
  *   {@link ensureDayIndexes} (the unique `{series, date}` index of databases written
- *   before folds is dropped there);
+ *   before folds is dropped there, and the unique `series_date_f` of earlier versions
+ *   made not unique);
  * - the ingest log's indexes (`ensureIngestLogIndexes`), the fold state document, and
  *   `foldedAt` for entries an earlier version left folded without it (`markFoldedEntries`);
  * - `series {metric, key}`: listing a metric's series in key order.
@@ -223,55 +224,78 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
 
 /**
  * Creates the indexes of a collection of series-day documents or of a rollup's
- * group-day documents (idempotent), and drops those of earlier versions that parts
- * would break or that cost every insert for nothing:
- * - `{series, date, f}`: every query scoped to series (or rollup groups), in order of
- *   day. Not unique: a part's `_id` (`<series>:<day ms>:<f>`, `record/fold-plan.ts`)
- *   already makes a second part of the same series, day and fold fail with a duplicate
- *   key, and a unique index costs the embedded server a look-up per insert (measured:
- *   a fold of the demo's 20,000 flights 13% faster without it, docs/ingest-design.md,
- *   "Fewer checks per part");
+ * group-day documents (idempotent), and changes or drops those of earlier versions that
+ * parts would break or that cost every insert for nothing:
+ * - `{series, date, f}` (`series_date_f`): every query scoped to series (or rollup
+ *   groups), in order of day. Not unique: a part's `_id` (`<series>:<day ms>:<f>`,
+ *   `record/fold-plan.ts`) already makes a second part of the same series, day and fold
+ *   fail with a duplicate key, and a unique index costs the embedded server a look-up per
+ *   insert (measured: a fold of the demo's 20,000 flights 13% faster without it,
+ *   docs/ingest-design.md, "Fewer checks per part"). The unique one of earlier versions
+ *   is made not unique first ({@link makeNotUnique});
  * - `{metric, date}`: queries over a whole metric;
  * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
  *   `key=value` string plus the day range;
  * - `{date, f}`: what the folder reads and deletes by day and fold number, over every
  *   metric: a compaction's parts, the parts it replaced (without it, each compaction and
  *   each clean-up read the whole collection, so they slowed as it grew);
- * - dropped: every unique index on exactly `{series: 1, date: 1}` (named `series_date` by
- *   the write path before folds, which kept one document per series and day), found by
- *   its key whatever its name, since it refuses the second part of a series-day; and
- *   `series_date_f` while it is the unique one of earlier versions, created again
- *   without `unique` (once: on the embedded server 20,000 small documents took 2.3 s,
- *   docs/operations.md, "Upgrading").
+ * - dropped, after the others exist (so a collection sharded on `{series, date}` keeps an
+ *   index of its shard key throughout): every unique index on exactly `{series: 1, date:
+ *   1}` (named `series_date` by the write path before folds, which kept one document per
+ *   series and day), found by its key whatever its name, since it refuses the second part
+ *   of a series-day.
  */
 export async function ensureDayIndexes(db: Db, collection: string): Promise<void> {
-  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
+  await makeNotUnique(db, collection, 'series_date_f');
   await db.collection(collection).createIndexes([
     { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f' },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
+  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
 }
 
-/**
- * The names of the unique indexes of `collection` on exactly `{series: 1, date: 1}` (the
- * one-document-per-day index of the write path before folds) or `{series: 1, date: 1,
- * f: 1}` (the parts index of earlier versions, now not unique); empty when there is none
- * or no such collection.
- */
-export async function legacyDayIndexes(db: Db, collection: string): Promise<string[]> {
-  let indexes: { name?: string; key?: Record<string, unknown>; unique?: boolean }[];
+/** The indexes of `collection` as `listIndexes` gives them; none when there is no such collection. */
+async function indexesOf(db: Db, collection: string): Promise<{ name?: string; key?: Record<string, unknown>; unique?: boolean }[]> {
   try {
-    indexes = await db.collection(collection).listIndexes().toArray();
+    return await db.collection(collection).listIndexes().toArray();
   } catch (error) {
     // 26 NamespaceNotFound: no collection, no index.
     if (error instanceof MongoServerError && error.code === 26) return [];
     throw error;
   }
-  const legacyKeys = [JSON.stringify({ series: 1, date: 1 }), JSON.stringify({ series: 1, date: 1, f: 1 })];
-  return indexes
-    .filter((index) => index.unique === true && legacyKeys.includes(JSON.stringify(index.key)))
+}
+
+/**
+ * Makes index `name` of `collection` not unique when it is unique: in place with
+ * `collMod {index: {name, unique: false}}` (MongoDB 6.0 and later, "collMod": no rebuild,
+ * and the index keeps serving queries and a shard key meanwhile); when the index is still
+ * unique after that (a server without the conversion: the embedded one answers ok and
+ * changes nothing), by dropping it, so the caller creates it again without `unique`
+ * (reading every document once: on the embedded server 20,000 small documents took
+ * 2.3 s, docs/operations.md, "Upgrading"). Idempotent, and safe for two instances at
+ * once on MongoDB: the conversion of an index already converted changes nothing.
+ */
+async function makeNotUnique(db: Db, collection: string, name: string): Promise<void> {
+  const isUnique = async () => (await indexesOf(db, collection)).some((index) => index.name === name && index.unique === true);
+  if (!(await isUnique())) return;
+  try {
+    await db.command({ collMod: collection, index: { name, unique: false } });
+  } catch {
+    // Refused (a server without the conversion): dropped below instead.
+  }
+  if (await isUnique()) await dropIndexIfPresent(db, collection, name);
+}
+
+/**
+ * The names of the unique indexes of `collection` on exactly `{series: 1, date: 1}` (the
+ * one-document-per-day index of the write path before folds); empty when there is none
+ * or no such collection.
+ */
+export async function legacyDayIndexes(db: Db, collection: string): Promise<string[]> {
+  return (await indexesOf(db, collection))
+    .filter((index) => index.unique === true && JSON.stringify(index.key) === JSON.stringify({ series: 1, date: 1 }))
     .map((index) => index.name!)
     .filter((name) => name !== undefined);
 }
