@@ -6,7 +6,8 @@
  * queries add, so a query between a fold's inserts and its flip (or after a crash
  * between them) counts every reading once; completing the fold inserts nothing twice;
  * and a rebuild of the day in between replaces only the documents visible to it, so the
- * fold's parts add to the rebuilt documents once the fold is visible. (This replaces the
+ * fold's parts add to the rebuilt documents once the fold is visible; a late copy of a
+ * visible fold's part after a rebuild is refused by its id. (This replaces the
  * old late-write window of batches: rollup writes can no longer land on a rebuilt day.)
  * Answers are checked against plain loops over the readings sent.
  */
@@ -236,6 +237,36 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     // Rebuilt once more, now that the fold is visible: one document, the same answers.
     await markDirty(t.store, [{ rollup: rollup!, days: [DAY] }]);
     expect(await rebuildRollupDay(t.store, rollup!._id, DAY, 0)).toBe('rebuilt');
+    expect(await t.store.db.collection(rollupCollection).countDocuments({})).toBe(1);
+    await expectExact(0);
+  });
+
+  it("refuse a late copy of a visible fold's rollup part once a rebuild replaced it, by its id", async () => {
+    await record(readingsOf(45, 4000), 'stale-part');
+    expect(await foldOnce(t.store, t.store.holder)).toMatchObject({ readings: 45, rollupParts: 1 });
+    const seq = await readVisible(t.store);
+    const [rollup] = await findRollups(t.store, [METRIC]);
+    // The rebuild replaces every rollup document visible at V = seq, the fold's part
+    // included, by one document of fold V's number and ids.
+    await markDirty(t.store, [{ rollup: rollup!, days: [DAY] }]);
+    expect(await rebuildRollupDay(t.store, rollup!._id, DAY, 0)).toBe('rebuilt');
+    expect(await t.store.db.collection(rollupCollection).countDocuments({})).toBe(1);
+    await expectExact(0);
+
+    // A folder that lost its lease inserts fold V's rollup part once more, late: the
+    // rebuilt document holds its id, so the insert is refused and nothing counts twice.
+    const entry = await ingestLog(t.store).findOne({ _id: 'stale-part' });
+    const plan = planReadings(entryReadings(entry!), { settingsOf: () => t.store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
+    const late = foldDocuments(mergeIntoRollup(plan.buckets, rollup!), seq);
+    expect(late).toHaveLength(1);
+    const refused = await t.store.db
+      .collection(rollupCollection)
+      .insertMany(late as Document[], { ordered: false })
+      .then(
+        () => null,
+        (error: unknown) => (error as { code?: number }).code,
+      );
+    expect(refused).toBe(11000);
     expect(await t.store.db.collection(rollupCollection).countDocuments({})).toBe(1);
     await expectExact(0);
   });
