@@ -1,23 +1,20 @@
 /**
- * Buckets in time zones on the test server.
- * 1. The bucket-start expression of every granularity, evaluated by the server for an
- *    instant every 7 minutes around clock changes in many zones, equals the bucket
- *    start computed in Node.
- * 2. Real data across the 2001-04-01 US daylight-saving change: the flights of
- *    2001-03-24 to 2001-04-09 (UTC) from LAS, JFK and SJC in flights-3m (about 12,000,
- *    read from the two row groups that hold them), recorded through the storage layer,
- *    all but the last batch folded (answers add folded documents and the log's tail);
- *    DAY, WEEK, MONTH and HOUR buckets in New York, Los Angeles, Kolkata and Kathmandu,
- *    run through `aggregateBuckets` and shaped, equal an independent computation (plain
- *    loops over `Intl.DateTimeFormat` fields, `test/helpers/zoned-reference.ts`): every
- *    bucket's span, local start, count, sum, min and max exactly; also filtered and grouped.
+ * Buckets in time zones on the test server, on real data across the 2001-04-01 US
+ * daylight-saving change (the bucket-start expression alone: zone-starts.test.ts): the
+ * flights of 2001-03-24 to 2001-04-09 (UTC) from LAS, JFK and SJC in flights-3m (about
+ * 12,000, read from the two row groups that hold them), recorded through the storage
+ * layer, all but the last batch folded (answers add folded documents and the log's
+ * tail); DAY, WEEK, MONTH and HOUR buckets in New York, Los Angeles, Kolkata and
+ * Kathmandu, run through `aggregateBuckets` and shaped, equal an independent computation
+ * (plain loops over `Intl.DateTimeFormat` fields, `test/helpers/zoned-reference.ts`):
+ * every bucket's span, local start, count, sum, min and max exactly; also filtered and
+ * grouped.
  */
 import { randomBytes } from 'node:crypto';
-import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { bucketsPipeline, type BucketQuery, type BucketRow } from '../../src/query/buckets-pipeline.ts';
-import { bucketStart, bucketStartExpression, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
+import { granularity, type GranularityName } from '../../src/query/granularity.ts';
 import { shapeBucketGroups, type BucketGroup } from '../../src/query/shape.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
 import { validateReadings } from '../../src/record/validate.ts';
@@ -68,53 +65,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.db.dropDatabase();
   await store?.client.close();
-});
-
-describe('the bucket-start expression on the server', () => {
-  /** [zone, from, to] (UTC): windows around clock changes, offsets with 30/45 minutes or seconds, a skipped day. */
-  const WINDOWS: [string, string, string][] = [
-    ['America/New_York', '2001-03-31T00:00:00Z', '2001-04-03T00:00:00Z'],
-    ['America/New_York', '2001-10-27T00:00:00Z', '2001-10-30T00:00:00Z'],
-    ['America/Los_Angeles', '2001-03-31T06:00:00Z', '2001-04-02T18:00:00Z'],
-    ['Asia/Kolkata', '2001-03-30T00:00:00Z', '2001-04-02T00:00:00Z'],
-    ['Asia/Kathmandu', '1985-12-30T00:00:00Z', '1986-01-02T00:00:00Z'],
-    ['Australia/Adelaide', '2001-03-23T00:00:00Z', '2001-03-26T00:00:00Z'],
-    ['Australia/Lord_Howe', '2001-03-23T00:00:00Z', '2001-03-26T00:00:00Z'],
-    ['Pacific/Chatham', '2001-03-16T00:00:00Z', '2001-03-19T00:00:00Z'],
-    ['America/St_Johns', '2001-10-27T00:00:00Z', '2001-10-30T00:00:00Z'],
-    ['America/Sao_Paulo', '2001-10-13T00:00:00Z', '2001-10-16T00:00:00Z'],
-    ['Pacific/Apia', '2011-12-28T00:00:00Z', '2011-12-31T12:00:00Z'],
-    ['Africa/Monrovia', '1972-01-05T00:00:00Z', '1972-01-08T00:00:00Z'],
-    ['UTC', '2001-12-30T00:00:00Z', '2002-01-02T00:00:00Z'],
-  ];
-  let coll: Collection<Document>;
-
-  beforeAll(async () => {
-    coll = store.db.collection('instants');
-    const docs: Document[] = [];
-    WINDOWS.forEach(([, fromIso, toIso], w) => {
-      for (let t = Date.parse(fromIso); t < Date.parse(toIso); t += 7 * 60_000) docs.push({ w, t: new Date(t) });
-    });
-    await coll.insertMany(docs);
-  });
-
-  it.each(WINDOWS.map((window, w) => [...window, w] as const))('%s over [%s, %s)', async (zone, fromIso, toIso, w) => {
-    const from = Date.parse(fromIso);
-    const to = Date.parse(toIso);
-    const keys = Object.fromEntries(
-      GRANULARITY_NAMES.map((name) => [name, bucketStartExpression({ $toLong: '$t' }, granularity(name).cut, zone, from, to)]),
-    );
-    const rows = await coll
-      .aggregate<{ t: Date } & Record<GranularityName, Date>>([{ $match: { w } }, { $project: { _id: 0, t: 1, ...keys } }])
-      .toArray();
-    expect(rows.length).toBe(Math.ceil((to - from) / (7 * 60_000)));
-    for (const row of rows) {
-      for (const name of GRANULARITY_NAMES) {
-        const expected = bucketStart(row.t.getTime(), granularity(name).cut, zone);
-        expect(row[name].getTime(), `${zone} ${name} at ${row.t.toISOString()}`).toBe(expected);
-      }
-    }
-  });
 });
 
 type Field = 'delay' | 'distance';
