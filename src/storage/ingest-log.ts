@@ -9,6 +9,7 @@ import { DAY_MS, floorTo } from '../model/time.ts';
 import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { faultPoint } from './fault-points.ts';
+import { dropIndexIfPresent } from './indexes.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the ingest log. */
@@ -90,12 +91,7 @@ export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): 
     { key: { fold: 1, receivedAt: 1 }, name: 'fold_receivedAt' },
     { key: { metrics: 1, fold: 1 }, name: 'metrics_fold' },
   ]);
-  try {
-    await log.dropIndex('foldedAt_fold');
-  } catch (error) {
-    // 27 IndexNotFound: a database that never had it.
-    if ((error as { code?: number }).code !== 27) throw error;
-  }
+  await dropIndexIfPresent(db, INGEST_LOG_COLLECTION, 'foldedAt_fold');
   try {
     await log.createIndexes([{ key: { foldedAt: 1 }, name: 'foldedAt_ttl', expireAfterSeconds: retentionSeconds }]);
   } catch (error) {

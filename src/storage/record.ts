@@ -172,6 +172,14 @@ export async function widenMetricSpans(store: Pick<Store, 'metrics'>, readings: 
   }
 }
 
+/** What a series document holds besides its id and fields, fixed when it is first registered: key, metric, tag pairs and tags, in name order. */
+const seriesIdentity = (write: SeriesWrite): Omit<SeriesDocument, '_id' | 'fields'> => ({
+  key: write.key,
+  metric: write.metric,
+  tagPairs: write.tagPairs,
+  tags: write.tags,
+});
+
 /**
  * Registers the series of the batch that this process has not registered recently, in
  * the metric's current registry generation, with all the batch's fields (see
@@ -204,14 +212,7 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
   if (missing.length > 0) {
     // Fields in the order the upsert below stores them (MongoDB applies an upsert's
     // fields in name order), so every series document has one shape.
-    const documents: SeriesDocument[] = missing.map((write) => ({
-      _id: write.id,
-      fields: [...write.fields],
-      key: write.key,
-      metric: write.metric,
-      tagPairs: write.tagPairs,
-      tags: write.tags,
-    }));
+    const documents: SeriesDocument[] = missing.map((write) => ({ _id: write.id, fields: [...write.fields], ...seriesIdentity(write) }));
     const lost = await bulkWriteDuplicates(
       store.series,
       documents.map((document) => ({ insertOne: { document } })),
@@ -223,7 +224,7 @@ async function registerSeries(store: Store, writes: readonly SeriesWrite[], metr
     updateOne: {
       filter: { _id: write.id },
       update: {
-        $setOnInsert: { key: write.key, metric: write.metric, tags: write.tags, tagPairs: write.tagPairs },
+        $setOnInsert: seriesIdentity(write),
         $addToSet: { fields: { $each: [...write.fields] } },
       },
       upsert: true,

@@ -225,8 +225,9 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  * 2. reads the visible fold number V and every series-day document of the metric and
  *    day visible at V, merges them per rollup group (`mergeIntoRollup`) and replaces the
  *    day's rollup documents visible at V with the result (deleted, then inserted whole
- *    with `f: V` and the ids of fold V's parts: `partDocument`); rollup parts of later folds (`f > V`) stay, and add the
- *    readings the series-day documents read here did not hold yet;
+ *    with `f: V` and the ids of fold V's parts: `partDocument`); rollup parts of later
+ *    folds (`f > V`) stay, and add the readings the series-day documents read here did
+ *    not hold yet;
  * 3. clears the day only if its counter is still `n0`, the lease still its own, and no
  *    compaction of the day is under way or was made visible after V (it merged rollup
  *    documents this rebuild replaced, and would hide the rebuilt ones: see
@@ -279,12 +280,8 @@ export async function rebuildRollupDay(
     // with `f <= V`, so only a second rebuild of the day at the same V, or a late insert
     // of fold V's own part by a folder that lost its lease, can hold them; whichever
     // inserts second fails with a duplicate key instead of doubling the day.
-    await collection.insertMany(
-      merged.map((write) => partDocument(write, visible, version) as unknown as DayDocument),
-      {
-        ordered: false,
-      },
-    );
+    const documents = merged.map((write) => partDocument(write, visible, version) as unknown as DayDocument);
+    await collection.insertMany(documents, { ordered: false });
   }
   // A compaction of the day after V merged (or is merging) rollup documents this rebuild
   // replaced, and its merge would hide what was inserted here: the day stays dirty, and

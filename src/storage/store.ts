@@ -6,6 +6,7 @@ import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
+import { dropIndexIfPresent, indexesOf } from './indexes.ts';
 import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
 import { ensureFoldState, markFoldedEntries } from './visibility.ts';
 import { ReadPins, readPins } from './read-pins.ts';
@@ -222,6 +223,12 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
   }
 }
 
+/** The name of the parts index `{series, date, f}` (see {@link ensureDayIndexes}). */
+const PARTS_INDEX = 'series_date_f';
+
+/** The key of the unique one-document-per-day index of the write path before folds, as JSON. */
+const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
+
 /**
  * Creates the indexes of a collection of series-day documents or of a rollup's
  * group-day documents (idempotent), and changes or drops those of earlier versions that
@@ -244,72 +251,43 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
  *   1}` (named `series_date` by the write path before folds, which kept one document per
  *   series and day), found by its key whatever its name, since it refuses the second part
  *   of a series-day.
+ * @throws driver errors (the caller's start-up fails; every step is safe to repeat).
  */
 export async function ensureDayIndexes(db: Db, collection: string): Promise<void> {
-  await makeNotUnique(db, collection, 'series_date_f');
+  const before = await indexesOf(db, collection);
+  if (before.some((index) => index.name === PARTS_INDEX && index.unique === true)) await makeNotUnique(db, collection, PARTS_INDEX);
   await db.collection(collection).createIndexes([
-    { key: { series: 1, date: 1, f: 1 }, name: 'series_date_f' },
+    { key: { series: 1, date: 1, f: 1 }, name: PARTS_INDEX },
     { key: { metric: 1, date: 1 }, name: 'metric_date' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
-  for (const name of await legacyDayIndexes(db, collection)) await dropIndexIfPresent(db, collection, name);
-}
-
-/** The indexes of `collection` as `listIndexes` gives them; none when there is no such collection. */
-async function indexesOf(db: Db, collection: string): Promise<{ name?: string; key?: Record<string, unknown>; unique?: boolean }[]> {
-  try {
-    return await db.collection(collection).listIndexes().toArray();
-  } catch (error) {
-    // 26 NamespaceNotFound: no collection, no index.
-    if (error instanceof MongoServerError && error.code === 26) return [];
-    throw error;
+  for (const index of before) {
+    if (index.name !== undefined && index.unique === true && JSON.stringify(index.key) === PRE_FOLD_KEY) {
+      await dropIndexIfPresent(db, collection, index.name);
+    }
   }
 }
 
 /**
- * Makes index `name` of `collection` not unique when it is unique: in place with
- * `collMod {index: {name, unique: false}}` (MongoDB 6.0 and later, "collMod": no rebuild,
- * and the index keeps serving queries and a shard key meanwhile); when the index is still
- * unique after that (a server without the conversion: the embedded one answers ok and
- * changes nothing), by dropping it, so the caller creates it again without `unique`
- * (reading every document once: on the embedded server 20,000 small documents took
- * 2.3 s, docs/operations.md, "Upgrading"). Idempotent, and safe for two instances at
- * once on MongoDB: the conversion of an index already converted changes nothing.
+ * Makes the unique index `name` of `collection` not unique: in place with `collMod
+ * {index: {name, unique: false}}` (MongoDB 6.0 and later, "collMod": no rebuild, and the
+ * index keeps serving queries and a shard key meanwhile); when the index is still unique
+ * after that (a server without the conversion: the embedded one answers ok and changes
+ * nothing), by dropping it, so the caller creates it again without `unique` (reading
+ * every document once: on the embedded server 20,000 small documents took 2.3 s,
+ * docs/operations.md, "Upgrading"). Safe for two instances at once on MongoDB: the
+ * conversion of an index already converted changes nothing.
+ * @throws driver errors of listing or dropping indexes.
  */
 async function makeNotUnique(db: Db, collection: string, name: string): Promise<void> {
-  const isUnique = async () => (await indexesOf(db, collection)).some((index) => index.name === name && index.unique === true);
-  if (!(await isUnique())) return;
   try {
     await db.command({ collMod: collection, index: { name, unique: false } });
   } catch {
     // Refused (a server without the conversion): dropped below instead.
   }
-  if (await isUnique()) await dropIndexIfPresent(db, collection, name);
-}
-
-/**
- * The names of the unique indexes of `collection` on exactly `{series: 1, date: 1}` (the
- * one-document-per-day index of the write path before folds); empty when there is none
- * or no such collection.
- */
-export async function legacyDayIndexes(db: Db, collection: string): Promise<string[]> {
-  return (await indexesOf(db, collection))
-    .filter((index) => index.unique === true && JSON.stringify(index.key) === JSON.stringify({ series: 1, date: 1 }))
-    .map((index) => index.name!)
-    .filter((name) => name !== undefined);
-}
-
-/** Drops index `name` of `collection` when it exists. */
-export async function dropIndexIfPresent(db: Db, collection: string, name: string): Promise<void> {
-  try {
-    await db.collection(collection).dropIndex(name);
-  } catch (error) {
-    // 27 IndexNotFound, 26 NamespaceNotFound: nothing to drop.
-    if (!(error instanceof MongoServerError && (error.code === 27 || error.code === 26))) {
-      if (!/not found|doesn't exist|does not exist/i.test((error as Error).message)) throw error;
-    }
-  }
+  const after = await indexesOf(db, collection);
+  if (after.some((index) => index.name === name && index.unique === true)) await dropIndexIfPresent(db, collection, name);
 }
 
 /** What an acknowledged write must have reached before the server answers (MongoDB manual, "Write Concern"). */

@@ -4,13 +4,12 @@
  * MongoDB 6.0 and later, by building it again on the embedded server) and keeps every
  * document.
  */
-import { randomBytes } from 'node:crypto';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureIndexes } from '../../src/storage/store.ts';
-import { testMongoUri } from '../helpers/db.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
-let client: MongoClient;
+let database: TestDatabase;
 let db: Db;
 const ROLLUP = 'rollup_cpu_by_host';
 const DAY = new Date(Date.UTC(2024, 0, 1));
@@ -26,8 +25,8 @@ const part = (series: string, f: number) => ({
 });
 
 beforeAll(async () => {
-  client = await MongoClient.connect(testMongoUri());
-  db = client.db(`test_day_indexes_${randomBytes(4).toString('hex')}`);
+  database = await openTestDatabase('day_indexes');
+  db = database.db;
   // A database of the previous version: the unique parts index, one rollup defined.
   for (const name of ['buckets', ROLLUP]) {
     await db.collection(name).createIndex({ series: 1, date: 1, f: 1 }, { name: 'series_date_f', unique: true });
@@ -37,8 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.dropDatabase();
-  await client?.close();
+  await database?.drop();
 });
 
 describe('the parts index', () => {

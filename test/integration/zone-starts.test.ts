@@ -4,23 +4,19 @@
  * (offsets of 30 and 45 minutes and of seconds, a skipped day), equals the bucket start
  * computed in Node (`bucketStart`).
  */
-import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection, type Db, type Document } from 'mongodb';
+import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketStart, bucketStartExpression, granularity, GRANULARITY_NAMES, type GranularityName } from '../../src/query/granularity.ts';
-import { testMongoUri } from '../helpers/db.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
-let client: MongoClient;
-let db: Db;
+let database: TestDatabase;
 
 beforeAll(async () => {
-  client = await MongoClient.connect(testMongoUri());
-  db = client.db(`test_zone_starts_${randomBytes(4).toString('hex')}`);
+  database = await openTestDatabase('zone_starts');
 });
 
 afterAll(async () => {
-  await db?.dropDatabase();
-  await client?.close();
+  await database?.drop();
 });
 
 describe('the bucket-start expression on the server', () => {
@@ -43,7 +39,7 @@ describe('the bucket-start expression on the server', () => {
   let coll: Collection<Document>;
 
   beforeAll(async () => {
-    coll = db.collection('instants');
+    coll = database.db.collection('instants');
     const docs: Document[] = [];
     WINDOWS.forEach(([, fromIso, toIso], w) => {
       for (let t = Date.parse(fromIso); t < Date.parse(toIso); t += 7 * 60_000) docs.push({ w, t: new Date(t) });
