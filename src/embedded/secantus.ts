@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import getPort from 'get-port';
 import { MongoClient } from 'mongodb';
 import { loadConfig, type Config } from '../config.ts';
+import { keepWakingAcceptLoop } from './wake.ts';
 import { findRustServer, onPath, RUST_SERVER_BINARY, RUST_SERVER_CRATE, RUST_SERVER_ROOT, RUST_SERVER_VERSION } from './rust.ts';
 
 const run = promisify(execFile);
@@ -231,7 +232,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
       break;
     } catch {
       if (Date.now() > deadline) {
-        await stopChild(child, exited);
+        await stopChild(child, exited, port);
         throw new Error(`The embedded database did not answer on port ${port} in time:\n${output}`);
       }
       await new Promise((done) => setTimeout(done, 200));
@@ -240,7 +241,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
     }
   }
   options.say(`Embedded database ${flavour.name} is running on 127.0.0.1:${port} (data: ${tempDir ?? options.dataDir})`);
-  return { uri, port, pid: child.pid!, exited, output: () => output, stop: () => stopChild(child, exited) };
+  return { uri, port, pid: child.pid!, exited, output: () => output, stop: () => stopChild(child, exited, port) };
 }
 
 /** "exit code 1" or "signal SIGKILL", for messages. */
@@ -315,10 +316,17 @@ function spawnWithDeathSignal(binary: string, args: string[], python: string | u
   return spawn(python, ['-c', DEATH_SIGNAL_PRELUDE, String(process.pid), binary, ...args], options);
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<ProcessExit>): Promise<void> {
+/**
+ * Stops `child` (SIGTERM, then SIGKILL after 10 s) and waits for it to exit, connecting
+ * to its `port` meanwhile so that it does not wait for its accept thread
+ * ({@link keepWakingAcceptLoop}).
+ */
+async function stopChild(child: ChildProcess, exited: Promise<ProcessExit>, port: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const stopWaking = keepWakingAcceptLoop(port);
   await exited;
+  stopWaking();
   clearTimeout(timer);
 }
