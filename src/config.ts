@@ -169,6 +169,16 @@ export const ConfigSchema = z
       .describe(
         'Readings one fold takes at most (at least one log entry, however large); each fold writes one part per series-day it touches.',
       ),
+    FOLD_QUIET_MS: integer(0, 3_600_000)
+      .default(1_000)
+      .describe(
+        'While batches keep arriving, the folder waits until none was acknowledged for this long, in milliseconds, so that folds do not compete with the acknowledgements of a burst (0: fold whatever is there at every FOLD_INTERVAL_MS). It folds anyway once the oldest unfolded batch waited FOLD_MAX_DELAY_MS, or once FOLD_MAX_READINGS readings wait (see docs/ingest-design.md, "When to fold").',
+      ),
+    FOLD_MAX_DELAY_MS: integer(0, 3_600_000)
+      .default(5_000)
+      .describe(
+        'How long the oldest acknowledged batch waits at most before the folder folds it, however busy the writes, in milliseconds (see FOLD_QUIET_MS). Queries read what waits from the log, at a cost that grows with it.',
+      ),
     FOLD_LEASE_MS: integer(1_000, 3_600_000)
       .default(30_000)
       .describe(

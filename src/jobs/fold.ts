@@ -4,6 +4,7 @@
  * another takes over within the lease's time when that one stops.
  */
 import { compactOnce, foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
+import { measureBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 
@@ -24,6 +25,57 @@ export interface FoldTotals {
 }
 
 /**
+ * When the folder waits before folding (docs/ingest-design.md, "When to fold"): while
+ * batches keep arriving, each fold would compete with their acknowledgements for the
+ * database, so the folder lets the tail grow until one of these holds, as InfluxDB
+ * snapshots its write cache when it reaches a size (`cache-snapshot-memory-size`) or
+ * when its shard has gone cold (`cache-snapshot-write-cold-duration`).
+ */
+export interface FoldDelay {
+  /** Fold once no batch was acknowledged for this long, in ms (`FOLD_QUIET_MS`; 0: fold whenever there is a tail). */
+  quietMs: number;
+  /** Fold once the oldest unfolded batch is this old, in ms (`FOLD_MAX_DELAY_MS`), however busy the writes. */
+  maxDelayMs: number;
+  /** Fold once the tail holds this many readings (a full fold, `FOLD_MAX_READINGS`). */
+  fullReadings: number;
+}
+
+/**
+ * Whether the folder should fold now, given the unfolded log (`measureBacklog`) at
+ * `now` and when the folder last saw it grow (`grewAt`; both ms since epoch): never with
+ * no tail; always with `quietMs` 0; otherwise once the tail stopped growing `quietMs`
+ * ago, the oldest batch waited `maxDelayMs`, or a full fold is there. Pure.
+ *
+ * The tail's growth is observed by the folder rather than read from `receivedAt`: a
+ * batch's entry carries the time its request arrived, and appears in the log only once
+ * its series are registered (about 1 s for the first batches of the demo), so the newest
+ * `receivedAt` can be old while batches keep arriving.
+ */
+export function foldDue(backlog: Backlog, now: number, grewAt: number, delay: FoldDelay): boolean {
+  if (backlog.entries === 0 || backlog.oldest === null) return false;
+  if (delay.quietMs <= 0) return true;
+  return now - grewAt >= delay.quietMs || now - backlog.oldest >= delay.maxDelayMs || backlog.readings >= delay.fullReadings;
+}
+
+/** What the folder saw of the tail the last time it grew: its newest entry and readings, and when (ms since epoch). */
+interface TailSeen {
+  newest: number | null;
+  readings: number;
+  at: number;
+}
+
+/**
+ * The folder's view of the tail after measuring `backlog` at `now`: unchanged while no
+ * entry arrived since `seen` (the same newest entry, no more readings), else `now`.
+ */
+export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: number): TailSeen {
+  if (seen !== undefined && seen.newest === backlog.newest && backlog.readings <= seen.readings) {
+    return { ...seen, readings: backlog.readings };
+  }
+  return { newest: backlog.newest, readings: backlog.readings, at: now };
+}
+
+/**
  * A job that folds the ingest log every `intervalMs` (0: never; then writes pile up
  * until INGEST_BACKLOG): each run folds what is in the log, again at once while the
  * folds come out at least half full (a backlog), until another instance holds the lease
@@ -31,8 +83,10 @@ export interface FoldTotals {
  * that `compactAfterFolds` folds wrote to) and deletes the parts earlier compactions
  * replaced once no read pins a view from before them (`storage/read-pins.ts`), or
  * `compactGraceMs` has passed. Its log line carries the folds, readings,
- * parts and compactions of the run, at debug level (it runs every second).
+ * parts and compactions of the run, at debug level (it runs every second). With
+ * `delay`, a run folds only when {@link foldDue} says so (the compactions run anyway).
  * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
+ * @param options.delay when to fold rather than wait (see {@link FoldDelay}); without it, at every run.
  * @param options.onFold told every fold that folded something, with its duration in seconds.
  */
 export function foldJob(
@@ -44,9 +98,11 @@ export function foldJob(
     compactAfterFolds: number;
     /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
     compactGraceMs: number;
+    delay?: Omit<FoldDelay, 'fullReadings'>;
     onFold?: (outcome: FoldOutcome, seconds: number) => void;
   },
 ): Job {
+  let seen: TailSeen | undefined;
   return {
     name: 'fold',
     intervalMs: options.intervalMs,
@@ -54,7 +110,14 @@ export function foldJob(
     quiet: true,
     async run(signal) {
       const run = { folds: 0, readings: 0, parts: 0, compactions: 0, merged: 0, deleted: 0 };
-      while (!signal.aborted) {
+      let due = true;
+      if (options.delay !== undefined) {
+        const backlog = await measureBacklog(store);
+        const now = Date.now();
+        seen = tailSeen(seen, backlog, now);
+        due = foldDue(backlog, now, seen.at, { ...options.delay, fullReadings: options.maxReadings });
+      }
+      while (due && !signal.aborted) {
         const started = performance.now();
         const outcome = await foldOnce(store, store.holder, { maxReadings: options.maxReadings });
         if (outcome.fold === null) break;

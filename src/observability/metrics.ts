@@ -185,10 +185,10 @@ export class ServerMetrics {
 
   /** The backlog for the two lag gauges, measured once per scrape (the gauges collect one after the other). */
   private backlog(): Promise<Backlog> {
-    const none = Promise.resolve({ readings: 0, entries: 0, oldest: null });
+    const none = Promise.resolve({ readings: 0, entries: 0, oldest: null, newest: null });
     if (this.backlogOf === undefined) return none;
     if (this.scraped === undefined || Date.now() - this.scraped.at > 100) {
-      this.scraped = { at: Date.now(), backlog: this.backlogOf().catch(() => ({ readings: 0, entries: 0, oldest: null })) };
+      this.scraped = { at: Date.now(), backlog: this.backlogOf().catch(() => ({ readings: 0, entries: 0, oldest: null, newest: null })) };
     }
     return this.scraped.backlog;
   }

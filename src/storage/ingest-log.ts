@@ -233,17 +233,32 @@ export interface Backlog {
   entries: number;
   /** When the oldest such entry was received (ms since epoch); null when there is none. */
   oldest: number | null;
+  /** When the newest such entry was received (ms since epoch); null when there is none. */
+  newest: number | null;
 }
 
 /** Measures the {@link Backlog} (one aggregation on the `{fold, receivedAt}` index). */
 export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog> {
   const [row] = await ingestLog(store)
-    .aggregate<{ readings: number; entries: number; oldest: Date | null }>([
+    .aggregate<{ readings: number; entries: number; oldest: Date | null; newest: Date | null }>([
       { $match: { fold: null } },
-      { $group: { _id: null, readings: { $sum: '$readings' }, entries: { $sum: 1 }, oldest: { $min: '$receivedAt' } } },
+      {
+        $group: {
+          _id: null,
+          readings: { $sum: '$readings' },
+          entries: { $sum: 1 },
+          oldest: { $min: '$receivedAt' },
+          newest: { $max: '$receivedAt' },
+        },
+      },
     ])
     .toArray();
-  return { readings: row?.readings ?? 0, entries: row?.entries ?? 0, oldest: row?.oldest?.getTime() ?? null };
+  return {
+    readings: row?.readings ?? 0,
+    entries: row?.entries ?? 0,
+    oldest: row?.oldest?.getTime() ?? null,
+    newest: row?.newest?.getTime() ?? null,
+  };
 }
 
 /** How long a measured backlog is reused by the writes of one process, in ms. */

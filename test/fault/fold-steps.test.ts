@@ -37,7 +37,9 @@
  * lease is killed in the middle of a fold, and the other takes the lease over, completes
  * that fold and folds the rest; the answers are exact.
  *
- * Settings keep it quick: a fold every 200 ms, a 2 s lease, a compaction once two folds
+ * Settings keep it quick: a fold every 200 ms (without waiting for the writes to
+ * pause, so the steps come within a few hundred batches: `spread` repeats a series'
+ * times after 2,880 readings), a 2 s lease, a compaction once two folds
  * wrote to a day, rollup rebuilds every second after 1 s of rest.
  */
 import { randomBytes } from 'node:crypto';
@@ -68,6 +70,8 @@ const RANGE = { from: new Date(START).toISOString(), to: new Date(START + 2 * DA
 /** The settings of every server of this file (see the module comment). */
 const SETTINGS = {
   FOLD_INTERVAL_MS: '200',
+  // A fold at every look, also while the client keeps writing (it always does here).
+  FOLD_QUIET_MS: '0',
   FOLD_LEASE_MS: '2000',
   COMPACT_AFTER_FOLDS: '2',
   ROLLUP_REBUILD_SECONDS: '1',
