@@ -98,6 +98,7 @@ export function foldJob(
     compactAfterFolds: number;
     /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
     compactGraceMs: number;
+    /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`; a full fold is `maxReadings`); without it, fold at every run. */
     delay?: Omit<FoldDelay, 'fullReadings'>;
     onFold?: (outcome: FoldOutcome, seconds: number) => void;
   },
