@@ -14,17 +14,12 @@ import { connect } from 'node:net';
  * @returns the function that stops the connections (call it once the process exited).
  */
 export function keepWakingAcceptLoop(port: number): () => void {
-  let stopped = false;
   const wake = () => {
-    if (stopped) return;
     const socket = connect({ host: '127.0.0.1', port });
     socket.on('connect', () => socket.destroy());
     socket.on('error', () => socket.destroy());
   };
   const timer = setInterval(wake, 100);
   wake();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
-  };
+  return () => clearInterval(timer);
 }

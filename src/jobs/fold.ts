@@ -4,7 +4,7 @@
  * another takes over within the lease's time when that one stops.
  */
 import { compactOnce, foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
-import { measureBacklog, type Backlog } from '../storage/ingest-log.ts';
+import { recentBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 
@@ -41,7 +41,7 @@ export interface FoldDelay {
 }
 
 /**
- * Whether the folder should fold now, given the unfolded log (`measureBacklog`) at
+ * Whether the folder should fold now, given the unfolded log (`recentBacklog`) at
  * `now` and when the folder last saw it grow (`grewAt`; both ms since epoch): never with
  * no tail; always with `quietMs` 0; otherwise once the tail stopped growing `quietMs`
  * ago, the oldest batch waited `maxDelayMs`, or a full fold is there. Pure.
@@ -58,7 +58,7 @@ export function foldDue(backlog: Backlog, now: number, grewAt: number, delay: Fo
 }
 
 /** What the folder saw of the tail the last time it grew: its newest entry and readings, and when (ms since epoch). */
-interface TailSeen {
+export interface TailSeen {
   newest: number | null;
   readings: number;
   at: number;
@@ -113,8 +113,8 @@ export function foldJob(
       const run = { folds: 0, readings: 0, parts: 0, compactions: 0, merged: 0, deleted: 0 };
       let due = true;
       if (options.delay !== undefined) {
-        const backlog = await measureBacklog(store);
         const now = Date.now();
+        const backlog = await recentBacklog(store, now);
         seen = tailSeen(seen, backlog, now);
         due = foldDue(backlog, now, seen.at, { ...options.delay, fullReadings: options.maxReadings });
       }

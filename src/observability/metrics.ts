@@ -28,7 +28,7 @@ import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable } from '../storage/failures.ts';
 import type { FoldOutcome } from '../storage/fold.ts';
-import { measureBacklog, type Backlog } from '../storage/ingest-log.ts';
+import { measureBacklog, NO_BACKLOG, type Backlog } from '../storage/ingest-log.ts';
 import { SlowQueryLog } from './slow-queries.ts';
 import type { Store } from '../storage/store.ts';
 
@@ -185,10 +185,10 @@ export class ServerMetrics {
 
   /** The backlog for the two lag gauges, measured once per scrape (the gauges collect one after the other). */
   private backlog(): Promise<Backlog> {
-    const none = Promise.resolve({ readings: 0, entries: 0, oldest: null, newest: null });
+    const none = Promise.resolve(NO_BACKLOG);
     if (this.backlogOf === undefined) return none;
     if (this.scraped === undefined || Date.now() - this.scraped.at > 100) {
-      this.scraped = { at: Date.now(), backlog: this.backlogOf().catch(() => ({ readings: 0, entries: 0, oldest: null, newest: null })) };
+      this.scraped = { at: Date.now(), backlog: this.backlogOf().catch(() => NO_BACKLOG) };
     }
     return this.scraped.backlog;
   }

@@ -237,6 +237,9 @@ export interface Backlog {
   newest: number | null;
 }
 
+/** The {@link Backlog} of a log with nothing unfolded. */
+export const NO_BACKLOG: Backlog = { readings: 0, entries: 0, oldest: null, newest: null };
+
 /** Measures the {@link Backlog} (one aggregation on the `{fold, receivedAt}` index). */
 export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog> {
   const [row] = await ingestLog(store)
@@ -253,22 +256,33 @@ export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog>
       },
     ])
     .toArray();
-  return {
-    readings: row?.readings ?? 0,
-    entries: row?.entries ?? 0,
-    oldest: row?.oldest?.getTime() ?? null,
-    newest: row?.newest?.getTime() ?? null,
-  };
+  if (row === undefined) return NO_BACKLOG;
+  return { readings: row.readings, entries: row.entries, oldest: row.oldest?.getTime() ?? null, newest: row.newest?.getTime() ?? null };
 }
 
-/** How long a measured backlog is reused by the writes of one process, in ms. */
+/** How long a measured backlog is reused by one process (its writes and its folder), in ms. */
 const BACKLOG_REUSE_MS = 500;
+
+/**
+ * The {@link Backlog} this process measured less than 500 ms ago (`Store.ingest.measured`),
+ * or a new measurement ({@link measureBacklog}), kept for the next caller: the write
+ * path's bound check and the folder's decision share it.
+ * @param now ms since epoch.
+ * @throws driver errors of the measurement.
+ */
+export async function recentBacklog(store: Pick<Store, 'db' | 'ingest'>, now = Date.now()): Promise<Backlog> {
+  const { ingest } = store;
+  if (ingest.measured === undefined || now - ingest.measured.at > BACKLOG_REUSE_MS) {
+    ingest.measured = { at: now, backlog: await measureBacklog(store) };
+  }
+  return ingest.measured.backlog;
+}
 
 /**
  * Refuses a write while the unfolded log is past the store's bounds
  * (`Store.ingest`: `INGEST_MAX_TAIL_READINGS` readings, or an oldest entry older than
  * `INGEST_MAX_TAIL_SECONDS`). The backlog is measured at most every 500 ms per process
- * (`measureBacklog`), so a steady stream of writes costs one small aggregation a second
+ * ({@link recentBacklog}), so a steady stream of writes costs one small aggregation a second
  * or two, not one per batch.
  * @throws BacklogError INGEST_BACKLOG with the seconds to wait: the excess readings at
  * `Store.ingest.foldRate` readings per second, or the excess age, at least 1.
@@ -277,10 +291,7 @@ export async function checkBacklog(store: Pick<Store, 'db' | 'ingest'>): Promise
   const { ingest } = store;
   if (ingest.maxTailReadings <= 0 && ingest.maxTailSeconds <= 0) return;
   const now = Date.now();
-  if (ingest.measured === undefined || now - ingest.measured.at > BACKLOG_REUSE_MS) {
-    ingest.measured = { at: now, backlog: await measureBacklog(store) };
-  }
-  const { backlog } = ingest.measured;
+  const backlog = await recentBacklog(store, now);
   const excessReadings = ingest.maxTailReadings > 0 ? backlog.readings - ingest.maxTailReadings : 0;
   const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
   const excessAge = ingest.maxTailSeconds > 0 ? age - ingest.maxTailSeconds : 0;
