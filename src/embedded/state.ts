@@ -8,7 +8,6 @@
  */
 import { readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { keepWakingAcceptLoop } from './wake.ts';
 
 /** Name of the state file inside the data directory. */
 export const STATE_FILE_NAME = 'tsgraph-embedded.json';
@@ -135,17 +134,12 @@ export async function stopLeftoverEmbedded(
   const timeoutMs = options.timeoutMs ?? 10_000;
   const gone = () => isSecantusServing(state.pid, dataDir).then((serving) => !serving);
   signal(state.pid, 'SIGTERM');
-  const stopWaking = keepWakingAcceptLoop(state.port);
-  try {
+  if (!(await waitFor(gone, timeoutMs))) {
+    // Checked again just before: the pid still names that database.
+    if (await isSecantusServing(state.pid, dataDir)) signal(state.pid, 'SIGKILL');
     if (!(await waitFor(gone, timeoutMs))) {
-      // Checked again just before: the pid still names that database.
-      if (await isSecantusServing(state.pid, dataDir)) signal(state.pid, 'SIGKILL');
-      if (!(await waitFor(gone, timeoutMs))) {
-        throw new Error(`The embedded database left running on ${dataDir} (pid ${state.pid}) did not stop`);
-      }
+      throw new Error(`The embedded database left running on ${dataDir} (pid ${state.pid}) did not stop`);
     }
-  } finally {
-    stopWaking();
   }
   await removeEmbeddedState(dataDir, state.pid);
   return state.pid;
