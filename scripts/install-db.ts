@@ -3,9 +3,14 @@
  *
  *   npm run db:install                     # the Python server (SecantusDB, pinned) into .embedded-db/venv
  *   npm run db:install -- --server rust    # builds the Rust server (secantus-mdb) with cargo into .embedded-db/rust
+ *   tsx scripts/install-db.ts --optional   # what `npm install` runs after it (the `postinstall` script)
  *
- * The server and the tests install the Python server themselves on first use; CI calls
- * this up front so the install is its own step. The Rust server is opt-in
+ * `npm install` installs the Python server this way, so the first `npm test` or `npm
+ * start` does not pay for it (about 18 s here, from a warm pip cache). With `--optional`
+ * nothing is installed when `MONGODB_URI` names another server, and a failure (no
+ * Python, no `venv` module, no package index) is printed as a warning and leaves the
+ * exit code 0: `npm install` succeeds, and the server and the tests, which install the
+ * Python server themselves on first use, try again and report the error then. The Rust server is opt-in
  * (`EMBEDDED_SERVER=rust`) and only ever built here: 5 to 60 minutes, needs cargo,
  * cmake and a C compiler; cargo's lines are printed as they come.
  */
@@ -22,11 +27,16 @@ const options = new Command()
       .choices(['python', 'rust'])
       .default('python'),
   )
+  .option('--optional', 'skip when MONGODB_URI is set; on failure warn and exit 0 (the first run tries again)')
   .parse()
-  .opts<{ server: 'python' | 'rust' }>();
+  .opts<{ server: 'python' | 'rust'; optional?: boolean }>();
 
-const config = loadConfig();
 try {
+  const config = loadConfig();
+  if (options.optional && config.MONGODB_URI) {
+    console.log('MONGODB_URI is set: the embedded database is not installed now (the first run without it installs it).');
+    process.exit(0);
+  }
   const say = (message: string) => console.log(message);
   const binary =
     options.server === 'rust'
@@ -36,5 +46,9 @@ try {
   if (options.server === 'rust') console.log('Use it with EMBEDDED_SERVER=rust (npm start, npm test); see docs/compatibility.md.');
 } catch (error) {
   console.error((error as Error).message);
+  if (options.optional) {
+    console.error('The embedded database is not installed; the first `npm start` or `npm test` without MONGODB_URI tries again.');
+    process.exit(0);
+  }
   process.exit(1);
 }

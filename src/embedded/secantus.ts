@@ -25,8 +25,9 @@ export type EmbeddedServerKind = Config['EMBEDDED_SERVER'];
  * `EMBEDDED_SERVER`, read from the environment) is there, and returns its executable.
  * - `python`: SecantusDB in the project-local virtual environment `venvDir`, creating
  *   the environment with `python -m venv` and installing the pinned release with pip on
- *   first use (about a minute; later calls return at once). Concurrent callers wait
- *   for each other through a lock directory.
+ *   first use (about 20 s to a minute; later calls return at once; `npm install` makes
+ *   this call, see `scripts/install-db.ts`). Concurrent callers wait for each other
+ *   through a lock directory.
  * - `rust`: `secantusd-rs` as built by `npm run db:install -- --server rust` into
  *   `.embedded-db/rust` (see `rust.ts`); never built here, as that takes minutes.
  * @returns the absolute path of `secantusd-py` or `secantusd-rs`; {@link startSecantus}
