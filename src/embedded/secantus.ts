@@ -62,7 +62,7 @@ export async function ensureSecantusInstalled(
   }
   try {
     if (await installed()) return binary;
-    say(`Installing the embedded database SecantusDB ${SECANTUS_VERSION} into ${venv} (first run only, about a minute)`);
+    say(`Installing the embedded database SecantusDB ${SECANTUS_VERSION} into ${venv} (once; 20 s to a minute)`);
     await rm(venv, { recursive: true, force: true });
     await run(python, ['-m', 'venv', venv]).catch((error: unknown) => {
       throw new Error(
