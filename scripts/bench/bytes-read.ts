@@ -8,7 +8,8 @@
  *   without its read projection (the `$project` of the paths it reads, right after its
  *   `$match` stages; see `bucketsPipeline`), which is the pipeline as it was built
  *   before the projection existed, so both are measured in the same run; the rows of
- *   both must be equal;
+ *   both must be equal. A pipeline whose `$match` stages a `$group` follows is sent
+ *   without the projection (`stagesRun` in src/storage/read.ts) and counts as both;
  * - naive and timeseries: the benchmark's own pipeline of the query (`BenchQuery.pipeline`).
  *
  * For each: documents examined (`explain` `executionStats.totalDocsExamined` where the
@@ -119,8 +120,10 @@ async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ col
 }
 
 /**
- * Measures one query on ours: the pipelines the engine sends, with and without their read projection.
- * @throws Error when a pipeline has no read projection after its `$match` stages.
+ * Measures one query on ours: the pipelines the engine sends, with and without their read
+ * projection (a pipeline sent without one, where a `$group` follows its `$match` stages,
+ * counts as both).
+ * @throws Error when a pipeline has neither a read projection nor a `$group` after its `$match` stages.
  */
 async function measureOurs(model: OursModel, query: BenchQuery, reps: number): Promise<ReadFigures> {
   const total: Required<ReadFigures> = {
@@ -136,10 +139,15 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
   const runs: { collection: string; projected: Document[]; whole: Document[] }[] = [];
   for (const { collection, pipeline } of await sentPipelines(model, query)) {
     const lead = afterMatches(pipeline);
-    if (!isReadProjection(pipeline[lead])) throw new Error(`${query.name}: no read projection after $match in ${JSON.stringify(pipeline)}`);
-    const whole = [...pipeline.slice(0, lead), ...pipeline.slice(lead + 1)];
+    // Before a `$group` the read sends no projection (`stagesRun`, src/storage/read.ts):
+    // the pipeline is its own "whole" and "projected" run, and trims nothing.
+    const grouped = pipeline[lead] !== undefined && '$group' in pipeline[lead]!;
+    if (!grouped && !isReadProjection(pipeline[lead])) {
+      throw new Error(`${query.name}: no read projection after $match in ${JSON.stringify(pipeline)}`);
+    }
+    const whole = grouped ? pipeline : [...pipeline.slice(0, lead), ...pipeline.slice(lead + 1)];
     const figures = await matched(model.db, collection, pipeline);
-    const projected = await collectionBytes(model.db, collection, pipeline.slice(0, lead + 1));
+    const projected = grouped ? { bytes: figures.bytesWalked } : await collectionBytes(model.db, collection, pipeline.slice(0, lead + 1));
     const rows = async (stages: Document[]) => rowsText(await model.db.collection(collection).aggregate(stages).toArray());
     total.docsExamined += figures.docsExamined;
     if (figures.examinedFrom === 'counted') total.examinedFrom = 'counted';
@@ -159,7 +167,7 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
 /**
  * Documents and bytes each of `queries` reads on each loaded model (see the module
  * comment); `dateTrunc` chooses the baselines' pipelines as the benchmark runs them.
- * @throws Error when a pipeline of ours lacks its read projection.
+ * @throws Error when a pipeline of ours has neither a read projection nor a `$group` after its `$match` stages.
  */
 export async function measureReads(
   models: readonly Model[],
