@@ -33,12 +33,13 @@ import {
   describeMachine,
   describeServer,
   format,
-  median,
+  collectionBytes,
   positiveInt,
   progressLog,
   sparseDataSet,
   table,
   validated,
+  warmedRuns,
 } from './harness/index.ts';
 
 const options = new Command()
@@ -180,48 +181,51 @@ function checkAnswer(what: string, rows: { origin: string; count: number; sum: n
   }
 }
 
-/** Runs `read` `reps` times; returns the median milliseconds. */
-async function timed(read: () => Promise<unknown>, reps: number): Promise<{ median: number; runs: number[] }> {
-  const runs: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const started = performance.now();
-    await read();
-    runs.push(performance.now() - started);
-  }
-  return { median: median(runs), runs };
+const rows: (string | number)[][] = [];
+
+/**
+ * Times `read` (a warm-up, then `--reps` runs: `warmedRuns`), checks the last answer
+ * against the plain loop ({@link checkAnswer}) and adds the row `label` to the table:
+ * the documents stored and their mean BSON size (`stored`), the load's and the median
+ * read's milliseconds.
+ * @throws Error when the answer differs from the plain loop's.
+ */
+async function measureRead(
+  label: string,
+  read: () => Promise<{ origin: string; count: number; sum: number }[]>,
+  stored: { documents: number; bytes: number },
+  loadMs: number,
+): Promise<void> {
+  const time = await warmedRuns(read, options.reps);
+  checkAnswer(label, time.result);
+  log(`${label}: ${time.ms.map((ms) => Math.round(ms)).join(', ')} ms`);
+  rows.push([
+    label,
+    format.count(stored.documents),
+    format.count(Math.round(stored.bytes / Math.max(1, stored.documents))),
+    format.ms(loadMs),
+    format.ms(time.median),
+  ]);
 }
 
 const database = await benchDatabase(log);
 const client = await connect(database.uri);
 const db = client.db(`bench_summaries_${Date.now()}`);
-const rows: (string | number)[][] = [];
 try {
-  for (const shape of shapes) {
-    const collection = db.collection(`summaries_${rows.length}`);
+  for (const [index, shape] of shapes.entries()) {
+    const collection = db.collection(`summaries_${index}`);
     await collection.createIndex({ metric: 1, date: 1 });
     const documents = [...days].map(([day, keys]) => shape.document(day, keys));
     const started = performance.now();
     await collection.insertMany(documents);
     const insertMs = performance.now() - started;
-    const [size] = await collection
-      .aggregate<{ bytes: number }>([{ $group: { _id: null, bytes: { $sum: { $bsonSize: '$$ROOT' } } } }])
-      .toArray();
     const read = async () =>
       (await collection.aggregate<{ _id: string; count: number; sum: number }>(shape.pipeline).toArray()).map((row) => ({
         origin: row._id,
         count: row.count,
         sum: row.sum,
       }));
-    checkAnswer(shape.name, await read());
-    const time = await timed(read, options.reps);
-    log(`${shape.name}: ${time.runs.map((ms) => Math.round(ms)).join(', ')} ms`);
-    rows.push([
-      `day summaries, ${shape.name}`,
-      documents.length,
-      format.count(Math.round((size?.bytes ?? 0) / documents.length)),
-      format.ms(insertMs),
-      format.ms(time.median),
-    ]);
+    await measureRead(`day summaries, ${shape.name}`, read, await collectionBytes(db, collection.collectionName), insertMs);
   }
   if (options.compare) {
     const store = await openStore(database.uri, `bench_summaries_days_${Date.now()}`, {
@@ -229,10 +233,6 @@ try {
     });
     try {
       const load = await bulkLoad(store, validated(data.readings), log);
-      const documents = await store.buckets.countDocuments({});
-      const [size] = await store.buckets
-        .aggregate<{ bytes: number }>([{ $group: { _id: null, bytes: { $sum: { $bsonSize: '$$ROOT' } } } }])
-        .toArray();
       const query = parseAggregateQuery({
         metric: 'flights',
         field: 'delay',
@@ -250,16 +250,8 @@ try {
           count: group.count,
           sum: group.sum ?? 0,
         }));
-      checkAnswer('series-day documents', await read());
-      const time = await timed(read, options.reps);
-      log(`series-day documents: ${time.runs.map((ms) => Math.round(ms)).join(', ')} ms`);
-      rows.push([
-        "series-day documents (today's, bulk-loaded), the query engine",
-        documents,
-        format.count(Math.round((size?.bytes ?? 0) / documents)),
-        format.ms(load.seconds * 1000),
-        format.ms(time.median),
-      ]);
+      const stored = await collectionBytes(store.db, store.buckets.collectionName);
+      await measureRead("series-day documents (today's, bulk-loaded), the query engine", read, stored, load.seconds * 1000);
     } finally {
       await store.db.dropDatabase().catch(() => undefined);
       await store.client.close();

@@ -237,8 +237,8 @@ export interface Backlog {
   newest: number | null;
 }
 
-/** The {@link Backlog} of a log with nothing unfolded. */
-export const NO_BACKLOG: Backlog = { readings: 0, entries: 0, oldest: null, newest: null };
+/** The {@link Backlog} of a log with nothing unfolded (frozen: every caller gets this one object). */
+export const NO_BACKLOG: Backlog = Object.freeze({ readings: 0, entries: 0, oldest: null, newest: null });
 
 /** Measures the {@link Backlog} (one aggregation on the `{fold, receivedAt}` index). */
 export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog> {
