@@ -16,7 +16,8 @@ import {
 } from '../query/buckets-pipeline.ts';
 import { counterIncreases } from '../query/counters.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
-import { aggregateBuckets } from '../storage/read.ts';
+import { aggregateBuckets, aggregateSummarized, type SummarizedRead, type TailRead } from '../storage/read.ts';
+import { mergeRows, summaryPlan, summaryRows } from '../query/summaries.ts';
 import { findHorizons } from '../storage/retention.ts';
 import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
@@ -77,13 +78,14 @@ export interface LoaderScope {
 /**
  * What a finished pipeline was: bucket rows, merged sketches or counter slots, its
  * granularity (null: an aggregate), the finest stored level it read, and whether it read
- * the series-day documents or a rollup's.
+ * the series-day documents, a rollup's, or day summaries for some of its days (with the
+ * documents of the others).
  */
 export interface PipelineRun {
   kind: 'buckets' | 'sketches' | 'counters';
   granularity: GranularityName | null;
   level: Level;
-  source: 'documents' | 'rollup';
+  source: 'documents' | 'rollup' | 'summaries';
 }
 
 /** Called once per pipeline when it has answered or failed, with its wall-clock time in milliseconds. */
@@ -123,6 +125,11 @@ export interface ReadRecord {
   rollup: string | null;
   /** The rollup's tag keys (empty for the series-day documents). */
   tagKeys: string[];
+  /**
+   * Days read from day summaries (docs/ingest-design.md, "Day summaries") instead of the
+   * series-day documents; absent when none was.
+   */
+  summaryDays?: number;
   /**
    * The log entries not folded yet that the read added (docs/ingest-design.md, "Real-time
    * reads"): entries read and their readings of the metric; set once the read ran.
@@ -204,6 +211,26 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[], fi
       ? aggregateRankingStages(query.ranking, bucketQuery.grouping, 0)
       : bucketRankingStages(query.ranking, bucketQuery.grouping, 0);
   return [...pipeline, ...stages];
+}
+
+/**
+ * The read of a batch whose whole days day summaries may answer (`summaryPlan`): a
+ * query on a metric without ranking; null for any other.
+ */
+function summarizedRead(query: RangeQuery, fields: string[], firstLast: boolean): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
+  if (query.metric === null || query.ranking !== null) return null;
+  const bucketQuery = pipelineQuery(query, fields, [], firstLast);
+  const plan = summaryPlan(bucketQuery);
+  if (plan === null) return null;
+  return {
+    metric: query.metric,
+    from: query.from,
+    to: query.to,
+    key: plan.key,
+    days: plan.days,
+    documents: (days) => bucketsPipeline(days === null ? bucketQuery : { ...bucketQuery, days }),
+    bucketQuery,
+  };
 }
 
 /** The key of a bucket and group in pipeline rows. */
@@ -324,20 +351,28 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             kind,
             granularity: query.granularity?.name ?? null,
             level: finestLevel(levels),
-            source: source === null ? 'documents' : 'rollup',
+            source: source !== null ? 'rollup' : read.summaryDays === undefined ? 'documents' : 'summaries',
           });
+          const onTail = (tail: TailRead) => {
+            read.tail = tail;
+          };
+          const summarized = source === null && !sketch && !counter ? summarizedRead(query, fields, firstLast) : null;
           const [rows, sketchRows, counterRows] = await Promise.all([
-            timed(scope.observe, run('buckets'), () =>
-              aggregateBuckets<BucketRow>(
-                scope.store,
-                batchPipeline(query, fields, series, firstLast),
-                scope.options,
-                readSource,
-                (tail) => {
-                  read.tail = tail;
-                },
-              ),
-            ),
+            timed(scope.observe, run('buckets'), async () => {
+              if (summarized === null) {
+                return aggregateBuckets<BucketRow>(
+                  scope.store,
+                  batchPipeline(query, fields, series, firstLast),
+                  scope.options,
+                  readSource,
+                  onTail,
+                );
+              }
+              const answer = await aggregateSummarized<BucketRow>(scope.store, summarized, scope.options, onTail);
+              if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
+              const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
+              return mergeRows([...added, ...answer.rows], fields.length);
+            }),
             sketch
               ? timed(scope.observe, run('sketches'), () =>
                   aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource),

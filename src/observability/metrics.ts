@@ -117,7 +117,7 @@ export class ServerMetrics {
   /** Time of each bucket or sketch pipeline, in seconds. */
   readonly pipelineSeconds = new Histogram({
     name: 'tsgraph_pipeline_duration_seconds',
-    help: 'Time of each aggregation pipeline, in seconds, by granularity (none: an aggregate), finest stored level read, kind (buckets, sketches or counters) and source (the series-day documents or a rollup)',
+    help: 'Time of each aggregation pipeline, in seconds, by granularity (none: an aggregate), finest stored level read, kind (buckets, sketches or counters) and source (the series-day documents, a rollup, or day summaries for some days)',
     labelNames: ['granularity', 'level', 'kind', 'source'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],

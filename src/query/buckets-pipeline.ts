@@ -53,6 +53,13 @@ export interface BucketQuery {
    * for: two more accumulators per field.
    */
   firstLast?: boolean;
+  /**
+   * Read only the documents of these UTC days (midnights, ms since epoch) of the range,
+   * selected by `date` `$in` instead of the range; the slots read are planned over the
+   * whole range as without it. A read answering the other days from day summaries sets
+   * it (see `query/summaries.ts`).
+   */
+  days?: readonly number[];
 }
 
 /**
@@ -875,10 +882,10 @@ export function levelsRead(query: BucketQuery): Set<Level> {
 
 /**
  * The segments a query's range is read in (see `query/segments.ts`): cut at the bucket
- * boundaries of its granularity in its zone, or at whole days for an aggregate.
+ * boundaries of its granularity in its zone, or at whole days for an aggregate, in time order.
  * @throws Error for an empty range.
  */
-function querySegments(query: BucketQuery) {
+export function querySegments(query: BucketQuery) {
   const zone = query.timeZone ?? UTC;
   const segments = query.granularity
     ? planBucketSegments(query.from, query.to, query.granularity, zone)
@@ -903,7 +910,10 @@ function querySegments(query: BucketQuery) {
  */
 function matchStages(query: BucketQuery): Document[] {
   const scope = scopeFilter(query.scope);
-  const days = { date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } };
+  const days =
+    query.days === undefined
+      ? { date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } }
+      : { date: { $in: query.days.map((day) => new Date(day)) } };
   const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   return [
     { $match: daysFirst ? { ...scope.indexed, ...days } : scope.indexed },

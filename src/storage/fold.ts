@@ -7,6 +7,7 @@ import type { Collection, Document, Filter } from 'mongodb';
 import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSettings } from '../record/fold-plan.ts';
 import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
+import { summarizeDays, type DaySummary } from '../model/day-summary.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
@@ -15,7 +16,7 @@ import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
-import type { Store } from './store.ts';
+import { CollectionName, type Store } from './store.ts';
 import {
   FOLDS_ID,
   findVisible,
@@ -141,6 +142,33 @@ async function insertParts(
 }
 
 /**
+ * The day summaries of fold `seq` (`model/day-summary.ts`): per metric and day of its
+ * parts `docs`, a `whole` summary when the metric's day has no document yet (the fold's
+ * parts are then all it holds), else a `fold` summary of its parts. A day has documents
+ * exactly when an earlier fold or compaction wrote a summary of it (deletions and
+ * retention delete the summaries with the documents), so the summaries numbered below
+ * `seq` are what is looked for (index `{metric, date, f}`; a retried fold, whose own may
+ * be stored already, decides the same). In a database with documents from before
+ * summaries (`summariesFrom` above 0) every summary of a fold is a `fold` one: whole
+ * ones come from whole-day compactions there.
+ */
+async function foldSummaries(store: Store, docs: readonly DayDocument[], seq: number, summariesFrom: number): Promise<DaySummary[]> {
+  const days = new Map<string, { metric: string; date: Date }>();
+  for (const doc of docs) days.set(`${doc.metric}:${doc.date.getTime()}`, { metric: doc.metric, date: doc.date });
+  const first = new Set<string>();
+  if (summariesFrom === 0) {
+    const summaries = store.db.collection<DaySummary>(CollectionName.summaries);
+    await Promise.all(
+      [...days].map(async ([key, { metric, date }]) => {
+        const earlier = await summaries.findOne({ metric, date, f: { $lt: seq } }, { projection: { _id: 1 } });
+        if (earlier === null) first.add(key);
+      }),
+    );
+  }
+  return summarizeDays(docs, seq, (metric, day) => (first.has(`${metric}:${day}`) ? 'whole' : 'fold'));
+}
+
+/**
  * Chooses the oldest entries no fold has taken (`{fold, receivedAt}` index), up to
  * `maxReadings` readings and at least one entry.
  */
@@ -176,9 +204,10 @@ async function chooseEntries(store: Store, maxReadings: number): Promise<{ ids: 
  *    horizons, and per rollup group-day for ready rollups whose day is clean (others get
  *    their days marked dirty, before the parts are written and after the fold is
  *    visible, as `rebuildRollupDay` requires);
- * 4. inserts the parts (`_id` `<series>:<day>:<seq>`, `f: seq`), skipping those an
- *    earlier attempt inserted, each `insertMany` after renewing the lease and bounded by
- *    it (`leaseLeft`; a folder that lost the lease stops here);
+ * 4. inserts the parts (`_id` `<series>:<day>:<seq>`, `f: seq`), then the day summaries
+ *    of what they add to each metric's day (`foldSummaries`), skipping those an earlier
+ *    attempt inserted, each `insertMany` after renewing the lease and bounded by it
+ *    (`leaseLeft`; a folder that lost the lease stops here);
  * 5. makes the fold visible: compare-and-set `visible: seq, running: null, stamping:
  *    {seq, entries}` on `visible: seq - 1`, `running.seq: seq` and the lease, counting
  *    the fold in `touched` of every day it wrote to (what schedules compactions); from
@@ -227,17 +256,14 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   let parts = 0;
   let rollupParts = 0;
+  const partDocuments = foldDocuments(plan.buckets, seq);
+  const summaries = await foldSummaries(store, partDocuments as unknown as DayDocument[], seq, state.summariesFrom ?? 1);
   try {
-    parts = await insertParts(
-      store,
-      holder,
-      store.buckets as unknown as Collection<Document>,
-      foldDocuments(plan.buckets, seq),
-      'fold:mid-parts',
-    );
+    parts = await insertParts(store, holder, store.buckets as unknown as Collection<Document>, partDocuments, 'fold:mid-parts');
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
     }
+    await insertOnce(store.db.collection(CollectionName.summaries), summaries as unknown as Document[], await leaseLeft(store, holder));
   } catch (error) {
     if (error instanceof LeaseLost) return nothing(false);
     throw error;
@@ -355,6 +381,9 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
     for (const collection of collections) {
       for (const filter of replacedBy(record)) deleted += (await collection.deleteMany(filter)).deletedCount;
     }
+    // The day summaries its whole days' new summaries replaced (a partial compaction writes none).
+    const whole = record.days.filter((_, i) => (record.from?.[i] ?? 0) === 0);
+    if (whole.length > 0) await store.db.collection(CollectionName.summaries).deleteMany({ date: { $in: whole }, f: { $lt: record.c } });
     await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
   }
   return deleted;
@@ -375,7 +404,9 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  *    latest readings; trimmed to the retention horizons, and none for a day retention
  *    deleted meanwhile), and inserts them with
  *    `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is rewritten
- *    too, so what it replaces is one range per day);
+ *    too, so what it replaces is one range per day), with the day summaries of each
+ *    metric on the days merged whole (`summarizeDays`, `_id` `<metric>:<day>:<seq>`; the
+ *    older summaries of those days are deleted with the parts the compaction replaced);
  * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
  *    records `{c: seq, days, from}`: from then on readers skip the documents of those
  *    days it replaced (`visibleIn`, `replacedBy`), and after `graceMs` they are deleted.
@@ -443,6 +474,12 @@ export async function compactOnce(
   const metrics = [...new Set(docs.map((doc) => doc.metric))];
   const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
   const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
+  // The day summaries of the days merged whole: what the merged documents of each metric add up to.
+  const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
+  const summaries = summarizeDays(
+    (merged as DayDocument[]).filter((doc) => wholeDays.has(doc.date.getTime())),
+    seq,
+  );
   // The rollups of the same metrics, over the same documents of the same days: the
   // readers' `visibleIn` skips what the compaction replaced in every collection alike.
   const rollupMerged: { collection: Collection<Document>; documents: Document[] }[] = [];
@@ -460,6 +497,7 @@ export async function compactOnce(
     for (const { collection, documents } of rollupMerged) {
       outcome.documents += await insertOnce(collection, documents, await leaseLeft(store, holder));
     }
+    await insertOnce(store.db.collection(CollectionName.summaries), summaries as unknown as Document[], await leaseLeft(store, holder));
   } catch (error) {
     if (error instanceof LeaseLost) return { ...outcome, leased: false };
     throw error;

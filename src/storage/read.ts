@@ -1,5 +1,6 @@
 import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
+import type { DaySummary } from '../model/day-summary.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
@@ -257,56 +258,195 @@ export async function aggregateBuckets<T extends Document = Document>(
   source: ReadSource = { metric: null },
   onTail?: (tail: TailRead) => void,
 ): Promise<T[]> {
-  const [first] = pipeline;
-  if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
+  checkFirstMatch(pipeline);
   return withView(store, async (view) => {
     const tail = await limitedRead(options, (driver) => readTail(store, source.metric, view, driver));
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
-    // A stage of its own after the first $match, which stays exactly an index range: a
-    // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
-    // the first and scans the collection for a merged or $and-wrapped filter.
-    const visibility = { $match: visibleIn(view) };
-    const collection = source.rollup?.collection ?? CollectionName.buckets;
-    const selecting = selectingStages(pipeline);
-    // Only the readings whose documents the leading $match stages may select are planned
-    // and sent (each condition of theirs must hold, so all of them together filter).
-    const rollup = Boolean(source.rollup);
-    const match = leadingMatch(pipeline, selecting);
-    const selected = tail.readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
-    const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
-    const selectingRun = stagesRun(pipeline, selecting);
-    if (whole.length === 0) {
-      return limitedRead(options, (driver) =>
-        store.db
-          .collection(collection)
-          .aggregate<T>([first, visibility, ...selectingRun.slice(1), ...pipeline.slice(selecting)], driver)
-          .toArray(),
-      );
-    }
-    const paths = tailPaths(pipeline.slice(0, selecting));
-    const tree = paths === null ? null : pathTree(paths);
-    const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
-    // The tail enters through `$unionWith` of the one fold-state document turned into the
-    // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
-    // first `$match` keeps its index: a database aggregate of `$documents` and a
-    // `$unionWith` of the collection scanned the whole collection on the embedded server
-    // (2.4x the plain read of the measured day).
-    const tailStages = [
-      { $match: { _id: FOLDS_ID } },
-      { $project: { _id: 0, d: { $literal: documents } } },
-      { $unwind: '$d' },
-      { $replaceRoot: { newRoot: '$d' } },
-      ...selectingRun,
-    ];
-    const combined = [
-      first,
-      visibility,
-      ...selectingRun.slice(1),
-      { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } },
-      ...pipeline.slice(selecting),
-    ];
-    return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
+    return runWithTail<T>(store, view, tail.readings, pipeline, options, source);
   });
+}
+
+/** @throws Error when `pipeline` does not start with `$match` (every builder's pipeline does). */
+function checkFirstMatch(pipeline: readonly Document[]): void {
+  const [first] = pipeline;
+  if (first === undefined || !('$match' in first)) throw new Error('aggregateBuckets: the pipeline must start with $match');
+}
+
+/**
+ * Runs `pipeline` in `view` with the tail's `readings` added as {@link aggregateBuckets}
+ * describes. With `only`, the folded documents are first selected by the `$match` filter
+ * `only` (an index range of its own, such as `_id` `$in`), then by the pipeline's stages;
+ * the tail by the pipeline's stages alone.
+ */
+async function runWithTail<T extends Document>(
+  store: Store,
+  view: ReadView,
+  readings: readonly Reading[],
+  pipeline: Document[],
+  options: QueryOptions,
+  source: ReadSource,
+  only?: Document,
+): Promise<T[]> {
+  const first = pipeline[0]!;
+  // A stage of its own after the first $match, which stays exactly an index range: a
+  // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
+  // the first and scans the collection for a merged or $and-wrapped filter.
+  const visibility = { $match: visibleIn(view) };
+  const collection = source.rollup?.collection ?? CollectionName.buckets;
+  const selecting = selectingStages(pipeline);
+  // Only the readings whose documents the leading $match stages may select are planned
+  // and sent (each condition of theirs must hold, so all of them together filter).
+  const rollup = Boolean(source.rollup);
+  const match = leadingMatch(pipeline, selecting);
+  const selected = readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
+  const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
+  const selectingRun = stagesRun(pipeline, selecting);
+  const head = only === undefined ? [first, visibility, ...selectingRun.slice(1)] : [{ $match: only }, visibility, ...selectingRun];
+  if (whole.length === 0) {
+    return limitedRead(options, (driver) =>
+      store.db
+        .collection(collection)
+        .aggregate<T>([...head, ...pipeline.slice(selecting)], driver)
+        .toArray(),
+    );
+  }
+  const paths = tailPaths(pipeline.slice(0, selecting));
+  const tree = paths === null ? null : pathTree(paths);
+  const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
+  // The tail enters through `$unionWith` of the one fold-state document turned into the
+  // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
+  // first `$match` keeps its index: a database aggregate of `$documents` and a
+  // `$unionWith` of the collection scanned the whole collection on the embedded server
+  // (2.4x the plain read of the measured day).
+  const tailStages = [
+    { $match: { _id: FOLDS_ID } },
+    { $project: { _id: 0, d: { $literal: documents } } },
+    { $unwind: '$d' },
+    { $replaceRoot: { newRoot: '$d' } },
+    ...selectingRun,
+  ];
+  const combined = [...head, { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } }, ...pipeline.slice(selecting)];
+  return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
+}
+
+/**
+ * A read of a bucket query that day summaries may answer in part (see
+ * `query/summaries.ts`): the days they may answer and the pipeline of the documents.
+ */
+export interface SummarizedRead {
+  /** The metric read. */
+  metric: string;
+  /** The query's range `[from, to)`, ms since epoch, UTC. */
+  from: number;
+  to: number;
+  /** The tag key a summary must keep to answer (null: any summary answers). */
+  key: string | null;
+  /** The whole UTC days of the range a summary may answer (midnights, ms, ascending). */
+  days: readonly number[];
+  /** The bucket pipeline over the series-day documents of the given UTC days of the range (null: of every day, by the range). */
+  documents: (days: readonly number[] | null) => Document[];
+}
+
+/**
+ * What {@link aggregateSummarized} read: the rows of the documents' pipelines (a bucket
+ * and group may be in several), the summaries that answer the summarized days (added
+ * up by the caller, `summaryRows` in query/summaries.ts), and how many days they answer.
+ */
+export interface SummarizedRows<T> {
+  rows: T[];
+  summaries: DaySummary[];
+  summaryDays: number;
+}
+
+/** What {@link summariesOfDay} reads of a day summary: its id, day, number and kind, the tag keys it keeps. */
+type SummaryChoice = Pick<DaySummary, '_id' | 'date' | 'f' | 'kind' | 'keys'>;
+
+/**
+ * The summaries that answer one day at fold number `visible` (see `model/day-summary.ts`):
+ * the newest `whole` one up to `visible` and every `fold` one after it up to `visible`,
+ * each keeping tag key `key` (null: any); none when a `void` is as new as that `whole`
+ * or newer (at the same number the `void` wins: a deletion writes it once the fold of
+ * that number is done), when there is no `whole` one, or when one of them left `key` out.
+ */
+export function summariesOfDay<S extends SummaryChoice>(summaries: readonly S[], visible: number, key: string | null): S[] {
+  const seen = summaries.filter((summary) => summary.f <= visible);
+  let base: S | undefined;
+  let voided = Number.NEGATIVE_INFINITY;
+  for (const summary of seen) {
+    if (summary.kind === 'void') voided = Math.max(voided, summary.f);
+    else if (summary.kind === 'whole' && (base === undefined || summary.f > base.f)) base = summary;
+  }
+  if (base === undefined || voided >= base.f) return [];
+  const chosen = [base, ...seen.filter((summary) => summary.kind === 'fold' && summary.f > base.f)];
+  return key === null || chosen.every((summary) => summary.keys.includes(key)) ? chosen : [];
+}
+
+/**
+ * Runs a bucket query reading its whole days from day summaries where it can
+ * (docs/ingest-design.md, "Day summaries"), in one view (`withView`):
+ * 1. reads the tail of the metric, as {@link aggregateBuckets}, and the metric's
+ *    summaries of `read.days` (whole: the embedded server returned a month's 62 whole
+ *    summaries in 0.5 s, and took twice as long with a projection);
+ * 2. answers each of those days from its summaries when {@link summariesOfDay} finds
+ *    some: they add up the day's documents visible at V;
+ * 3. runs, in parallel: the bucket pipeline over the other days' documents with their
+ *    tail, and, when the tail holds readings, the bucket pipeline over the summarized
+ *    days' tail alone (their documents left out).
+ * Without any summary it runs the query as {@link aggregateBuckets} would. The rows of
+ * a bucket and group may come from several sources: the caller merges them.
+ * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
+ */
+export async function aggregateSummarized<T extends Document = Document>(
+  store: Store,
+  read: SummarizedRead,
+  options: QueryOptions = {},
+  onTail?: (tail: TailRead) => void,
+): Promise<SummarizedRows<T>> {
+  const source: ReadSource = { metric: read.metric };
+  checkFirstMatch(read.documents(null));
+  return withView(store, async (view) => {
+    const [tail, found] = await Promise.all([
+      limitedRead(options, (driver) => readTail(store, read.metric, view, driver)),
+      limitedRead(options, (driver) =>
+        store.db
+          .collection<DaySummary>(CollectionName.summaries)
+          .find(
+            // The end as `$lt` the next midnight: the embedded server's index range missed the last day with `$lte`.
+            { metric: read.metric, date: { $gte: new Date(read.days[0]!), $lt: new Date(read.days[read.days.length - 1]! + DAY_MS) } },
+            driver,
+          )
+          .toArray(),
+      ),
+    ]);
+    onTail?.({ entries: tail.entries, readings: tail.readings.length });
+    const byDay = new Map<number, DaySummary[]>();
+    for (const summary of found) {
+      const day = summary.date.getTime();
+      byDay.set(day, [...(byDay.get(day) ?? []), summary]);
+    }
+    const chosen = read.days.flatMap((day) => summariesOfDay(byDay.get(day) ?? [], view.visible, read.key));
+    if (chosen.length === 0) {
+      const rows = await runWithTail<T>(store, view, tail.readings, read.documents(null), options, source);
+      return { rows, summaries: [], summaryDays: 0 };
+    }
+    const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
+    const others = daysOfRange(read.from, read.to).filter((day) => !summarized.includes(day));
+    const [fromOthers, fromTail] = await Promise.all([
+      others.length === 0 ? [] : runWithTail<T>(store, view, tail.readings, read.documents(others), options, source),
+      // The summarized days' tail: through the same pipeline, with no document selected.
+      tail.readings.length === 0
+        ? []
+        : runWithTail<T>(store, view, tail.readings, read.documents(summarized), options, source, { _id: { $in: [] } }),
+    ]);
+    return { rows: [...fromOthers, ...fromTail], summaries: chosen, summaryDays: summarized.length };
+  });
+}
+
+/** The UTC days (midnights, ms since epoch) the range `[from, to)` touches, ascending. */
+function daysOfRange(from: number, to: number): number[] {
+  const days: number[] = [];
+  for (let day = floorTo(from, DAY_MS); day < to; day += DAY_MS) days.push(day);
+  return days;
 }
 
 /**

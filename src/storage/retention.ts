@@ -12,7 +12,7 @@ import {
 import { dayOfKey, type RollupDefinition } from '../model/rollup.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { ROLLUPS_COLLECTION, findRollups } from './rollups.ts';
-import type { MetricDocument, Store } from './store.ts';
+import { CollectionName, type MetricDocument, type Store } from './store.ts';
 
 /**
  * Sets the retention policy of metric `name` (see `model/retention.ts`; validated by the
@@ -143,6 +143,9 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   if (due.includes('day')) {
     const before = { metric: metric._id, date: { $lt: new Date(target.day!) } };
     const deleted = await store.buckets.deleteMany(before);
+    // The day summaries after the documents: a fold finding none of a day takes it for
+    // empty (`foldSummaries` in fold.ts), so none may go while documents remain.
+    await store.db.collection(CollectionName.summaries).deleteMany(before);
     let rollupCount = 0;
     for (const rollup of rollups) {
       rollupCount += (await rollupDocuments(store, rollup).deleteMany(before)).deletedCount;

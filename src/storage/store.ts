@@ -164,7 +164,15 @@ export interface Store {
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
-export const CollectionName = { buckets: 'buckets', series: 'series', metrics: 'metrics', batches: 'batches', rollups: 'rollups' } as const;
+export const CollectionName = {
+  buckets: 'buckets',
+  series: 'series',
+  metrics: 'metrics',
+  batches: 'batches',
+  rollups: 'rollups',
+  /** Day summaries (`model/day-summary.ts`), written by whole-day compactions. */
+  summaries: 'day_summaries',
+} as const;
 
 /** Default time a fold lease lasts unless renewed, in ms (`FOLD_LEASE_MS`). */
 export const DEFAULT_FOLD_LEASE_MS = 30_000;
@@ -186,6 +194,8 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  *   made not unique);
  * - the ingest log's indexes (`ensureIngestLogIndexes`), the fold state document, and
  *   `foldedAt` for entries an earlier version left folded without it (`markFoldedEntries`);
+ * - `day_summaries {metric, date, f}`: a query's summaries of a metric's days; `{date,
+ *   f}`: the summaries a compaction replaced, deleted by day and number;
  * - `series {metric, key}`: listing a metric's series in key order.
  * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
  * - `batches {createdAt}` TTL: batch claims of the write path before the ingest log
@@ -195,6 +205,10 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  */
 export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
   await ensureDayIndexes(db, CollectionName.buckets);
+  await db.collection(CollectionName.summaries).createIndexes([
+    { key: { metric: 1, date: 1, f: 1 }, name: 'metric_date_f' },
+    { key: { date: 1, f: 1 }, name: 'date_f' },
+  ]);
   // Rollup collections made before folds carry the old unique index too, which would
   // refuse the second rollup part of a group and day (and a fold skips a part refused
   // with a duplicate key as already written).

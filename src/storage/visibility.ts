@@ -82,14 +82,31 @@ export interface FoldStateDocument {
   compacted?: Record<string, number>;
   /** Per UTC day (ms, as a string): compactions of recent parts only since its last whole-day compaction. */
   tiers?: Record<string, number>;
+  /**
+   * 0 when every series-day document was written by a fold that wrote day summaries
+   * (`model/day-summary.ts`); otherwise the first such fold's number: the database held
+   * documents written before, which no summary counts. Set once by {@link ensureFoldState}.
+   */
+  summariesFrom?: number;
 }
 
 /** The fold state collection of a store. */
 export const foldState = (db: Db): Collection<FoldStateDocument> => db.collection<FoldStateDocument>(FOLD_STATE_COLLECTION);
 
-/** Creates the fold state document when the database has none (idempotent; V starts at 0). */
+/**
+ * Creates the fold state document when the database has none (idempotent; V starts at
+ * 0), and records once where day summaries start (`summariesFrom`): 0 in a database
+ * without series-day documents, else the next fold's number.
+ */
 export async function ensureFoldState(db: Db): Promise<void> {
   await foldState(db).updateOne({ _id: FOLDS_ID }, { $setOnInsert: { visible: 0, running: null, lease: null } }, { upsert: true });
+  const state = await foldState(db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1, summariesFrom: 1 } });
+  if (state === null || state.summariesFrom !== undefined) return;
+  const written = (await db.collection('buckets').findOne({}, { projection: { _id: 1 } })) !== null;
+  await foldState(db).updateOne(
+    { _id: FOLDS_ID, summariesFrom: { $exists: false } },
+    { $set: { summariesFrom: written ? state.visible + 1 : 0 } },
+  );
 }
 
 /** The visible fold number V: one read by `_id`. */

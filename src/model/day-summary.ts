@@ -1,0 +1,145 @@
+/**
+ * Day summaries (docs/ingest-design.md, "Day summaries"): documents per metric and UTC
+ * day holding, for every tag key and value, the day statistics of each field over the
+ * series that carry that value, numbered like the series-day documents (`f`):
+ * - `whole` adds up every series-day document of the day visible at `f`: written by a
+ *   whole-day compaction `f` from what it merged, or by fold `f` when it is the first
+ *   to write to the day (no earlier document of the metric that day);
+ * - `fold` adds up the parts fold `f` wrote to the day;
+ * - `void`, written by a deletion, says the summaries numbered up to `f` no longer add
+ *   up the day.
+ * A reader at fold number V reads a day from the newest `whole` up to V and the `fold`
+ * summaries after it, when no `void` is newer: the same sums as the day's documents
+ * visible at V. A query grouped by one tag key reads a few summaries a day instead of
+ * one document per series and day.
+ */
+import type { DayDocument } from './day-document.ts';
+import type { Stats } from './stats.ts';
+
+/**
+ * Tag values a tag key may have in one metric-day and still be summarized: a key with
+ * more (a `host` key over thousands of machines) would make the summary as large as the
+ * day's documents and save nothing, so it is left out (listed in `omitted`) and queries
+ * by it read the documents. Flights have 223 origins a day.
+ */
+export const SUMMARY_MAX_VALUES = 1_000;
+
+/** The day statistics of a field in a summary: count, sum, sum of squares, minimum, maximum (as in a series-day document's `fields`). */
+export type SummaryStats = Pick<Stats, 'n' | 'sum' | 'min' | 'max' | 'sq'>;
+
+/**
+ * One tag value's statistics in a summary: tag key `k`, value `v` (absent for the series
+ * that lack the key, which a grouped query puts in a group of their own), and the day
+ * statistics `s` of every field those series hold, by field name. A list rather than an
+ * object keyed by value: tag values may hold `.` and `$`, which field names may not.
+ */
+export interface SummaryValue {
+  k: string;
+  v?: string;
+  s: Record<string, SummaryStats>;
+}
+
+/** What a day summary adds up: see the module comment. */
+export type SummaryKind = 'whole' | 'fold' | 'void';
+
+/** A day summary as stored in the `day_summaries` collection. */
+export interface DaySummary {
+  /** `<metric>:<day ms>:<f>`, `<metric>:<day ms>:<f>:void` for a `void`: written once per fold or compaction `f` (a retried one inserts the same). */
+  _id: string;
+  metric: string;
+  /** Midnight UTC of the day. */
+  date: Date;
+  /** The fold or compaction that wrote it (for a `void`, the visible fold number when the deletion wrote it). */
+  f: number;
+  kind: SummaryKind;
+  /** The tag keys summarized, sorted (every key of the day's series but those in `omitted`). */
+  keys: string[];
+  /** Tag keys with more than {@link SUMMARY_MAX_VALUES} values that day, left out. */
+  omitted: string[];
+  /** The fields' day statistics over every series of the metric (a query neither grouped nor filtered). */
+  total: Record<string, SummaryStats>;
+  /** Per tag key (in `keys`) and value, the fields' day statistics. */
+  values: SummaryValue[];
+}
+
+/** What a summary reads of a series-day document: its metric, day, tags and day statistics per field. */
+export type SummarizedDocument = Pick<DayDocument, 'metric' | 'date' | 'tags'> & { fields: Record<string, SummaryStats> };
+
+/** Adds the fields of `fields` that hold readings into `into` (counts, sums and squares add up, minima and maxima combine). */
+function addFields(into: Record<string, SummaryStats>, fields: Record<string, SummaryStats>): void {
+  for (const [field, stats] of Object.entries(fields)) {
+    if (!(stats.n > 0)) continue;
+    const sum = into[field];
+    if (sum === undefined) {
+      into[field] = { n: stats.n, sum: stats.sum, sq: stats.sq, min: stats.min, max: stats.max };
+      continue;
+    }
+    sum.n += stats.n;
+    sum.sum += stats.sum;
+    sum.sq += stats.sq;
+    if (stats.min < sum.min) sum.min = stats.min;
+    if (stats.max > sum.max) sum.max = stats.max;
+  }
+}
+
+/**
+ * The day summaries of fold or compaction `c` (pure): one per metric and day among `docs`
+ * (each series-day once: the parts fold `c` wrote, or the documents compaction `c` merged
+ * for whole days), of the kind `kindOf` gives. Fields without readings (`n` 0) are left
+ * out, as queries skip them.
+ */
+export function summarizeDays(
+  docs: readonly SummarizedDocument[],
+  c: number,
+  kindOf: (metric: string, day: number) => 'whole' | 'fold' = () => 'whole',
+): DaySummary[] {
+  const byDay = new Map<string, (typeof docs)[number][]>();
+  for (const doc of docs) {
+    const key = `${doc.metric}:${doc.date.getTime()}`;
+    const list = byDay.get(key);
+    if (list) list.push(doc);
+    else byDay.set(key, [doc]);
+  }
+  const summaries: DaySummary[] = [];
+  for (const [key, dayDocs] of byDay) {
+    const { metric, date } = dayDocs[0]!;
+    const allKeys = [...new Set(dayDocs.flatMap((doc) => Object.keys(doc.tags)))].sort();
+    const keys: string[] = [];
+    const omitted: string[] = [];
+    const values: SummaryValue[] = [];
+    for (const tagKey of allKeys) {
+      const byValue = new Map<string | undefined, Record<string, SummaryStats>>();
+      for (const doc of dayDocs) {
+        const value = doc.tags[tagKey];
+        let fields = byValue.get(value);
+        if (fields === undefined) {
+          fields = {};
+          byValue.set(value, fields);
+        }
+        addFields(fields, doc.fields);
+      }
+      if (byValue.size > SUMMARY_MAX_VALUES) {
+        omitted.push(tagKey);
+        continue;
+      }
+      keys.push(tagKey);
+      for (const [value, fields] of byValue) {
+        if (Object.keys(fields).length === 0) continue;
+        values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
+      }
+    }
+    const total: Record<string, SummaryStats> = {};
+    for (const doc of dayDocs) addFields(total, doc.fields);
+    summaries.push({ _id: `${key}:${c}`, metric, date, f: c, kind: kindOf(metric, date.getTime()), keys, omitted, total, values });
+  }
+  return summaries;
+}
+
+/**
+ * The `void` summary a deletion writes for a metric's day at visible fold number `f`:
+ * no summary numbered up to `f` answers that day any more (its documents changed), until
+ * a newer `whole` one.
+ */
+export function voidSummary(metric: string, day: number, f: number): DaySummary {
+  return { _id: `${metric}:${day}:${f}:void`, metric, date: new Date(day), f, kind: 'void', keys: [], omitted: [], total: {}, values: [] };
+}

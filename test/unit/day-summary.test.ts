@@ -1,0 +1,135 @@
+/**
+ * The pure parts of day summaries: what a summary adds up (`summarizeDays`), which
+ * queries and days summaries may answer (`summaryPlan`), and how rows of several reads
+ * merge (`mergeRows`). Expected values are written out or added up by plain loops here.
+ */
+import { describe, expect, it } from 'vitest';
+import { SUMMARY_MAX_VALUES, summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
+import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { granularity } from '../../src/query/granularity.ts';
+import { mergeRows, summaryPlan } from '../../src/query/summaries.ts';
+import { summariesOfDay } from '../../src/storage/read.ts';
+
+const DAY = 86_400_000;
+const D0 = Date.UTC(2001, 0, 1);
+
+const stats = (values: number[]) => ({
+  n: values.length,
+  sum: values.reduce((a, b) => a + b, 0),
+  sq: values.reduce((a, b) => a + b * b, 0),
+  min: Math.min(...values),
+  max: Math.max(...values),
+});
+
+describe('summarizeDays', () => {
+  it('adds up each tag value, the series lacking a key, and the totals, per metric and day', () => {
+    const docs: SummarizedDocument[] = [
+      { metric: 'm', date: new Date(D0), tags: { origin: 'A', dest: 'X' }, fields: { delay: stats([1, 2]), distance: stats([10]) } },
+      { metric: 'm', date: new Date(D0), tags: { origin: 'A', dest: 'Y' }, fields: { delay: stats([5]) } },
+      {
+        metric: 'm',
+        date: new Date(D0),
+        tags: { dest: 'X' },
+        fields: { delay: stats([-3]), distance: { n: 0, sum: 0, sq: 0, min: Infinity, max: -Infinity } },
+      },
+      { metric: 'm', date: new Date(D0 + DAY), tags: { origin: 'B' }, fields: { delay: stats([7]) } },
+      { metric: 'other', date: new Date(D0), tags: { origin: 'A' }, fields: { delay: stats([100]) } },
+    ];
+    const summaries = summarizeDays(docs, 9);
+    expect(summaries.map((summary) => summary._id).sort()).toEqual([`m:${D0}:9`, `m:${D0 + DAY}:9`, `other:${D0}:9`]);
+    const first = summaries.find((summary) => summary._id === `m:${D0}:9`)!;
+    expect(first).toMatchObject({ metric: 'm', f: 9, kind: 'whole', keys: ['dest', 'origin'], omitted: [] });
+    expect(first.total).toEqual({ delay: stats([1, 2, 5, -3]), distance: stats([10]) });
+    const value = (k: string, v: string | undefined) => first.values.find((entry) => entry.k === k && entry.v === v)?.s;
+    expect(value('origin', 'A')).toEqual({ delay: stats([1, 2, 5]), distance: stats([10]) });
+    expect(value('origin', undefined)).toEqual({ delay: stats([-3]) });
+    expect(value('dest', 'X')).toEqual({ delay: stats([1, 2, -3]), distance: stats([10]) });
+    expect(value('dest', 'Y')).toEqual({ delay: stats([5]) });
+    expect(first.values).toHaveLength(4);
+  });
+
+  it(`leaves out a key with more than ${SUMMARY_MAX_VALUES} values in a day`, () => {
+    const docs = Array.from({ length: SUMMARY_MAX_VALUES + 1 }, (_, i) => ({
+      metric: 'cpu',
+      date: new Date(D0),
+      tags: { host: `h${i}`, region: i % 2 === 0 ? 'eu' : 'us' },
+      fields: { used: stats([i]) },
+    }));
+    const [summary] = summarizeDays(docs, 3);
+    expect(summary!.keys).toEqual(['region']);
+    expect(summary!.omitted).toEqual(['host']);
+    expect(summary!.values.map((entry) => entry.v).sort()).toEqual(['eu', 'us']);
+  });
+});
+
+describe('summaryPlan', () => {
+  const base: BucketQuery = {
+    scope: { metric: 'flights' },
+    fields: ['delay'],
+    from: D0,
+    to: D0 + 3 * DAY,
+    granularity: null,
+    grouping: { by: 'tags', keys: ['origin'] },
+  };
+
+  it('answers whole UTC days of queries grouped or filtered by one key', () => {
+    expect(summaryPlan(base)).toEqual({ key: 'origin', days: [D0, D0 + DAY, D0 + 2 * DAY] });
+    expect(summaryPlan({ ...base, grouping: { by: 'none' } })).toEqual({ key: null, days: [D0, D0 + DAY, D0 + 2 * DAY] });
+    expect(summaryPlan({ ...base, grouping: { by: 'none' }, scope: { metric: 'flights', where: [{ key: 'dest', in: ['X'] }] } })).toEqual({
+      key: 'dest',
+      days: [D0, D0 + DAY, D0 + 2 * DAY],
+    });
+    // A ragged range: only its inner whole days.
+    expect(summaryPlan({ ...base, from: D0 + 3_600_000, to: D0 + 2 * DAY + 60_000 })?.days).toEqual([D0 + DAY]);
+    expect(summaryPlan({ ...base, granularity: granularity('MONTH') })?.days).toHaveLength(3);
+  });
+
+  it('answers nothing of other queries', () => {
+    expect(summaryPlan({ ...base, grouping: { by: 'tags', keys: ['origin', 'dest'] } })).toBeNull();
+    expect(summaryPlan({ ...base, scope: { metric: 'flights', where: [{ key: 'dest', in: ['X'] }] } })).toBeNull();
+    expect(summaryPlan({ ...base, scope: { series: ['s'] }, grouping: { by: 'series' } })).toBeNull();
+    expect(summaryPlan({ ...base, firstLast: true })).toBeNull();
+    expect(summaryPlan({ ...base, granularity: granularity('HOUR') })).toBeNull();
+    expect(summaryPlan({ ...base, granularity: granularity('DAY'), timeZone: 'America/Chicago' })).toBeNull();
+    expect(summaryPlan({ ...base, from: D0 + 3_600_000, to: D0 + DAY + 60_000 })).toBeNull();
+  });
+});
+
+describe('mergeRows', () => {
+  it('adds counts, sums and squares and combines minima and maxima of rows of the same bucket and group', () => {
+    const t = new Date(D0);
+    const rows = mergeRows(
+      [
+        { _id: { t, g: { origin: 'A' } }, n0: 2, sum0: 3, sq0: 5, min0: 1, max0: 2 },
+        { _id: { t, g: { origin: 'B' } }, n0: 1, sum0: 4, sq0: 16, min0: 4, max0: 4 },
+        { _id: { t: new Date(D0), g: { origin: 'A' } }, n0: 1, sum0: -3, sq0: 9, min0: -3, max0: -3 },
+        { _id: { t, g: { origin: 'A' } }, n0: 0, sum0: 0, sq0: 0, min0: null, max0: null },
+      ],
+      1,
+    );
+    expect(rows).toEqual([
+      { _id: { t, g: { origin: 'A' } }, n0: 3, sum0: 0, sq0: 14, min0: -3, max0: 2 },
+      { _id: { t, g: { origin: 'B' } }, n0: 1, sum0: 4, sq0: 16, min0: 4, max0: 4 },
+    ]);
+  });
+});
+
+describe('summariesOfDay', () => {
+  const date = new Date(D0);
+  const summary = (f: number, kind: 'whole' | 'fold' | 'void', keys = ['origin']) => ({ _id: `${f}${kind}`, date, f, kind, keys });
+
+  it('takes the newest whole summary the view sees and the fold summaries after it', () => {
+    const day = [summary(1, 'whole'), summary(2, 'fold'), summary(5, 'whole'), summary(6, 'fold'), summary(7, 'fold'), summary(9, 'fold')];
+    expect(summariesOfDay(day, 8, 'origin').map((s) => s._id)).toEqual(['5whole', '6fold', '7fold']);
+    expect(summariesOfDay(day, 4, null).map((s) => s._id)).toEqual(['1whole', '2fold']);
+    expect(summariesOfDay(day, 0, null)).toEqual([]);
+  });
+
+  it('takes none after a void as new as the whole one, without a whole one, or when one left the key out', () => {
+    expect(summariesOfDay([summary(3, 'whole'), summary(3, 'void'), summary(4, 'fold')], 9, null)).toEqual([]);
+    expect(summariesOfDay([summary(3, 'whole'), summary(4, 'void'), summary(6, 'whole')], 9, null).map((s) => s._id)).toEqual(['6whole']);
+    expect(summariesOfDay([summary(3, 'fold'), summary(4, 'fold')], 9, null)).toEqual([]);
+    expect(summariesOfDay([summary(3, 'whole'), summary(4, 'fold', ['dest'])], 9, 'origin')).toEqual([]);
+    expect(summariesOfDay([summary(3, 'whole'), summary(4, 'fold', ['dest'])], 9, null)).toHaveLength(2);
+  });
+});
