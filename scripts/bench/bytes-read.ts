@@ -104,13 +104,20 @@ async function matched(db: Db, collection: string, pipeline: Document[]): Promis
 
 /**
  * The bucket pipelines the engine sends for `query` (series-day documents or a rollup;
- * not the registry's), with their collections, caught while it answers the GraphQL request.
+ * not the registry's), with their collections, caught while it answers the GraphQL
+ * request; a read of day summaries (a `find`, added up in Node) as a pipeline of its
+ * one `$match`.
  */
 async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ collection: string; pipeline: Document[] }[]> {
   const { commands } = await model.commands.listen(() => model.graphql(query.graphql));
-  const sent = commands
-    .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
-    .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] }));
+  const sent = [
+    ...commands
+      .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
+      .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] })),
+    ...commands
+      .filter((c) => c.name === 'find' && c.collection === CollectionName.summaries)
+      .map((c) => ({ collection: c.collection, pipeline: [{ $match: c.filter ?? {} }] })),
+  ];
   if (sent.length === 0) throw new Error(`${query.name}: the engine sent no bucket pipeline`);
   // A read with unfolded log entries adds them with a `$unionWith` of the fold state: measure folded data only.
   if (sent.some(({ pipeline }) => pipeline.some((stage) => stage.$unionWith?.coll === FOLD_STATE_COLLECTION))) {
@@ -122,7 +129,7 @@ async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ col
 /**
  * Measures one query on ours: the pipelines the engine sends, with and without their read
  * projection (a pipeline sent without one, where a `$group` follows its `$match` stages,
- * counts as both).
+ * or a read of day summaries, counts as both).
  * @throws Error when a pipeline has neither a read projection nor a `$group` after its `$match` stages.
  */
 async function measureOurs(model: OursModel, query: BenchQuery, reps: number): Promise<ReadFigures> {
@@ -139,9 +146,10 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
   const runs: { collection: string; projected: Document[]; whole: Document[] }[] = [];
   for (const { collection, pipeline } of await sentPipelines(model, query)) {
     const lead = afterMatches(pipeline);
-    // Before a `$group` the read sends no projection (`stagesRun`, src/storage/read.ts):
-    // the pipeline is its own "whole" and "projected" run, and trims nothing.
-    const grouped = pipeline[lead] !== undefined && '$group' in pipeline[lead]!;
+    // Before a `$group` the read sends no projection (`stagesRun`, src/storage/read.ts),
+    // nor does a read of day summaries (only `$match`): the pipeline is its own "whole"
+    // and "projected" run, and trims nothing.
+    const grouped = pipeline[lead] === undefined || '$group' in pipeline[lead]!;
     if (!grouped && !isReadProjection(pipeline[lead])) {
       throw new Error(`${query.name}: no read projection after $match in ${JSON.stringify(pipeline)}`);
     }

@@ -80,7 +80,9 @@ async function measured<T = Record<string, unknown>>(query: string, variables?: 
 
 /** The codes of a response's errors. */
 const codes = (response: GraphQLResponse<unknown>) => (response.errors ?? []).map((error) => error.extensions?.code);
-const bucketPipelines = (commands: string[]) => commands.filter((command) => command === 'aggregate buckets').length;
+/** Reads of bucket data: pipelines on the series-day documents, and reads of day summaries (whole UTC days of a query grouped by one tag key). */
+const bucketPipelines = (commands: string[]) =>
+  commands.filter((command) => command === 'aggregate buckets' || command === 'find day_summaries').length;
 
 const MINUTE_BY_HOST = (from: string, to: string, fill = 'NULL') =>
   `{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "${from}", to: "${to}", groupBy: ["host"], fill: ${fill}) { tags { value } buckets { count } } }`;

@@ -1,7 +1,8 @@
 /**
  * The commands a driver client sends, caught with its command monitoring (the client
  * must be created with `monitorCommands: true`): name, collection, server time, and for
- * an `aggregate` its pipeline, for an `update` its statements and the paths they set.
+ * an `aggregate` its pipeline, for a `find` its filter, for an `update` its statements
+ * and the paths they set.
  */
 import type { CommandStartedEvent, CommandSucceededEvent, Document, MongoClient } from 'mongodb';
 
@@ -12,6 +13,8 @@ export interface SentCommand {
   ms: number;
   /** The pipeline of an `aggregate`. */
   pipeline?: Document[];
+  /** The filter of a `find`. */
+  filter?: Document;
   /** An `update`: its statements (one per document) and the field paths they set, summed and the most in one. */
   statements?: number;
   paths?: number;
@@ -35,6 +38,7 @@ export class CommandLog {
       const collection = String((event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName]) ?? '');
       const sent: SentCommand = { name: event.commandName, collection, ms: 0 };
       if (event.commandName === 'aggregate') sent.pipeline = structuredClone(event.command.pipeline as Document[]);
+      if (event.commandName === 'find') sent.filter = structuredClone((event.command.filter ?? {}) as Document);
       if (event.commandName === 'update') {
         const paths = (event.command.updates as { u: Document }[]).map((statement) => pathsOf(statement.u));
         sent.statements = paths.length;
