@@ -227,8 +227,8 @@ function summarizedRead(query: RangeQuery, fields: string[], firstLast: boolean)
     from: query.from,
     to: query.to,
     key: plan.key,
-    days: plan.days,
-    documents: (days) => bucketsPipeline(days === null ? bucketQuery : { ...bucketQuery, days }),
+    ranges: plan.ranges,
+    documents: (days) => bucketsPipeline(days === null ? bucketQuery : { ...bucketQuery, dateRange: days }),
     bucketQuery,
   };
 }

@@ -54,12 +54,12 @@ export interface BucketQuery {
    */
   firstLast?: boolean;
   /**
-   * Read only the documents of these UTC days (midnights, ms since epoch) of the range,
-   * selected by `date` `$in` instead of the range; the slots read are planned over the
-   * whole range as without it. A read answering the other days from day summaries sets
-   * it (see `query/summaries.ts`).
+   * Read only the documents of the UTC days in `[from, to)` (midnights, ms since epoch)
+   * instead of every day of the range; the slots read are planned over the whole range
+   * as without it. A read answering other days from day summaries sets it (see
+   * `query/summaries.ts`).
    */
-  days?: readonly number[];
+  dateRange?: { from: number; to: number };
 }
 
 /**
@@ -910,10 +910,8 @@ export function querySegments(query: BucketQuery) {
  */
 function matchStages(query: BucketQuery): Document[] {
   const scope = scopeFilter(query.scope);
-  const days =
-    query.days === undefined
-      ? { date: { $gte: new Date(floorTo(query.from, DAY_MS)), $lt: new Date(query.to) } }
-      : { date: { $in: query.days.map((day) => new Date(day)) } };
+  const [first, end] = query.dateRange === undefined ? [floorTo(query.from, DAY_MS), query.to] : [query.dateRange.from, query.dateRange.to];
+  const days = { date: { $gte: new Date(first), $lt: new Date(end) } };
   const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   return [
     { $match: daysFirst ? { ...scope.indexed, ...days } : scope.indexed },

@@ -13,8 +13,11 @@ import { querySegments, type BucketQuery, type BucketRow } from './buckets-pipel
 export interface SummaryPlan {
   /** The tag key the query groups by or filters on, which a summary must keep; null when it needs none. */
   key: string | null;
-  /** The whole UTC days of the range (midnights, ms since epoch, ascending) a summary may answer. */
-  days: number[];
+  /**
+   * The stretches of whole UTC days of the range (`[from, to)`, midnights, ms since epoch,
+   * ascending, adjacent ones merged) whose days a summary may answer.
+   */
+  ranges: { from: number; to: number }[];
 }
 
 /**
@@ -24,6 +27,7 @@ export interface SummaryPlan {
  * sum of squares (not first and last), over an aggregate or buckets of a day or more in
  * UTC, whose range holds at least one whole UTC day read from day totals. Other
  * queries, and the other days of this one (ragged edges), read the series-day documents.
+ * Work is proportional to the segments of the range, not to its days.
  * @returns null when summaries cannot answer any of it.
  */
 export function summaryPlan(query: BucketQuery): SummaryPlan | null {
@@ -34,12 +38,14 @@ export function summaryPlan(query: BucketQuery): SummaryPlan | null {
   if (groupKey.length > 1 || where.length > 1) return null;
   const key = groupKey[0] ?? where[0]?.key ?? null;
   if (where.length === 1 && where[0]!.key !== key) return null;
-  const days: number[] = [];
+  const ranges: { from: number; to: number }[] = [];
   for (const segment of querySegments(query)) {
-    if (segment.level !== 'day') continue;
-    for (let day = segment.from; day + DAY_MS <= segment.to; day += DAY_MS) days.push(day);
+    if (segment.level !== 'day' || segment.from % DAY_MS !== 0 || segment.to % DAY_MS !== 0 || segment.to <= segment.from) continue;
+    const last = ranges[ranges.length - 1];
+    if (last !== undefined && last.to === segment.from) last.to = segment.to;
+    else ranges.push({ from: segment.from, to: segment.to });
   }
-  return days.length === 0 ? null : { key, days };
+  return ranges.length === 0 ? null : { key, ranges };
 }
 
 /**

@@ -341,10 +341,10 @@ export interface SummarizedRead {
   to: number;
   /** The tag key a summary must keep to answer (null: any summary answers). */
   key: string | null;
-  /** The whole UTC days of the range a summary may answer (midnights, ms, ascending). */
-  days: readonly number[];
-  /** The bucket pipeline over the series-day documents of the given UTC days of the range (null: of every day, by the range). */
-  documents: (days: readonly number[] | null) => Document[];
+  /** The stretches of whole UTC days of the range whose days a summary may answer (`[from, to)`, midnights, ms, ascending). */
+  ranges: readonly { from: number; to: number }[];
+  /** The bucket pipeline over the series-day documents of the UTC days in `days` (null: every day of the range). */
+  documents: (days: { from: number; to: number } | null) => Document[];
 }
 
 /**
@@ -405,48 +405,61 @@ export async function aggregateSummarized<T extends Document = Document>(
   const source: ReadSource = { metric: read.metric };
   checkFirstMatch(read.documents(null));
   return withView(store, async (view) => {
+    const first = read.ranges[0]!.from;
+    const last = read.ranges[read.ranges.length - 1]!.to;
     const [tail, found] = await Promise.all([
       limitedRead(options, (driver) => readTail(store, read.metric, view, driver)),
       limitedRead(options, (driver) =>
         store.db
           .collection<DaySummary>(CollectionName.summaries)
-          .find(
-            // The end as `$lt` the next midnight: the embedded server's index range missed the last day with `$lte`.
-            { metric: read.metric, date: { $gte: new Date(read.days[0]!), $lt: new Date(read.days[read.days.length - 1]! + DAY_MS) } },
-            driver,
-          )
+          .find({ metric: read.metric, date: { $gte: new Date(first), $lt: new Date(last) } }, driver)
           .toArray(),
       ),
     ]);
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
+    const inRanges = (day: number) => read.ranges.some((range) => day >= range.from && day < range.to);
     const byDay = new Map<number, DaySummary[]>();
     for (const summary of found) {
       const day = summary.date.getTime();
-      byDay.set(day, [...(byDay.get(day) ?? []), summary]);
+      if (inRanges(day)) byDay.set(day, [...(byDay.get(day) ?? []), summary]);
     }
-    const chosen = read.days.flatMap((day) => summariesOfDay(byDay.get(day) ?? [], view.visible, read.key));
-    if (chosen.length === 0) {
+    const chosen = [...byDay.values()].flatMap((summaries) => summariesOfDay(summaries, view.visible, read.key));
+    const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
+    const gaps = gapsBetween(floorTo(read.from, DAY_MS), read.to, summarized);
+    if (summarized.length === 0 || gaps.length > MAX_DOCUMENT_READS) {
       const rows = await runWithTail<T>(store, view, tail.readings, read.documents(null), options, source);
       return { rows, summaries: [], summaryDays: 0 };
     }
-    const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
-    const others = daysOfRange(read.from, read.to).filter((day) => !summarized.includes(day));
-    const [fromOthers, fromTail] = await Promise.all([
-      others.length === 0 ? [] : runWithTail<T>(store, view, tail.readings, read.documents(others), options, source),
+    const days = new Set(summarized);
+    const summarizedTail = tail.readings.filter((reading) => days.has(floorTo(reading.time, DAY_MS)));
+    const [fromGaps, fromTail] = await Promise.all([
+      Promise.all(gaps.map((gap) => runWithTail<T>(store, view, tail.readings, read.documents(gap), options, source))),
       // The summarized days' tail: through the same pipeline, with no document selected.
-      tail.readings.length === 0
+      summarizedTail.length === 0
         ? []
-        : runWithTail<T>(store, view, tail.readings, read.documents(summarized), options, source, { _id: { $in: [] } }),
+        : runWithTail<T>(store, view, summarizedTail, read.documents(null), options, source, { _id: { $in: [] } }),
     ]);
-    return { rows: [...fromOthers, ...fromTail], summaries: chosen, summaryDays: summarized.length };
+    return { rows: [...fromGaps.flat(), ...fromTail], summaries: chosen, summaryDays: summarized.length };
   });
 }
 
-/** The UTC days (midnights, ms since epoch) the range `[from, to)` touches, ascending. */
-function daysOfRange(from: number, to: number): number[] {
-  const days: number[] = [];
-  for (let day = floorTo(from, DAY_MS); day < to; day += DAY_MS) days.push(day);
-  return days;
+/**
+ * Reads of the series-day documents one summarized read makes at most, one per stretch
+ * of days without summaries; beyond it (summaries scattered over the range) the query
+ * reads the documents of every day as without summaries.
+ */
+const MAX_DOCUMENT_READS = 8;
+
+/** The stretches of `[from, to)` (UTC midnight `from`, ms) between the ascending days `days`, empty ones left out. */
+function gapsBetween(from: number, to: number, days: readonly number[]): { from: number; to: number }[] {
+  const gaps: { from: number; to: number }[] = [];
+  let start = from;
+  for (const day of days) {
+    if (day > start) gaps.push({ from: start, to: day });
+    start = day + DAY_MS;
+  }
+  if (start < to) gaps.push({ from: start, to });
+  return gaps;
 }
 
 /**

@@ -232,6 +232,16 @@ describe('day summaries', () => {
       expectStats(answer.data!.aggregate[0]!, statsOf(chosen, 'delay'), `where ${where}`);
       expect((answer as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
     }
+    // The widest range a query may ask, from 1970: the four days from summaries, the
+    // stretches before and after them read as two document ranges.
+    const widest = await t.graphql<{ aggregate: AnswerStats[] }>(AGGREGATE, {
+      from: '1970-01-01T00:00:00Z',
+      to: '9999-01-01T00:00:00Z',
+      field: 'distance',
+    });
+    expect(widest.errors).toBeUndefined();
+    expectStats(widest.data!.aggregate[0]!, statsOf(sent, 'distance'), 'since 1970');
+    expect((widest as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
   });
 
   it('answer DAY buckets by destination and MONTH buckets exactly', async () => {

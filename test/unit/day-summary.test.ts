@@ -73,15 +73,23 @@ describe('summaryPlan', () => {
   };
 
   it('answers whole UTC days of queries grouped or filtered by one key', () => {
-    expect(summaryPlan(base)).toEqual({ key: 'origin', days: [D0, D0 + DAY, D0 + 2 * DAY] });
-    expect(summaryPlan({ ...base, grouping: { by: 'none' } })).toEqual({ key: null, days: [D0, D0 + DAY, D0 + 2 * DAY] });
+    const all = [{ from: D0, to: D0 + 3 * DAY }];
+    expect(summaryPlan(base)).toEqual({ key: 'origin', ranges: all });
+    expect(summaryPlan({ ...base, grouping: { by: 'none' } })).toEqual({ key: null, ranges: all });
     expect(summaryPlan({ ...base, grouping: { by: 'none' }, scope: { metric: 'flights', where: [{ key: 'dest', in: ['X'] }] } })).toEqual({
       key: 'dest',
-      days: [D0, D0 + DAY, D0 + 2 * DAY],
+      ranges: all,
     });
     // A ragged range: only its inner whole days.
-    expect(summaryPlan({ ...base, from: D0 + 3_600_000, to: D0 + 2 * DAY + 60_000 })?.days).toEqual([D0 + DAY]);
-    expect(summaryPlan({ ...base, granularity: granularity('MONTH') })?.days).toHaveLength(3);
+    expect(summaryPlan({ ...base, from: D0 + 3_600_000, to: D0 + 2 * DAY + 60_000 })?.ranges).toEqual([
+      { from: D0 + DAY, to: D0 + 2 * DAY },
+    ]);
+    // Buckets of a day: one stretch, not one per bucket.
+    expect(summaryPlan({ ...base, granularity: granularity('DAY') })?.ranges).toEqual(all);
+    expect(summaryPlan({ ...base, granularity: granularity('MONTH') })?.ranges).toEqual(all);
+    // The widest range a query may ask: worked out from its segments, not its days.
+    const wide = summaryPlan({ ...base, from: Date.UTC(1970, 0, 1), to: Date.UTC(9999, 0, 1) });
+    expect(wide?.ranges).toEqual([{ from: Date.UTC(1970, 0, 1), to: Date.UTC(9999, 0, 1) }]);
   });
 
   it('answers nothing of other queries', () => {
