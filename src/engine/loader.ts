@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Document } from 'mongodb';
-import { aggregateRankingStages, bucketRankingStages } from '../query/ranking.ts';
+import { aggregateRankingStages, bucketRankingStages, rankRows } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
 import { detailExpired, firstExpiredRead, type Horizons, type LevelRead } from '../model/retention.ts';
 import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
@@ -215,10 +215,10 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[], fi
 
 /**
  * The read of a batch whose whole days day summaries may answer (`summaryPlan`): a
- * query on a metric without ranking; null for any other.
+ * query on a metric (a ranking is then applied in memory, `rankRows`); null for any other.
  */
 function summarizedRead(query: RangeQuery, fields: string[], firstLast: boolean): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
-  if (query.metric === null || query.ranking !== null) return null;
+  if (query.metric === null) return null;
   const bucketQuery = pipelineQuery(query, fields, [], firstLast);
   const plan = summaryPlan(bucketQuery);
   if (plan === null) return null;
@@ -371,7 +371,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
               const answer = await aggregateSummarized<BucketRow>(scope.store, summarized, scope.options, onTail);
               if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
               const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
-              return mergeRows([...added, ...answer.rows], fields.length);
+              const merged = mergeRows([...added, ...answer.rows], fields.length);
+              return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping, query.kind);
             }),
             sketch
               ? timed(scope.observe, run('sketches'), () =>

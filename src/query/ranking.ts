@@ -221,3 +221,89 @@ export function sortByRank<T extends { tags: readonly Tag[] }>(
   });
   return keyed.map(({ item }) => item);
 }
+
+/** The value of `statistic` from merged statistics, as {@link rankExpression} computes it on the database. */
+function rankValue(statistic: RankStatistic, n: number, sum: number, min: number, max: number, sq: number): number {
+  switch (statistic) {
+    case 'count':
+      return n;
+    case 'sum':
+      return sum;
+    case 'min':
+      return min;
+    case 'max':
+      return max;
+    case 'avg':
+      return sum / n;
+    case 'stddev':
+      return Math.sqrt(Math.max(0, n * sq - sum * sum) / (n * n));
+  }
+}
+
+/**
+ * The ranking stages applied in memory to rows added up there (day summaries and the
+ * documents' rows merged, `query/summaries.ts`): for an aggregate (`kind`
+ * `aggregate`, one row per group) what {@link aggregateRankingStages} keeps, for buckets
+ * what {@link bucketRankingStages} keeps, each row with {@link RANK_FIELD}, in rank
+ * order: groups without a reading of the field at `fieldIndex` left out, ties broken by
+ * tag values ascending (a missing value first, code point order) or series id.
+ */
+export function rankRows(
+  rows: readonly BucketRow[],
+  ranking: Ranking,
+  grouping: Grouping,
+  kind: 'aggregate' | 'buckets',
+  fieldIndex = 0,
+): BucketRow[] {
+  const i = fieldIndex;
+  const groups = new Map<string, { g: unknown; rows: BucketRow[]; n: number; sum: number; min: number; max: number; sq: number }>();
+  for (const row of rows) {
+    const key = JSON.stringify(row._id?.g ?? null);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { g: row._id?.g, rows: [], n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 };
+      groups.set(key, group);
+    }
+    group.rows.push(row);
+    const n = (row[`n${i}`] as number | undefined) ?? 0;
+    if (n === 0) continue;
+    group.n += n;
+    group.sum += row[`sum${i}`] as number;
+    group.sq += row[`sq${i}`] as number;
+    group.min = Math.min(group.min, row[`min${i}`] as number);
+    group.max = Math.max(group.max, row[`max${i}`] as number);
+  }
+  const values = (g: unknown): (string | null)[] => {
+    if (grouping.by === 'series') return [typeof g === 'string' ? g : null];
+    if (grouping.by !== 'tags') return [];
+    const tags = (g ?? {}) as Record<string, unknown>;
+    return grouping.keys.map((key) => (typeof tags[key] === 'string' ? (tags[key] as string) : null));
+  };
+  const sign = ranking.direction === 'ASC' ? 1 : -1;
+  const ranked = [...groups.values()]
+    .filter((group) => group.n > 0)
+    .map((group) => ({
+      group,
+      rank: rankValue(ranking.orderBy, group.n, group.sum, group.min, group.max, group.sq),
+      values: values(group.g),
+    }))
+    .sort((a, b) => {
+      if (a.rank !== b.rank) return sign * (a.rank < b.rank ? -1 : 1);
+      for (let k = 0; k < a.values.length; k++) {
+        const x = a.values[k]!;
+        const y = b.values[k]!;
+        if (x === y) continue;
+        if (x === null) return -1;
+        if (y === null) return 1;
+        return compareCodePoints(x, y);
+      }
+      return 0;
+    })
+    .slice(0, ranking.limit);
+  return ranked.flatMap(({ group, rank }) =>
+    (kind === 'aggregate' ? group.rows.filter((row) => ((row[`n${i}`] as number | undefined) ?? 0) > 0) : group.rows).map((row) => ({
+      ...row,
+      [RANK_FIELD]: rank,
+    })),
+  );
+}

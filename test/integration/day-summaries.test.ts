@@ -244,6 +244,35 @@ describe('day summaries', () => {
     expect((widest as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
   });
 
+  it('answer rankings: the first groups by a statistic, in order, as a plain loop ranks them', async () => {
+    const ranked = await t.graphql<{ aggregate: (AnswerStats & { tags: { key: string; value: string }[]; avg: number })[] }>(
+      `{ aggregate(metric: "trips", field: "delay", from: "${new Date(START).toISOString()}", to: "${new Date(START + 4 * DAY).toISOString()}",
+          groupBy: ["origin"], orderBy: {statistic: AVG, direction: DESC}, limit: 2) { tags { key value } count sum min max variance avg } }`,
+    );
+    expect(ranked.errors).toBeUndefined();
+    const expected = [...groupsOf(sent, 'delay')]
+      .map(([origin, stats]) => ({ origin, stats, avg: stats.sum / stats.count }))
+      .sort((a, b) => b.avg - a.avg || (a.origin < b.origin ? -1 : 1))
+      .slice(0, 2);
+    expect(ranked.data!.aggregate.map((group) => originOf(group.tags))).toEqual(expected.map((group) => group.origin));
+    for (const [i, group] of ranked.data!.aggregate.entries()) expectStats(group, expected[i]!.stats, `rank ${i}`);
+    expect((ranked as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
+    // DAY buckets of the one destination with the fewest readings of distance.
+    const fewest = await t.graphql<{ buckets: { tags: { key: string; value: string }[]; buckets: { count: number }[] }[] }>(
+      `{ buckets(metric: "trips", field: "distance", from: "${new Date(START).toISOString()}", to: "${new Date(START + 4 * DAY).toISOString()}",
+          granularity: DAY, groupBy: ["destination"], orderBy: {statistic: COUNT, direction: ASC}, limit: 1, fill: NONE) { tags { key value } buckets { count } } }`,
+    );
+    expect(fewest.errors).toBeUndefined();
+    const counts = DESTINATIONS.map((destination) => ({
+      destination,
+      count: sent.filter((trip) => trip.destination === destination && trip.distance !== undefined).length,
+    })).sort((a, b) => a.count - b.count || (a.destination < b.destination ? -1 : 1));
+    expect(fewest.data!.buckets).toHaveLength(1);
+    expect(fewest.data!.buckets[0]!.tags.map((tag) => tag.value)).toEqual([counts[0]!.destination]);
+    expect(fewest.data!.buckets[0]!.buckets.reduce((sum, bucket) => sum + bucket.count, 0)).toBe(counts[0]!.count);
+    expect((fewest as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
+  });
+
   it('answer DAY buckets by destination and MONTH buckets exactly', async () => {
     for (const granularity of ['DAY', 'MONTH'] as const) {
       const from = START + 3 * HOUR;
