@@ -182,6 +182,28 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /**
+ * The order of two ranked groups as the ranking stages sort them: by rank (`sign` 1
+ * ascending, -1 descending), then by tag values (or series id) ascending, a missing
+ * value first, strings in code point order.
+ */
+function byRank(
+  sign: number,
+  a: { rank: number; values: readonly (string | null)[] },
+  b: { rank: number; values: readonly (string | null)[] },
+): number {
+  if (a.rank !== b.rank) return sign * (a.rank < b.rank ? -1 : 1);
+  for (let k = 0; k < a.values.length; k++) {
+    const x = a.values[k]!;
+    const y = b.values[k]!;
+    if (x === y) continue;
+    if (x === null) return -1;
+    if (y === null) return 1;
+    return compareCodePoints(x, y);
+  }
+  return 0;
+}
+
+/**
  * Puts shaped groups (bucket groups or aggregates, each with its `tags` in `groupBy`
  * order, as `query/shape.ts` builds them) into the order of a ranking, from the rows
  * the ranked pipeline returned: by the {@link RANK_FIELD} the database computed, then by
@@ -208,16 +230,7 @@ export function sortByRank<T extends { tags: readonly Tag[] }>(
   const sign = ranking.direction === 'ASC' ? 1 : -1;
   keyed.sort((a, b) => {
     if (a.rank === undefined || b.rank === undefined) return (a.rank === undefined ? 1 : 0) - (b.rank === undefined ? 1 : 0);
-    if (a.rank !== b.rank) return sign * (a.rank < b.rank ? -1 : 1);
-    for (let k = 0; k < groupKeys.length; k++) {
-      const x = a.values[k]!;
-      const y = b.values[k]!;
-      if (x === y) continue;
-      if (x === null) return -1;
-      if (y === null) return 1;
-      return compareCodePoints(x, y);
-    }
-    return 0;
+    return byRank(sign, { rank: a.rank, values: a.values }, { rank: b.rank, values: b.values });
   });
   return keyed.map(({ item }) => item);
 }
@@ -287,18 +300,7 @@ export function rankRows(
       rank: rankValue(ranking.orderBy, group.n, group.sum, group.min, group.max, group.sq),
       values: values(group.g),
     }))
-    .sort((a, b) => {
-      if (a.rank !== b.rank) return sign * (a.rank < b.rank ? -1 : 1);
-      for (let k = 0; k < a.values.length; k++) {
-        const x = a.values[k]!;
-        const y = b.values[k]!;
-        if (x === y) continue;
-        if (x === null) return -1;
-        if (y === null) return 1;
-        return compareCodePoints(x, y);
-      }
-      return 0;
-    })
+    .sort((a, b) => byRank(sign, a, b))
     .slice(0, ranking.limit);
   return ranked.flatMap(({ group, rank }) =>
     (kind === 'aggregate' ? group.rows.filter((row) => ((row[`n${i}`] as number | undefined) ?? 0) > 0) : group.rows).map((row) => ({

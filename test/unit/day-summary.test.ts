@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SUMMARY_MAX_VALUES, summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
 import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
+import { rankRows } from '../../src/query/ranking.ts';
 import { mergeRows, summaryPlan } from '../../src/query/summaries.ts';
 import { summariesOfDay } from '../../src/storage/read.ts';
 
@@ -139,5 +140,42 @@ describe('summariesOfDay', () => {
     expect(summariesOfDay([summary(3, 'fold'), summary(4, 'fold')], 9, null)).toEqual([]);
     expect(summariesOfDay([summary(3, 'whole'), summary(4, 'fold', ['dest'])], 9, 'origin')).toEqual([]);
     expect(summariesOfDay([summary(3, 'whole'), summary(4, 'fold', ['dest'])], 9, null)).toHaveLength(2);
+  });
+});
+
+describe('rankRows', () => {
+  const row = (g: Record<string, string>, n: number, sum: number, t?: number) => ({
+    _id: t === undefined ? { g } : { t: new Date(t), g },
+    n0: n,
+    sum0: sum,
+    sq0: 0,
+    min0: n > 0 ? 0 : null,
+    max0: n > 0 ? 0 : null,
+  });
+  const grouping = { by: 'tags', keys: ['origin'] } as const;
+
+  it('keeps the first groups by the statistic, ties by tag value with a missing value first, groups without readings left out', () => {
+    const rows = [
+      row({ origin: 'B' }, 2, 10),
+      row({ origin: 'A' }, 1, 5),
+      row({}, 4, 20),
+      row({ origin: 'C' }, 1, 9),
+      row({ origin: 'D' }, 0, 0),
+    ];
+    const ranked = rankRows(rows, { orderBy: 'avg', direction: 'DESC', limit: 3 }, grouping, 'aggregate');
+    expect(ranked.map((r) => [r._id?.g, r._rank])).toEqual([
+      [{ origin: 'C' }, 9],
+      [{}, 5],
+      [{ origin: 'A' }, 5],
+    ]);
+  });
+
+  it('keeps every bucket of the kept groups, ranked by their totals over the range', () => {
+    const rows = [row({ origin: 'A' }, 1, 1, D0), row({ origin: 'B' }, 3, 3, D0), row({ origin: 'A' }, 3, 3, D0 + DAY)];
+    const ranked = rankRows(rows, { orderBy: 'count', direction: 'DESC', limit: 1 }, grouping, 'buckets');
+    expect(ranked.map((r) => [r._id?.g, r._id?.t?.getTime(), r._rank])).toEqual([
+      [{ origin: 'A' }, D0, 4],
+      [{ origin: 'A' }, D0 + DAY, 4],
+    ]);
   });
 });
