@@ -8,6 +8,7 @@ import {
   bucketsPipeline,
   counterPipeline,
   levelsRead,
+  rowKey,
   sketchPipeline,
   type BucketQuery,
   type BucketRow,
@@ -217,9 +218,8 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[], fi
  * The read of a batch whose whole days day summaries may answer (`summaryPlan`): a
  * query on a metric (a ranking is then applied in memory, `rankRows`); null for any other.
  */
-function summarizedRead(query: RangeQuery, fields: string[], firstLast: boolean): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
+function summarizedRead(query: RangeQuery, bucketQuery: BucketQuery): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
   if (query.metric === null) return null;
-  const bucketQuery = pipelineQuery(query, fields, [], firstLast);
   const plan = summaryPlan(bucketQuery);
   if (plan === null) return null;
   return {
@@ -232,9 +232,6 @@ function summarizedRead(query: RangeQuery, fields: string[], firstLast: boolean)
     bucketQuery,
   };
 }
-
-/** The key of a bucket and group in pipeline rows. */
-const rowKey = (id: { t?: Date; g?: unknown } | null) => `${id?.t?.getTime() ?? ''}\u0000${JSON.stringify(id?.g ?? null)}`;
 
 /**
  * Puts the merged sketch of each bucket, group and field (the rows of `sketchPipeline`)
@@ -356,7 +353,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           const onTail = (tail: TailRead) => {
             read.tail = tail;
           };
-          const summarized = source === null && !sketch && !counter ? summarizedRead(query, fields, firstLast) : null;
+          // First and last readings are not in summaries (`summaryPlan` would refuse them too).
+          const summarized = source === null && !sketch && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
           const [rows, sketchRows, counterRows] = await Promise.all([
             timed(scope.observe, run('buckets'), async () => {
               if (summarized === null) {
@@ -372,7 +370,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
               if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
               const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
               const merged = mergeRows([...added, ...answer.rows], fields.length);
-              return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping, query.kind);
+              return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
             }),
             sketch
               ? timed(scope.observe, run('sketches'), () =>

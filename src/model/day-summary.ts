@@ -14,7 +14,7 @@
  * one document per series and day.
  */
 import type { DayDocument } from './day-document.ts';
-import type { Stats } from './stats.ts';
+import { emptyStats, mergeStats, type Stats } from './stats.ts';
 
 /**
  * Tag values a tag key may have in one metric-day and still be summarized: a key with
@@ -65,20 +65,12 @@ export interface DaySummary {
 /** What a summary reads of a series-day document: its metric, day, tags and day statistics per field. */
 export type SummarizedDocument = Pick<DayDocument, 'metric' | 'date' | 'tags'> & { fields: Record<string, SummaryStats> };
 
-/** Adds the fields of `fields` that hold readings into `into` (counts, sums and squares add up, minima and maxima combine). */
+/** Adds the fields of `fields` that hold readings into `into` (`mergeStats`, per field). */
 function addFields(into: Record<string, SummaryStats>, fields: Record<string, SummaryStats>): void {
   for (const [field, stats] of Object.entries(fields)) {
     if (!(stats.n > 0)) continue;
-    const sum = into[field];
-    if (sum === undefined) {
-      into[field] = { n: stats.n, sum: stats.sum, sq: stats.sq, min: stats.min, max: stats.max };
-      continue;
-    }
-    sum.n += stats.n;
-    sum.sum += stats.sum;
-    sum.sq += stats.sq;
-    if (stats.min < sum.min) sum.min = stats.min;
-    if (stats.max > sum.max) sum.max = stats.max;
+    into[field] ??= emptyStats();
+    mergeStats(into[field], stats);
   }
 }
 
@@ -142,4 +134,28 @@ export function summarizeDays(
  */
 export function voidSummary(metric: string, day: number, f: number): DaySummary {
   return { _id: `${metric}:${day}:${f}:void`, metric, date: new Date(day), f, kind: 'void', keys: [], omitted: [], total: {}, values: [] };
+}
+
+/** What {@link summariesOfDay} reads of a day summary: its id, day, number and kind, the tag keys it keeps. */
+export type SummaryChoice = Pick<DaySummary, '_id' | 'date' | 'f' | 'kind' | 'keys'>;
+
+/**
+ * The summaries that answer one day at fold number `visible` (pure): the newest `whole`
+ * one up to `visible` and every `fold` one after it up to `visible`, each keeping tag key
+ * `key` (null: any); none when a `void` is as new as that `whole` or newer (at the same
+ * number the `void` wins: a deletion writes it once the fold of that number is done),
+ * when there is no `whole` one, or when one of them left `key` out. Together they add up
+ * the day's series-day documents visible at `visible` (see the module comment).
+ */
+export function summariesOfDay<S extends SummaryChoice>(summaries: readonly S[], visible: number, key: string | null): S[] {
+  const seen = summaries.filter((summary) => summary.f <= visible);
+  let base: S | undefined;
+  let voided = Number.NEGATIVE_INFINITY;
+  for (const summary of seen) {
+    if (summary.kind === 'void') voided = Math.max(voided, summary.f);
+    else if (summary.kind === 'whole' && (base === undefined || summary.f > base.f)) base = summary;
+  }
+  if (base === undefined || voided >= base.f) return [];
+  const chosen = [base, ...seen.filter((summary) => summary.kind === 'fold' && summary.f > base.f)];
+  return key === null || chosen.every((summary) => summary.keys.includes(key)) ? chosen : [];
 }

@@ -73,6 +73,9 @@ export interface BucketRow {
   [statistic: string]: unknown;
 }
 
+/** The key of a row's bucket and group, to find the rows of one bucket and group across pipelines: its start in ms and its group as JSON. */
+export const rowKey = (id: BucketRow['_id']) => `${id?.t?.getTime() ?? ''}\u0000${JSON.stringify(id?.g ?? null)}`;
+
 /** A stored `{t, v}` pair of a row as a {@link TimedValue}; null when absent. */
 function rowPair(value: unknown): TimedValue | null {
   if (value === null || typeof value !== 'object') return null;

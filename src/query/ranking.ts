@@ -8,7 +8,8 @@
 import type { Document } from 'mongodb';
 import { ErrorCode, InputError } from '../errors.ts';
 import type { Tag } from '../model/series.ts';
-import type { BucketRow, Grouping } from './buckets-pipeline.ts';
+import { emptyStats, mergeStats, summarize, type Stats } from '../model/stats.ts';
+import { rowStats, type BucketRow, type Grouping } from './buckets-pipeline.ts';
 
 /** A statistic groups can be ranked by: of the ranked field over the whole range. */
 export type RankStatistic = 'count' | 'sum' | 'min' | 'max' | 'avg' | 'stddev';
@@ -235,56 +236,28 @@ export function sortByRank<T extends { tags: readonly Tag[] }>(
   return keyed.map(({ item }) => item);
 }
 
-/** The value of `statistic` from merged statistics, as {@link rankExpression} computes it on the database. */
-function rankValue(statistic: RankStatistic, n: number, sum: number, min: number, max: number, sq: number): number {
-  switch (statistic) {
-    case 'count':
-      return n;
-    case 'sum':
-      return sum;
-    case 'min':
-      return min;
-    case 'max':
-      return max;
-    case 'avg':
-      return sum / n;
-    case 'stddev':
-      return Math.sqrt(Math.max(0, n * sq - sum * sum) / (n * n));
-  }
-}
-
 /**
  * The ranking stages applied in memory to rows added up there (day summaries and the
- * documents' rows merged, `query/summaries.ts`): for an aggregate (`kind`
- * `aggregate`, one row per group) what {@link aggregateRankingStages} keeps, for buckets
- * what {@link bucketRankingStages} keeps, each row with {@link RANK_FIELD}, in rank
- * order: groups without a reading of the field at `fieldIndex` left out, ties broken by
- * tag values ascending (a missing value first, code point order) or series id.
+ * documents' rows merged, `query/summaries.ts`, one row per bucket and group): the rows
+ * {@link aggregateRankingStages} (an aggregate's rows) or {@link bucketRankingStages}
+ * (bucket rows) keep, each with {@link RANK_FIELD}, in rank order. A group's rank is the
+ * statistic of the field at `fieldIndex` over all its rows, from `summarize`
+ * (`model/stats.ts`), as {@link rankExpression} computes it on the database (a value
+ * that overflows ranks as +Infinity); groups without a reading of that field are left
+ * out; ties are broken by tag values ascending (a missing value first, code point order)
+ * or series id.
  */
-export function rankRows(
-  rows: readonly BucketRow[],
-  ranking: Ranking,
-  grouping: Grouping,
-  kind: 'aggregate' | 'buckets',
-  fieldIndex = 0,
-): BucketRow[] {
-  const i = fieldIndex;
-  const groups = new Map<string, { g: unknown; rows: BucketRow[]; n: number; sum: number; min: number; max: number; sq: number }>();
+export function rankRows(rows: readonly BucketRow[], ranking: Ranking, grouping: Grouping, fieldIndex = 0): BucketRow[] {
+  const groups = new Map<string, { g: unknown; rows: BucketRow[]; stats: Stats }>();
   for (const row of rows) {
     const key = JSON.stringify(row._id?.g ?? null);
     let group = groups.get(key);
     if (group === undefined) {
-      group = { g: row._id?.g, rows: [], n: 0, sum: 0, min: Infinity, max: -Infinity, sq: 0 };
+      group = { g: row._id?.g, rows: [], stats: emptyStats() };
       groups.set(key, group);
     }
     group.rows.push(row);
-    const n = (row[`n${i}`] as number | undefined) ?? 0;
-    if (n === 0) continue;
-    group.n += n;
-    group.sum += row[`sum${i}`] as number;
-    group.sq += row[`sq${i}`] as number;
-    group.min = Math.min(group.min, row[`min${i}`] as number);
-    group.max = Math.max(group.max, row[`max${i}`] as number);
+    mergeStats(group.stats, rowStats(row, fieldIndex));
   }
   const values = (g: unknown): (string | null)[] => {
     if (grouping.by === 'series') return [typeof g === 'string' ? g : null];
@@ -293,19 +266,10 @@ export function rankRows(
     return grouping.keys.map((key) => (typeof tags[key] === 'string' ? (tags[key] as string) : null));
   };
   const sign = ranking.direction === 'ASC' ? 1 : -1;
-  const ranked = [...groups.values()]
-    .filter((group) => group.n > 0)
-    .map((group) => ({
-      group,
-      rank: rankValue(ranking.orderBy, group.n, group.sum, group.min, group.max, group.sq),
-      values: values(group.g),
-    }))
+  return [...groups.values()]
+    .filter((group) => group.stats.n > 0)
+    .map((group) => ({ group, rank: summarize(group.stats)[ranking.orderBy] ?? Number.POSITIVE_INFINITY, values: values(group.g) }))
     .sort((a, b) => byRank(sign, a, b))
-    .slice(0, ranking.limit);
-  return ranked.flatMap(({ group, rank }) =>
-    (kind === 'aggregate' ? group.rows.filter((row) => ((row[`n${i}`] as number | undefined) ?? 0) > 0) : group.rows).map((row) => ({
-      ...row,
-      [RANK_FIELD]: rank,
-    })),
-  );
+    .slice(0, ranking.limit)
+    .flatMap(({ group, rank }) => group.rows.map((row) => ({ ...row, [RANK_FIELD]: rank })));
 }

@@ -7,7 +7,7 @@ import type { DaySummary, SummaryStats } from '../model/day-summary.ts';
 import { DAY_MS } from '../model/time.ts';
 import { UTC } from './zone.ts';
 import { bucketStart } from './granularity.ts';
-import { querySegments, type BucketQuery, type BucketRow } from './buckets-pipeline.ts';
+import { querySegments, rowKey, type BucketQuery, type BucketRow } from './buckets-pipeline.ts';
 
 /** What day summaries can answer of a bucket query: see {@link summaryPlan}. */
 export interface SummaryPlan {
@@ -51,9 +51,10 @@ export function summaryPlan(query: BucketQuery): SummaryPlan | null {
 /**
  * The rows {@link bucketsPipeline} would give for the days of `summaries` (those a read
  * chose: per day, the summaries that add up its documents; see `summariesOfDay` in
- * storage/read.ts), added up in memory: per bucket start (the bucket holding the day, in
- * UTC) and group, the statistics `n0`, `sum0`, `min0`, `max0`, `sq0`, … of
- * `query.fields`. Grouped or filtered by tag key `key`, it reads the summaries' values of
+ * model/day-summary.ts), before they are added up: one row per summary and value read,
+ * keyed by bucket start (the bucket holding the day, in UTC) and group, with the
+ * statistics `n0`, `sum0`, `min0`, `max0`, `sq0`, … of `query.fields`; the caller adds
+ * them up with the documents' rows ({@link mergeRows}). Grouped or filtered by tag key `key`, it reads the summaries' values of
  * that key (the series lacking the key form a group of their own, `g: {}`, as in the
  * bucket pipeline); otherwise their totals. Values without a reading of any of the
  * fields give no row. Adding up on the embedded server instead (`$unwind` and `$group`
@@ -89,14 +90,7 @@ export function summaryRows(
       rows.push(row);
     }
   }
-  return mergeRows(rows, query.fields.length);
-}
-
-/** The key of a row's bucket and group: its start in ms and its group as JSON. */
-function rowKey(row: BucketRow): string {
-  const t = row._id?.t;
-  const start = t instanceof Date ? t.getTime() : t === undefined ? '' : Number(t);
-  return `${start}\u0000${JSON.stringify(row._id?.g ?? null)}`;
+  return rows;
 }
 
 /** `a` and `b` merged by `pick` (the smaller or larger), either absent or null standing for none. */
@@ -115,7 +109,7 @@ function combine(a: unknown, b: unknown, pick: (x: number, y: number) => number)
 export function mergeRows(rows: readonly BucketRow[], fields: number): BucketRow[] {
   const merged = new Map<string, BucketRow>();
   for (const row of rows) {
-    const key = rowKey(row);
+    const key = rowKey(row._id);
     const into = merged.get(key);
     if (into === undefined) {
       merged.set(key, { ...row });

@@ -1,6 +1,6 @@
 import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
-import type { DaySummary } from '../model/day-summary.ts';
+import { summariesOfDay, type DaySummary } from '../model/day-summary.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
@@ -358,36 +358,13 @@ export interface SummarizedRows<T> {
   summaryDays: number;
 }
 
-/** What {@link summariesOfDay} reads of a day summary: its id, day, number and kind, the tag keys it keeps. */
-type SummaryChoice = Pick<DaySummary, '_id' | 'date' | 'f' | 'kind' | 'keys'>;
-
-/**
- * The summaries that answer one day at fold number `visible` (see `model/day-summary.ts`):
- * the newest `whole` one up to `visible` and every `fold` one after it up to `visible`,
- * each keeping tag key `key` (null: any); none when a `void` is as new as that `whole`
- * or newer (at the same number the `void` wins: a deletion writes it once the fold of
- * that number is done), when there is no `whole` one, or when one of them left `key` out.
- */
-export function summariesOfDay<S extends SummaryChoice>(summaries: readonly S[], visible: number, key: string | null): S[] {
-  const seen = summaries.filter((summary) => summary.f <= visible);
-  let base: S | undefined;
-  let voided = Number.NEGATIVE_INFINITY;
-  for (const summary of seen) {
-    if (summary.kind === 'void') voided = Math.max(voided, summary.f);
-    else if (summary.kind === 'whole' && (base === undefined || summary.f > base.f)) base = summary;
-  }
-  if (base === undefined || voided >= base.f) return [];
-  const chosen = [base, ...seen.filter((summary) => summary.kind === 'fold' && summary.f > base.f)];
-  return key === null || chosen.every((summary) => summary.keys.includes(key)) ? chosen : [];
-}
-
 /**
  * Runs a bucket query reading its whole days from day summaries where it can
  * (docs/ingest-design.md, "Day summaries"), in one view (`withView`):
  * 1. reads the tail of the metric, as {@link aggregateBuckets}, and the metric's
  *    summaries of `read.days` (whole: the embedded server returned a month's 62 whole
  *    summaries in 0.5 s, and took twice as long with a projection);
- * 2. answers each of those days from its summaries when {@link summariesOfDay} finds
+ * 2. answers each of those days from its summaries when `summariesOfDay` finds
  *    some: they add up the day's documents visible at V;
  * 3. runs, in parallel: the bucket pipeline over the other days' documents with their
  *    tail, and, when the tail holds readings, the bucket pipeline over the summarized
@@ -403,7 +380,8 @@ export async function aggregateSummarized<T extends Document = Document>(
   onTail?: (tail: TailRead) => void,
 ): Promise<SummarizedRows<T>> {
   const source: ReadSource = { metric: read.metric };
-  checkFirstMatch(read.documents(null));
+  const everyDay = read.documents(null);
+  checkFirstMatch(everyDay);
   return withView(store, async (view) => {
     const first = read.ranges[0]!.from;
     const last = read.ranges[read.ranges.length - 1]!.to;
@@ -421,13 +399,16 @@ export async function aggregateSummarized<T extends Document = Document>(
     const byDay = new Map<number, DaySummary[]>();
     for (const summary of found) {
       const day = summary.date.getTime();
-      if (inRanges(day)) byDay.set(day, [...(byDay.get(day) ?? []), summary]);
+      if (!inRanges(day)) continue;
+      const list = byDay.get(day);
+      if (list) list.push(summary);
+      else byDay.set(day, [summary]);
     }
     const chosen = [...byDay.values()].flatMap((summaries) => summariesOfDay(summaries, view.visible, read.key));
     const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
     const gaps = gapsBetween(floorTo(read.from, DAY_MS), read.to, summarized);
     if (summarized.length === 0 || gaps.length > MAX_DOCUMENT_READS) {
-      const rows = await runWithTail<T>(store, view, tail.readings, read.documents(null), options, source);
+      const rows = await runWithTail<T>(store, view, tail.readings, everyDay, options, source);
       return { rows, summaries: [], summaryDays: 0 };
     }
     const days = new Set(summarized);
@@ -435,9 +416,7 @@ export async function aggregateSummarized<T extends Document = Document>(
     const [fromGaps, fromTail] = await Promise.all([
       Promise.all(gaps.map((gap) => runWithTail<T>(store, view, tail.readings, read.documents(gap), options, source))),
       // The summarized days' tail: through the same pipeline, with no document selected.
-      summarizedTail.length === 0
-        ? []
-        : runWithTail<T>(store, view, summarizedTail, read.documents(null), options, source, { _id: { $in: [] } }),
+      summarizedTail.length === 0 ? [] : runWithTail<T>(store, view, summarizedTail, everyDay, options, source, { _id: { $in: [] } }),
     ]);
     return { rows: [...fromGaps.flat(), ...fromTail], summaries: chosen, summaryDays: summarized.length };
   });

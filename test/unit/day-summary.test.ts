@@ -4,12 +4,11 @@
  * merge (`mergeRows`). Expected values are written out or added up by plain loops here.
  */
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_MAX_VALUES, summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
+import { SUMMARY_MAX_VALUES, summariesOfDay, summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
 import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import { rankRows } from '../../src/query/ranking.ts';
 import { mergeRows, summaryPlan } from '../../src/query/summaries.ts';
-import { summariesOfDay } from '../../src/storage/read.ts';
 
 const DAY = 86_400_000;
 const D0 = Date.UTC(2001, 0, 1);
@@ -162,7 +161,7 @@ describe('rankRows', () => {
       row({ origin: 'C' }, 1, 9),
       row({ origin: 'D' }, 0, 0),
     ];
-    const ranked = rankRows(rows, { orderBy: 'avg', direction: 'DESC', limit: 3 }, grouping, 'aggregate');
+    const ranked = rankRows(rows, { orderBy: 'avg', direction: 'DESC', limit: 3 }, grouping);
     expect(ranked.map((r) => [r._id?.g, r._rank])).toEqual([
       [{ origin: 'C' }, 9],
       [{}, 5],
@@ -172,7 +171,7 @@ describe('rankRows', () => {
 
   it('keeps every bucket of the kept groups, ranked by their totals over the range', () => {
     const rows = [row({ origin: 'A' }, 1, 1, D0), row({ origin: 'B' }, 3, 3, D0), row({ origin: 'A' }, 3, 3, D0 + DAY)];
-    const ranked = rankRows(rows, { orderBy: 'count', direction: 'DESC', limit: 1 }, grouping, 'buckets');
+    const ranked = rankRows(rows, { orderBy: 'count', direction: 'DESC', limit: 1 }, grouping);
     expect(ranked.map((r) => [r._id?.g, r._id?.t?.getTime(), r._rank])).toEqual([
       [{ origin: 'A' }, D0, 4],
       [{ origin: 'A' }, D0 + DAY, 4],
