@@ -5,7 +5,11 @@
  *
  * The layout is columnar, the measured choice (a third to half the bytes of an array of
  * reading objects, and faster to insert): each series once, then one array per column.
+ * The columns are stored packed ({@link packColumns}): one deflated BSON binary, which
+ * the database keeps as bytes instead of thousands of array elements.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { BSON } from 'mongodb';
 import { seriesId, type Tag } from '../model/series.ts';
 import type { Reading } from './validate.ts';
 
@@ -87,4 +91,26 @@ export function fromColumns(columns: LogColumns): Reading[] {
       fields,
     };
   });
+}
+
+/**
+ * The columns of a batch as one block of bytes: the BSON document of `columns`,
+ * deflated (raw DEFLATE, RFC 1951, zlib level 1). A log entry keeps this block instead
+ * of the columns themselves, so the database parses, compares and rewrites an entry as a
+ * handful of fields: on the embedded server (SecantusDB 0.7.0b3), for 60 entries of
+ * 1,000 flights, inserting took 0.23x the time of the plain columns, a backlog
+ * aggregation 0.02x, reading them 0.01x, and stamping them folded 0.15x, in 16% of the
+ * bytes (docs/ingest-design.md, "A log entry as one block"). Costs Node about 4 ms to
+ * pack and 8 ms to unpack per 1,000 readings.
+ */
+export function packColumns(columns: LogColumns): Uint8Array {
+  return deflateRawSync(BSON.serialize(columns), { level: 1 });
+}
+
+/**
+ * The columns a block made by {@link packColumns} holds.
+ * @throws Error when `block` is not such a block (a corrupted entry).
+ */
+export function unpackColumns(block: Uint8Array): LogColumns {
+  return BSON.deserialize(inflateRawSync(block)) as LogColumns;
 }

@@ -3,10 +3,10 @@
  * until the folder (`storage/fold.ts`) has folded it into series-day documents, and then
  * as the record of its batch id for `BATCH_RETENTION_HOURS`. See docs/ingest-design.md.
  */
-import { ObjectId, type Collection, type Db } from 'mongodb';
+import { Binary, ObjectId, type Collection, type Db } from 'mongodb';
 import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
-import { fromColumns, toColumns, type LogColumns } from '../record/log-entry.ts';
+import { fromColumns, packColumns, toColumns, unpackColumns, type LogColumns } from '../record/log-entry.ts';
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { faultPoint } from './fault-points.ts';
 import { dropIndexIfPresent } from './indexes.ts';
@@ -15,8 +15,12 @@ import type { Store } from './store.ts';
 /** Collection name of the ingest log. */
 export const INGEST_LOG_COLLECTION = 'ingest_log';
 
-/** One acknowledged batch (see `record/log-entry.ts` for its columns). */
-export interface LogEntryDocument extends LogColumns {
+/**
+ * One acknowledged batch. Its readings are the columns of `record/log-entry.ts`, stored
+ * packed in `packed`; entries written before the packing, and those `npm run migrate`
+ * carried from batch claims (no readings), hold the columns as fields instead.
+ */
+export interface LogEntryDocument extends Partial<LogColumns> {
   /** The client's batch id, or an ObjectId for a batch sent without one. */
   _id: string | ObjectId;
   /** SHA-256 of the batch as sent (see `batchFingerprint`), for a batch with an id; tells a retry from a reuse of the id. */
@@ -30,6 +34,8 @@ export interface LogEntryDocument extends LogColumns {
   last: Date;
   /** Number of readings. */
   readings: number;
+  /** The batch's columns as one deflated BSON block (`packColumns`); absent in entries that hold the columns as fields. */
+  packed?: Binary;
   /** The number of the fold that took the entry; absent (null) until a fold takes it. */
   fold?: number | null;
   /** When the fold that took the entry became visible; a TTL index removes the entry `BATCH_RETENTION_HOURS` later. */
@@ -129,7 +135,7 @@ export async function knownBatch(
   return { status: 'stored' };
 }
 
-/** The fields of a log entry that describe its readings: metrics, time span, count and columns. */
+/** The fields of a log entry that describe its readings: metrics, time span, count and the packed columns. */
 function entryContent(readings: readonly Reading[]): Omit<LogEntryDocument, '_id' | 'fingerprint' | 'receivedAt'> {
   let first = Infinity;
   let last = -Infinity;
@@ -142,7 +148,7 @@ function entryContent(readings: readonly Reading[]): Omit<LogEntryDocument, '_id
     first: new Date(first),
     last: new Date(last),
     readings: readings.length,
-    ...toColumns(readings),
+    packed: new Binary(packColumns(toColumns(readings))),
   };
 }
 
@@ -212,7 +218,8 @@ export async function completeClaim(
       ? { $set: { claim: { state: 'applied' } as CarriedClaim } }
       : {
           $set: { ...entryContent(rest), receivedAt: new Date(now), fold: null, foldedAt: null },
-          $unset: { claim: '' as const },
+          // The claim's empty columns go too: the entry's readings are its packed ones.
+          $unset: { claim: '', series: '', s: '', t: '', fields: '', v: '', serverTime: '' } as const,
         };
   const done = await ingestLog(store).updateOne({ _id: id, 'claim.state': 'partial' }, update);
   // A concurrent resend completed it first: everything is stored.
@@ -220,8 +227,13 @@ export async function completeClaim(
   return { applied: rest.length, alreadyApplied: readings.length - rest.length };
 }
 
-/** The readings of a stored entry, in the order sent. */
-export const entryReadings = (entry: LogEntryDocument): Reading[] => fromColumns(entry);
+/**
+ * The readings of a stored entry, in the order sent: from its packed columns, or from its
+ * columns as fields (entries written before the packing, carried claims).
+ * @throws Error when the packed columns are corrupted.
+ */
+export const entryReadings = (entry: LogEntryDocument): Reading[] =>
+  fromColumns(entry.packed === undefined ? (entry as LogColumns) : unpackColumns(entry.packed.buffer));
 
 /**
  * The unfolded part of the log: readings in entries not stamped by a fold (`fold: null`:

@@ -26,7 +26,8 @@
  *    left visible with its entries not stamped yet (`stamping`) is read from its parts
  *    only, and the next holder stamps its entries without folding them again.
  * 5. Start-up gives `foldedAt` to entries an earlier version left stamped by a visible
- *    fold without it (else they would never expire), and to no other.
+ *    fold without it (else they would never expire), and to no other; an entry holding
+ *    its columns as fields (written before they were packed) is read and folded exactly.
  *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds happen
  * only where a test calls `settle`, `foldOnce` or `foldAll`.
@@ -805,5 +806,44 @@ describe('start-up on a log an earlier version left', () => {
     // A second start-up changes nothing more.
     await ensureIndexes(t.store.db);
     expect((await log.findOne({ _id: 'old-visible' }))?.foldedAt).toEqual(after.get('old-visible'));
+  });
+});
+
+describe('a log entry written before its columns were packed', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('fold_unpacked');
+  });
+  afterAll(async () => t.close());
+
+  it('reads and folds an entry that holds its columns as fields, as entries were written before the packing', async () => {
+    const log = ingestLog(t.store);
+    // A batch through the API registers the metric and its three series, packed.
+    const packed = spreadFrom(START, 60, 5000);
+    await record(t, 'old_columns', packed, 'old-columns-packed');
+    expect((await log.findOne({ _id: 'old-columns-packed' }))?.packed).toBeDefined();
+    // An entry of the same series written as before: series, s, t, fields and v as fields.
+    const unpacked = spreadFrom(START, 45, 9000);
+    const hosts = ['h0', 'h1', 'h2'];
+    const times = unpacked.map((r) => r.time);
+    await log.insertOne({
+      _id: 'old-columns-fields',
+      receivedAt: new Date(),
+      metrics: ['old_columns'],
+      first: new Date(Math.min(...times)),
+      last: new Date(Math.max(...times)),
+      readings: unpacked.length,
+      series: hosts.map((host) => ({ key: `old_columns,host=${host}`, metric: 'old_columns', tags: [{ key: 'host', value: host }] })),
+      s: unpacked.map((r) => hosts.indexOf(r.host)),
+      t: times,
+      fields: ['v'],
+      v: [unpacked.map((r) => r.value)],
+    });
+    const all = [...packed, ...unpacked];
+    expect(await totalsOf(t, 'old_columns')).toEqual({ totals: expectedTotals(all), tail: { entries: 2, readings: all.length } });
+    expect((await bucketsOf(t, 'old_columns', 'HOUR')).buckets).toEqual(expectedBuckets(all, HOUR));
+    expect(await t.settle()).toBe(all.length);
+    expect(await totalsOf(t, 'old_columns')).toEqual({ totals: expectedTotals(all), tail: { entries: 0, readings: 0 } });
+    expect((await bucketsOf(t, 'old_columns', 'MINUTE')).buckets).toEqual(expectedBuckets(all, MINUTE));
   });
 });

@@ -560,7 +560,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
       .find({ claim: { $exists: true } })
       .sort({ _id: 1 })
       .toArray();
-    expect(carried.map((entry) => [entry._id, entry.claim?.state, entry.fold, entry.readings, entry.t.length])).toEqual([
+    expect(carried.map((entry) => [entry._id, entry.claim?.state, entry.fold, entry.readings, entry.t?.length])).toEqual([
       ['gone-1', 'applied', 0, GONE.readings.length, 0],
       ['old-1', 'applied', 0, 60, 0],
       ['old-2', 'applied', 0, 60, 0],
