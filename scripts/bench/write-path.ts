@@ -18,6 +18,10 @@
  *    everything is folded.
  * 4. Bytes per reading of a series-day document by part, for several sets of sketch
  *    levels (computed in Node with BSON's `calculateObjectSize`, no server).
+ * 5. A log entry's life on the server, its columns as fields against packed in one
+ *    block (`packColumns`): inserting each batch's entry, the backlog aggregation,
+ *    reading every entry back (and decoding it in Node), stamping each folded; the
+ *    two layouts take turns, each in a collection with the ingest log's indexes.
  *
  *   npm run bench:write-path                      # default sizes, a few minutes
  *   npm run bench:write-path -- --quick           # small sizes, under 2 minutes
@@ -26,12 +30,22 @@
  *
  * Options: `--dense N`, `--sparse N` (readings), `--fold N` (readings per fold),
  * `--compact-every N` (folds), `--with-inc` (run `$inc` upserts on dense data of any
- * size), `--quick`, `--only ack|fold|tail|size`. Prints one Markdown table per section
+ * size), `--quick`, `--only ack|fold|tail|size|log`. Prints one Markdown table per section
  * on stdout, progress on stderr; exits with 1 when a strategy's documents or the tail
  * read's answer are not exact.
  */
 import { Command, Option } from 'commander';
-import { type AnyBulkWriteOperation, BSON, type Collection, type Db, type Document, Double, MongoServerError, ObjectId } from 'mongodb';
+import {
+  type AnyBulkWriteOperation,
+  Binary,
+  BSON,
+  type Collection,
+  type Db,
+  type Document,
+  Double,
+  MongoServerError,
+  ObjectId,
+} from 'mongodb';
 import { SlotPath } from '../../src/model/day-document.ts';
 import { LAYOUT_VERSION } from '../../src/model/day-document.ts';
 import type { TagMap } from '../../src/model/series.ts';
@@ -39,6 +53,7 @@ import { isEarlier, mergeStats } from '../../src/model/stats.ts';
 import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { DAY_MS, floorTo } from '../../src/model/time.ts';
 import { type DayWrite, dayUpdate, planWrites } from '../../src/record/plan.ts';
+import { fromColumns, packColumns, toColumns, unpackColumns } from '../../src/record/log-entry.ts';
 import { dayDocument } from '../../src/record/rollup-plan.ts';
 import type { Reading } from '../../src/record/validate.ts';
 import {
@@ -58,7 +73,7 @@ import {
   withBenchDatabase,
 } from './harness/index.ts';
 
-type Section = 'ack' | 'fold' | 'tail' | 'size';
+type Section = 'ack' | 'fold' | 'tail' | 'size' | 'log';
 
 const DEFAULT_SIZES = { dense: 40_000, sparse: 20_000, fold: 10_000, compactEvery: 2 };
 const QUICK_SIZES = { dense: 2_000, sparse: 4_000, fold: 1_000, compactEvery: 2 };
@@ -82,7 +97,7 @@ const command = new Command()
   .option('--compact-every <n>', `folds between compactions of parts (default ${DEFAULT_SIZES.compactEvery})`, positiveInt)
   .option('--with-inc', `run $inc upserts on dense data of more than ${INC_DENSE_MAX} readings (minutes per fold)`, false)
   .option('--quick', 'small sizes', false)
-  .addOption(new Option('--only <section>', 'one section').choices(['ack', 'fold', 'tail', 'size']))
+  .addOption(new Option('--only <section>', 'one section').choices(['ack', 'fold', 'tail', 'size', 'log']))
   .parse();
 const given = command.opts<{
   dense?: number;
@@ -391,6 +406,93 @@ async function acknowledge(db: Db, data: Data): Promise<string[][]> {
 async function insertEntry(logs: Collection, entry: Document): Promise<number> {
   await logs.insertOne(entry);
   return BSON.calculateObjectSize(entry);
+}
+
+/** Rounds of the log-entry section; the two layouts take turns in each. */
+const LOG_ROUNDS = 2;
+
+/**
+ * A log entry's life on the server for the batches of `data`, in each layout, taking
+ * turns over {@link LOG_ROUNDS} rounds (a fresh collection each, with the ingest log's
+ * `{fold, receivedAt}` and `{metrics, fold}` indexes): one `insertOne` per batch, one
+ * backlog aggregation (`$match` unfolded, `$group` of readings), one `find` of every
+ * entry decoded in Node, one `updateOne` per entry stamping it folded. The decoded
+ * readings are checked against the batch's (count and the sum of `data.field`).
+ * @returns table rows: data, layout, bytes per reading, then ms per entry of each step.
+ */
+async function logEntries(db: Db, data: Data): Promise<string[][]> {
+  const layouts = [
+    { name: 'columns as fields', entry: (batch: Reading[]): Document => ({ ...toColumns(batch) }) },
+    {
+      name: 'columns packed (packColumns)',
+      entry: (batch: Reading[]): Document => ({ packed: new Binary(packColumns(toColumns(batch))) }),
+    },
+  ];
+  const all = batches(data.readings, BATCH);
+  const expected = data.readings.reduce((sum, r) => sum + (r.fields.find((f) => f.name === data.field)?.value ?? 0), 0);
+  const totals = layouts.map(() => ({ bytes: 0, pack: 0, insert: 0, backlog: 0, find: 0, decode: 0, stamp: 0 }));
+  for (let round = 0; round < LOG_ROUNDS; round++) {
+    for (let k = 0; k < layouts.length; k++) {
+      const w = (round + k) % layouts.length;
+      const layout = layouts[w]!;
+      const total = totals[w]!;
+      const logs = db.collection<{ _id: string } & Document>(`log_${data.name}_${w}_${round}`);
+      await logs.createIndexes([{ key: { fold: 1, receivedAt: 1 } }, { key: { metrics: 1, fold: 1 } }]);
+      let started = performance.now();
+      const entries = all.map((batch, i) => ({
+        _id: `b${i}`,
+        receivedAt: new Date(),
+        metrics: [batch[0]!.metric],
+        readings: batch.length,
+        ...layout.entry(batch),
+      }));
+      total.pack += performance.now() - started;
+      for (const entry of entries) total.bytes += BSON.calculateObjectSize(entry);
+      started = performance.now();
+      for (const entry of entries) await logs.insertOne(entry);
+      total.insert += performance.now() - started;
+      started = performance.now();
+      await logs
+        .aggregate([
+          { $match: { fold: null } },
+          { $group: { _id: null, readings: { $sum: '$readings' }, oldest: { $min: '$receivedAt' } } },
+        ])
+        .toArray();
+      total.backlog += performance.now() - started;
+      started = performance.now();
+      const found = await logs.find({ fold: null }).toArray();
+      total.find += performance.now() - started;
+      started = performance.now();
+      const readings = found.flatMap((entry) =>
+        fromColumns(entry.packed instanceof Binary ? unpackColumns(entry.packed.buffer) : (entry as never)),
+      );
+      total.decode += performance.now() - started;
+      const sum = readings.reduce((acc, r) => acc + (r.fields.find((f) => f.name === data.field)?.value ?? 0), 0);
+      if (readings.length !== data.readings.length || Math.abs(sum - expected) > 1e-6 * Math.max(1, Math.abs(expected))) {
+        failures.push(
+          `${data.name} log entries (${layout.name}): ${readings.length} readings, sum ${sum}; sent ${data.readings.length}, sum ${expected}`,
+        );
+      }
+      started = performance.now();
+      for (const entry of entries) await logs.updateOne({ _id: entry._id }, { $set: { fold: 1, foldedAt: new Date() } });
+      total.stamp += performance.now() - started;
+    }
+  }
+  const perEntry = (ms: number) => format.ms(ms / (LOG_ROUNDS * all.length));
+  return layouts.map((layout, w) => {
+    const total = totals[w]!;
+    return [
+      data.name,
+      layout.name,
+      format.count(Math.round(total.bytes / (LOG_ROUNDS * data.readings.length))),
+      perEntry(total.pack),
+      perEntry(total.insert),
+      perEntry(total.backlog),
+      perEntry(total.find),
+      perEntry(total.decode),
+      perEntry(total.stamp),
+    ];
+  });
 }
 
 // ---------------------------------------------------------------- 2. folds
@@ -794,7 +896,7 @@ async function loadData(): Promise<Data[]> {
 
 console.log(`## Write path\n\n${sizesLine}.`);
 
-if (options.runs('ack') || options.runs('fold') || options.runs('tail')) {
+if (options.runs('ack') || options.runs('fold') || options.runs('tail') || options.runs('log')) {
   const data = await loadData();
   await withBenchDatabase(
     async (database, client) => {
@@ -849,6 +951,19 @@ if (options.runs('ack') || options.runs('fold') || options.runs('tail')) {
             caption,
             `The hourly pipeline (\`$match\` metric and day, \`$objectToArray\` of hours, \`$unwind\`, \`$group\` by hour of count and sum of \`${TAIL_FIELD}\`) over a day of ${DENSE_HOSTS} dense hosts. "with tail": a database aggregate of \`$documents\` (the tail planned in Node with \`planWrites\` on every run, only the paths read), \`$match\`, \`$unionWith\` of the folded collection; "all folded": the same query once everything is folded. Medians of ${TAIL_RUNS} alternating runs after a warm-up each.`,
             table(['tail readings', 'folded readings', 'with tail ms', 'all folded ms', 'ratio', 'answers'], 'rrrrrl', rows),
+          );
+        }
+        if (options.runs('log')) {
+          const rows: string[][] = [];
+          for (const set of data) {
+            log(`log entries of ${set.name} batches`);
+            rows.push(...(await logEntries(db, set)));
+          }
+          printSection(
+            'A log entry on the server: columns as fields or packed',
+            caption,
+            `One entry per batch of ${format.count(BATCH)} readings; the two layouts take turns over ${LOG_ROUNDS} rounds, each in a new collection with the ingest log's two indexes. Times are ms per entry: building the entries in Node ("build", packing included), \`insertOne\` of each, one backlog aggregation over all (\`$match\` unfolded, \`$group\`), one \`find\` of all, decoding them into readings in Node, and \`updateOne\` of each to stamp it folded. Bytes are BSON bytes per reading of the entries.`,
+            table(['data', 'layout', 'bytes/reading', 'build', 'insert', 'backlog', 'find', 'decode', 'stamp'], 'llrrrrrrr', rows),
           );
         }
       } finally {
