@@ -80,7 +80,7 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * until INGEST_BACKLOG): each run folds what is in the log, again at once while the
  * folds come out at least half full (a backlog), until another instance holds the lease
  * or the scheduler stops, then compacts the days due (`compactOnce`: days
- * that `compactAfterFolds` folds wrote to) and deletes the parts earlier compactions
+ * that `compactAfterFolds` folds wrote to, in tiers of {@link COMPACT_FULL_EVERY}) and deletes the parts earlier compactions
  * replaced once no read pins a view from before them (`storage/read-pins.ts`), or
  * `compactGraceMs` has passed. Its log line carries the folds, readings,
  * parts and compactions of the run, at debug level (it runs every second). With
@@ -135,6 +135,7 @@ export function foldJob(
         const compacted = await compactOnce(store, store.holder, {
           afterFolds: options.compactAfterFolds,
           graceMs: options.compactGraceMs,
+          fullEvery: COMPACT_FULL_EVERY,
           pinned: true,
         });
         run.deleted += compacted.deleted;

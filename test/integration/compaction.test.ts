@@ -27,6 +27,9 @@
  * 5. `deleteSeries` after a compaction, while its replaced parts are in grace: the
  *    series is gone from the answers and the documents, the other series stay exact,
  *    before and after the cleanup.
+ * 6. Tiers: `compactOnce` merges only the parts since a day's last compaction, and the
+ *    whole day every few compactions; the server's fold job (`foldJob`) compacts so,
+ *    a day whole the first time and then once in every `COMPACT_FULL_EVERY` (4).
  *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds and
  * compactions happen only where a test calls them. Each `describe` has its own
@@ -35,6 +38,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
 import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
+import { COMPACT_FULL_EVERY, foldJob } from '../../src/jobs/fold.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
@@ -751,5 +755,45 @@ describe('compactions in tiers', () => {
     const last = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
     expect(new Set(last.map(fOf))).toEqual(new Set([third.compaction]));
     expect(readingsIn(last)).toBe(sent.length);
+  });
+});
+
+describe('the fold job', () => {
+  let t: TestApp;
+  const metric = 'job_tiers';
+  beforeAll(async () => {
+    t = await openTestApp('compact_job');
+  });
+  afterAll(async () => t.close());
+
+  it('compacts a day whole the first time, then its recent parts only, and whole again every fourth compaction', async () => {
+    const job = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 2, compactGraceMs: LONG_GRACE });
+    const signal = new AbortController().signal;
+    const sent: Sent[] = [];
+    /** Per compaction, the partial compactions each day had since its last whole one (`fold_state.tiers`). */
+    const tiers: number[][] = [];
+    for (let compaction = 0; compaction < 5; compaction++) {
+      // Two folds a compaction (`compactAfterFolds: 2`), each of a batch over both days.
+      for (let fold = 0; fold < 2; fold++) {
+        const batch = spread(20, 3_000 + (compaction * 2 + fold) * 20);
+        expect(new Set(batch.map((r) => dayOf(r.time)))).toEqual(new Set([DAY0, DAY1]));
+        await record(t, [metric], batch, `job-tiers-${compaction}-${fold}`);
+        sent.push(...batch);
+        await job.run(signal);
+      }
+      const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+      expect(state?.touched?.[String(DAY0)] ?? 0).toBe(0);
+      tiers.push([DAY0, DAY1].map((day) => state?.tiers?.[String(day)] ?? -1));
+    }
+    expect(COMPACT_FULL_EVERY).toBe(4);
+    // Whole, three of the recent parts only, whole again.
+    expect(tiers).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [0, 0],
+    ]);
+    await expectAnswers(t, metric, sent, 50);
   });
 });
