@@ -53,9 +53,10 @@ import { isEarlier, mergeStats } from '../../src/model/stats.ts';
 import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { DAY_MS, floorTo } from '../../src/model/time.ts';
 import { type DayWrite, dayUpdate, planWrites } from '../../src/record/plan.ts';
-import { fromColumns, packColumns, toColumns, unpackColumns } from '../../src/record/log-entry.ts';
+import { packColumns, toColumns } from '../../src/record/log-entry.ts';
 import { dayDocument } from '../../src/record/rollup-plan.ts';
 import type { Reading } from '../../src/record/validate.ts';
+import { entryReadings, type LogEntryDocument } from '../../src/storage/ingest-log.ts';
 import {
   alternating,
   batches,
@@ -463,9 +464,7 @@ async function logEntries(db: Db, data: Data): Promise<string[][]> {
       const found = await logs.find({ fold: null }).toArray();
       total.find += performance.now() - started;
       started = performance.now();
-      const readings = found.flatMap((entry) =>
-        fromColumns(entry.packed instanceof Binary ? unpackColumns(entry.packed.buffer) : (entry as never)),
-      );
+      const readings = found.flatMap((entry) => entryReadings(entry as unknown as LogEntryDocument));
       total.decode += performance.now() - started;
       const sum = readings.reduce((acc, r) => acc + (r.fields.find((f) => f.name === data.field)?.value ?? 0), 0);
       if (readings.length !== data.readings.length || Math.abs(sum - expected) > 1e-6 * Math.max(1, Math.abs(expected))) {

@@ -1,7 +1,7 @@
 import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
-import type { RowStats, TimedValue } from '../model/stats.ts';
+import type { RowStats, Stats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
 import {
@@ -103,6 +103,21 @@ export function rowStats(row: BucketRow, index: number): RowStats {
     sketch: row[`q${index}`] instanceof Map ? (row[`q${index}`] as Map<string, number>) : null,
     increase: typeof row[`inc${index}`] === 'number' ? (row[`inc${index}`] as number) : null,
   };
+}
+
+/**
+ * Writes `stats` into `row` as the bucket pipeline names them for the field at `index`
+ * (`n<index>`, `sum<index>`, `sq<index>`, `min<index>`, `max<index>`): minimum and
+ * maximum null when `stats` holds no reading, as the pipeline leaves them. The inverse
+ * of {@link rowStats} for those five.
+ */
+export function setRowStats(row: BucketRow, index: number, stats: Stats): void {
+  const has = stats.n > 0;
+  row[`n${index}`] = stats.n;
+  row[`sum${index}`] = stats.sum;
+  row[`sq${index}`] = stats.sq;
+  row[`min${index}`] = has ? stats.min : null;
+  row[`max${index}`] = has ? stats.max : null;
 }
 
 /** The disjunction of `tests` (a query filter or an expression), without `$or` for a single test. */

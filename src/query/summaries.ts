@@ -4,10 +4,11 @@
  * add up to, and the merge of those rows with the rows of the series-day documents.
  */
 import type { DaySummary, SummaryStats } from '../model/day-summary.ts';
+import { emptyStats, mergeStats } from '../model/stats.ts';
 import { DAY_MS } from '../model/time.ts';
 import { UTC } from './zone.ts';
 import { bucketStart } from './granularity.ts';
-import { querySegments, rowKey, type BucketQuery, type BucketRow } from './buckets-pipeline.ts';
+import { querySegments, rowKey, rowStats, setRowStats, type BucketQuery, type BucketRow } from './buckets-pipeline.ts';
 
 /** What day summaries can answer of a bucket query: see {@link summaryPlan}. */
 export interface SummaryPlan {
@@ -83,9 +84,7 @@ export function summaryRows(
       const row: BucketRow = { _id: Object.keys(id).length === 0 ? null : id };
       query.fields.forEach((field, i) => {
         const stats = entry.s[field];
-        const has = stats !== undefined && stats.n > 0;
-        Object.assign(row, { [`n${i}`]: has ? stats.n : 0, [`sum${i}`]: has ? stats.sum : 0, [`sq${i}`]: has ? stats.sq : 0 });
-        Object.assign(row, { [`min${i}`]: has ? stats.min : null, [`max${i}`]: has ? stats.max : null });
+        setRowStats(row, i, stats !== undefined && stats.n > 0 ? stats : emptyStats());
       });
       rows.push(row);
     }
@@ -93,18 +92,12 @@ export function summaryRows(
   return rows;
 }
 
-/** `a` and `b` merged by `pick` (the smaller or larger), either absent or null standing for none. */
-function combine(a: unknown, b: unknown, pick: (x: number, y: number) => number): unknown {
-  if (typeof a !== 'number') return b;
-  if (typeof b !== 'number') return a;
-  return pick(a, b);
-}
-
 /**
  * Rows of the same bucket and group (from different reads of one query: day summaries,
  * the series-day documents of the other days and the tail) merged into one: counts,
- * sums and sums of squares add up, minima and maxima combine, for the `fields` fields
- * (`n0` … `sq<fields - 1>`). Rows are returned in the order their key first appeared.
+ * sums and sums of squares add up, minima and maxima combine (`mergeStats`), for the
+ * `fields` fields (`n0` … `sq<fields - 1>`, read by `rowStats` and written by
+ * `setRowStats`). Rows are returned in the order their key first appeared.
  */
 export function mergeRows(rows: readonly BucketRow[], fields: number): BucketRow[] {
   const merged = new Map<string, BucketRow>();
@@ -116,10 +109,9 @@ export function mergeRows(rows: readonly BucketRow[], fields: number): BucketRow
       continue;
     }
     for (let i = 0; i < fields; i++) {
-      for (const name of [`n${i}`, `sum${i}`, `sq${i}`])
-        into[name] = ((into[name] as number | undefined) ?? 0) + ((row[name] as number | undefined) ?? 0);
-      into[`min${i}`] = combine(into[`min${i}`], row[`min${i}`], Math.min);
-      into[`max${i}`] = combine(into[`max${i}`], row[`max${i}`], Math.max);
+      const stats = rowStats(into, i);
+      mergeStats(stats, rowStats(row, i));
+      setRowStats(into, i, stats);
     }
   }
   return [...merged.values()];

@@ -1,7 +1,6 @@
-import { finishRunning, foldPending } from './fold.ts';
+import { finishRunning, foldPending, insertOnce } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
-import { type DaySummary, voidSummary } from '../model/day-summary.ts';
-import { duplicateKeyIndexes } from './record.ts';
+import { voidSummary } from '../model/day-summary.ts';
 import { CollectionName, type Store } from './store.ts';
 import { FOLDS_ID, foldState } from './visibility.ts';
 
@@ -26,13 +25,11 @@ async function voidSummaries(store: Store, metric: string | undefined, dates: re
   const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1 } });
   const visible = state?.visible ?? 0;
   if (metric === undefined || dates.length === 0) return visible;
-  const voids = dates.map((date) => voidSummary(metric, date.getTime(), visible));
-  try {
-    await store.db.collection<DaySummary>(CollectionName.summaries).insertMany(voids, { ordered: false });
-  } catch (error) {
-    // Written already at this number (a deletion run again): the same documents. Any other error is thrown.
-    duplicateKeyIndexes(error);
-  }
+  // Those written already at this number (a deletion run again) are the same documents.
+  await insertOnce(
+    store.db.collection(CollectionName.summaries),
+    dates.map((date) => voidSummary(metric, date.getTime(), visible)),
+  );
   return visible;
 }
 

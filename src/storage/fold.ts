@@ -73,18 +73,18 @@ export async function releaseLease(store: Pick<Store, 'db'>, holder: string): Pr
 }
 
 /**
- * Inserts documents that may exist already from an earlier attempt of the same fold
- * (same `_id`): one unordered `insertMany` with a server-side time limit (`maxTimeMS`:
- * the holder's lease left, see {@link LeaseLost}); duplicate keys (11000) are skipped
- * (`duplicateKeyIndexes`).
+ * Inserts documents that may exist already from an earlier attempt of the same fold,
+ * compaction or deletion (same `_id`): one unordered `insertMany`, with a server-side
+ * time limit when given (`maxTimeMS`: a folder passes its lease left, see
+ * {@link LeaseLost}); duplicate keys (11000) are skipped (`duplicateKeyIndexes`).
  * @returns how many were inserted now.
  * @throws any other failure, and a bulk error without write errors (a connection lost
- * mid-write: unknown which landed; the fold is completed by the next attempt).
+ * mid-write: unknown which landed; the next attempt completes it).
  */
-async function insertOnce(collection: Collection<Document>, docs: Document[], maxTimeMS: number): Promise<number> {
+export async function insertOnce(collection: Collection<Document>, docs: Document[], maxTimeMS?: number): Promise<number> {
   if (docs.length === 0) return 0;
   try {
-    return (await collection.insertMany(docs, { ordered: false, maxTimeMS })).insertedCount;
+    return (await collection.insertMany(docs, { ordered: false, ...(maxTimeMS === undefined ? {} : { maxTimeMS }) })).insertedCount;
   } catch (error) {
     return docs.length - duplicateKeyIndexes(error).length;
   }

@@ -170,7 +170,7 @@ export const CollectionName = {
   metrics: 'metrics',
   batches: 'batches',
   rollups: 'rollups',
-  /** Day summaries (`model/day-summary.ts`), written by whole-day compactions. */
+  /** Day summaries (`model/day-summary.ts`), written by folds and whole-day compactions, voided by deletions. */
   summaries: 'day_summaries',
 } as const;
 
@@ -218,7 +218,7 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
     .toArray();
   for (const { collection } of rollups) await ensureDayIndexes(db, collection);
   await ensureIngestLogIndexes(db, batchRetentionSeconds);
-  await ensureFoldState(db);
+  await ensureFoldState(db, CollectionName.buckets);
   await markFoldedEntries(db);
   // A stopped process's read pin is ignored once older than the compaction grace period
   // (storage/read-pins.ts) and removed an hour after its last write.

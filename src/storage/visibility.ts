@@ -96,13 +96,14 @@ export const foldState = (db: Db): Collection<FoldStateDocument> => db.collectio
 /**
  * Creates the fold state document when the database has none (idempotent; V starts at
  * 0), and records once where day summaries start (`summariesFrom`): 0 in a database
- * without series-day documents, else the next fold's number.
+ * without series-day documents (collection `buckets`, named by the caller: this module
+ * does not import the store's names), else the next fold's number.
  */
-export async function ensureFoldState(db: Db): Promise<void> {
+export async function ensureFoldState(db: Db, buckets: string): Promise<void> {
   await foldState(db).updateOne({ _id: FOLDS_ID }, { $setOnInsert: { visible: 0, running: null, lease: null } }, { upsert: true });
   const state = await foldState(db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1, summariesFrom: 1 } });
   if (state === null || state.summariesFrom !== undefined) return;
-  const written = (await db.collection('buckets').findOne({}, { projection: { _id: 1 } })) !== null;
+  const written = (await db.collection(buckets).findOne({}, { projection: { _id: 1 } })) !== null;
   await foldState(db).updateOne(
     { _id: FOLDS_ID, summariesFrom: { $exists: false } },
     { $set: { summariesFrom: written ? state.visible + 1 : 0 } },
