@@ -52,7 +52,7 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
 import { ensureIndexes, type Store } from '../../src/storage/store.ts';
-import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
+import { FOLDS_ID, foldState, STAMP_CHUNK } from '../../src/storage/visibility.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -845,5 +845,59 @@ describe('a log entry written before its columns were packed', () => {
     expect(await t.settle()).toBe(all.length);
     expect(await totalsOf(t, 'old_columns')).toEqual({ totals: expectedTotals(all), tail: { entries: 0, readings: 0 } });
     expect((await bucketsOf(t, 'old_columns', 'MINUTE')).buckets).toEqual(expectedBuckets(all, MINUTE));
+  });
+});
+
+describe('stamping a fold of more entries than one update stamps', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('fold_stamp_chunks');
+  });
+  afterAll(async () => t.close());
+
+  it('stamps every entry of a fold, and a holder stopped after its first update leaves the rest to the next fold', async () => {
+    const log = ingestLog(t.store);
+    const batches = 2 * STAMP_CHUNK + 3;
+    const sent: Sent[] = [];
+    for (let i = 0; i < batches; i += 1) {
+      const batch = spreadFrom(START, 4, 100 + 4 * i);
+      await record(t, 'stamp_chunks', batch, `stamp-${i}`);
+      sent.push(...batch);
+    }
+    const first = await foldOnce(t.store, t.store.holder);
+    expect(first.entries).toBe(batches);
+    const stamped = await log.find({ _id: { $regex: /^stamp-/ } }).toArray();
+    expect(stamped).toHaveLength(batches);
+    expect(stamped.filter((entry) => entry.fold === first.fold && entry.foldedAt instanceof Date)).toHaveLength(batches);
+    expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))?.stamping).toBeNull();
+    expect(await totalsOf(t, 'stamp_chunks')).toEqual({ totals: expectedTotals(sent), tail: { entries: 0, readings: 0 } });
+
+    // A fold whose holder stopped after stamping the first STAMP_CHUNK entries.
+    const later: Sent[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < batches; i += 1) {
+      const batch = spreadFrom(START, 3, 500 + 3 * i);
+      await record(t, 'stamp_chunks', batch, `stamp-later-${i}`);
+      ids.push(`stamp-later-${i}`);
+      later.push(...batch);
+    }
+    const second = await foldOnce(t.store, t.store.holder);
+    expect(second.entries).toBe(batches);
+    const unstamped = ids.slice(STAMP_CHUNK);
+    await log.updateMany({ _id: { $in: unstamped } }, { $set: { fold: null, foldedAt: null } });
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { stamping: { seq: second.fold!, entries: ids }, lease: { holder: 'dead', until: new Date(0) } } },
+    );
+    // Read from the parts only while the rest are unstamped.
+    const all = [...sent, ...later];
+    expect(await totalsOf(t, 'stamp_chunks')).toEqual({ totals: expectedTotals(all), tail: { entries: 0, readings: 0 } });
+
+    // The next fold finds nothing new to fold and stamps the rest.
+    expect((await foldOnce(t.store, t.store.holder)).fold).toBeNull();
+    const after = await log.find({ _id: { $in: ids } }).toArray();
+    expect(after.filter((entry) => entry.fold === second.fold && entry.foldedAt instanceof Date)).toHaveLength(batches);
+    expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))?.stamping).toBeNull();
+    expect(await totalsOf(t, 'stamp_chunks')).toEqual({ totals: expectedTotals(all), tail: { entries: 0, readings: 0 } });
   });
 });
