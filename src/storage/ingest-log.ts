@@ -278,14 +278,22 @@ const BACKLOG_REUSE_MS = 500;
 /**
  * The {@link Backlog} this process measured less than 500 ms ago (`Store.ingest.measured`),
  * or a new measurement ({@link measureBacklog}), kept for the next caller: the write
- * path's bound check and the folder's decision share it.
+ * path's bound check and the folder's decision share it, and callers that arrive while
+ * it is under way wait for the same one.
  * @param now ms since epoch.
  * @throws driver errors of the measurement.
  */
 export async function recentBacklog(store: Pick<Store, 'db' | 'ingest'>, now = Date.now()): Promise<Backlog> {
   const { ingest } = store;
   if (ingest.measured === undefined || now - ingest.measured.at > BACKLOG_REUSE_MS) {
-    ingest.measured = { at: now, backlog: await measureBacklog(store) };
+    // The promise is kept, so the requests that find the measurement stale together
+    // share one aggregation; a failed one is not kept.
+    const backlog = measureBacklog(store);
+    const measured = { at: now, backlog };
+    ingest.measured = measured;
+    backlog.catch(() => {
+      if (ingest.measured === measured) ingest.measured = undefined;
+    });
   }
   return ingest.measured.backlog;
 }

@@ -158,8 +158,8 @@ export interface Store {
     maxTailSeconds: number;
     /** Readings per second the folder is expected to fold, for `Retry-After` (default 20,000). */
     foldRate: number;
-    /** The last backlog this process measured, and when (ms since epoch). */
-    measured?: { at: number; backlog: Backlog };
+    /** The last backlog this process measured (or is measuring), and when it began (ms since epoch). */
+    measured?: { at: number; backlog: Promise<Backlog> };
   };
 }
 

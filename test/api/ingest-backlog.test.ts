@@ -6,7 +6,7 @@
  * reports the lag.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingestLog } from '../../src/storage/ingest-log.ts';
+import { ingestLog, recentBacklog } from '../../src/storage/ingest-log.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 
@@ -105,5 +105,27 @@ describe('a bound in age', () => {
     expect(accepted.data).toEqual({ recordReadings: { applied: 5 } });
     const after = await (await t.app.fetch('http://yoga/metrics')).text();
     expect(after).toMatch(/^tsgraph_fold_lag_readings 5$/m);
+  });
+});
+
+describe('the measured backlog, shared', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('backlog_shared', { ingest: { maxTailReadings: 1000, maxTailSeconds: 0 } });
+  });
+  afterAll(async () => t.close());
+
+  it('gives requests that find it stale at the same moment one measurement, and measures again after 500 ms', async () => {
+    await post(t, { readings: readingsOf('bp_shared', 150), batchId: 'bp-shared-1' });
+    await pastBacklogReuse();
+    const [a, b, c] = await Promise.all([recentBacklog(t.store), recentBacklog(t.store), recentBacklog(t.store)]);
+    expect(a.readings).toBe(150);
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    await post(t, { readings: readingsOf('bp_shared', 20, 150), batchId: 'bp-shared-2' });
+    await pastBacklogReuse();
+    const again = await recentBacklog(t.store);
+    expect(again).not.toBe(a);
+    expect(again.readings).toBe(170);
   });
 });
