@@ -375,13 +375,45 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 }
 
 /**
+ * Dotted paths as a tree: `true` where a path ends (its whole value is kept), as an
+ * inclusion `$project` of those paths keeps a document.
+ */
+export type PathTree = { [key: string]: PathTree | true };
+
+/**
+ * Whether a value set at `path` would survive a projection to `within`, with the
+ * embedded documents on the way created as {@link setPath} would create them up to the
+ * first key the projection drops (so that an embedded document the projection keeps,
+ * emptied, exists either way). Without `within`, true.
+ */
+function kept(target: Record<string, unknown>, path: string, within: PathTree | undefined): boolean {
+  if (within === undefined) return true;
+  const keys = path.split('.');
+  let node = target;
+  let branch: PathTree | true = within;
+  for (const [i, key] of keys.entries()) {
+    if (branch === true) return true;
+    const next: PathTree | true | undefined = branch[key];
+    if (next === undefined) return false;
+    if (i === keys.length - 1) return true;
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+    branch = next;
+  }
+  return true;
+}
+
+/**
  * The whole document a write makes when its document does not exist yet (pure): what
  * `dayUpdate`'s upsert would store, with the same BSON types (doubles for statistics,
  * `{t: date, v: double}` pairs, integer bin counts), of layout version `version`. A rebuild
  * inserts these instead of upserting: one insert costs the same however many slots and
  * bins a document has, where an update's cost grows with its paths (see docs/performance.md).
+ * @param within when given, the slots, sketches and latest readings that a projection to
+ *   these paths would drop are left out (the rest is whole: the caller still projects),
+ *   so a reader's tail builds only what its pipeline reads (`storage/read.ts`).
  */
-export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): Record<string, unknown> {
+export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, within?: PathTree): Record<string, unknown> {
   const doc: Record<string, unknown> = {
     series: write.series,
     metric: write.metric,
@@ -397,20 +429,23 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION): 
   };
   const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
   for (const [path, { stats, first, last, sketch, inc }] of write.slots) {
-    setPath(doc, path, {
-      n: new Double(stats.n),
-      sum: new Double(stats.sum),
-      min: new Double(stats.min),
-      max: new Double(stats.max),
-      sq: new Double(stats.sq),
-      first: pair(first),
-      last: pair(last),
-      ...(inc === undefined ? {} : { inc: new Double(inc) }),
-    });
-    if (sketch !== null) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
+    if (kept(doc, path, within)) {
+      setPath(doc, path, {
+        n: new Double(stats.n),
+        sum: new Double(stats.sum),
+        min: new Double(stats.min),
+        max: new Double(stats.max),
+        sq: new Double(stats.sq),
+        first: pair(first),
+        last: pair(last),
+        ...(inc === undefined ? {} : { inc: new Double(inc) }),
+      });
+    }
+    if (sketch !== null && kept(doc, sketchPath(path), within)) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
   }
-  for (const [path, bins] of write.quarters) setPath(doc, sketchPath(path), Object.fromEntries(bins));
-  if (write.recent.length > 0) {
+  for (const [path, bins] of write.quarters)
+    if (kept(doc, sketchPath(path), within)) setPath(doc, sketchPath(path), Object.fromEntries(bins));
+  if (write.recent.length > 0 && (within === undefined || 'recent' in within)) {
     doc.recent = [...write.recent]
       .sort((a, b) => a.t - b.t)
       .slice(-write.recentKept)

@@ -6,7 +6,7 @@ import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { planReadings } from '../record/fold-plan.ts';
-import { dayDocument, mergeIntoRollup } from '../record/rollup-plan.ts';
+import { dayDocument, mergeIntoRollup, type PathTree } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
@@ -40,11 +40,15 @@ async function tailDocuments(
   readings: readonly Reading[],
   source: ReadSource,
   driver: { maxTimeMS?: number; signal?: AbortSignal },
+  tree: PathTree | null,
 ): Promise<Record<string, unknown>[]> {
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
   const plan = planReadings(readings, await planSettingsOf(store, metrics, driver));
   const writes = source.rollup ? mergeIntoRollup(plan.buckets, source.rollup) : plan.buckets;
-  return writes.map((write) => dayDocument(write));
+  return writes.map((write) => {
+    const doc = dayDocument(write, undefined, tree ?? undefined);
+    return tree === null ? doc : projectDocument(doc, tree);
+  });
 }
 
 /** The field paths a filter reads (its keys outside operators), e.g. `date`, `tagPairs`, `fields.delay.n`. */
@@ -59,11 +63,8 @@ function filterPaths(filter: unknown, into: Set<string>): Set<string> {
   return into;
 }
 
-/** Dotted paths as a tree: `true` where a path ends (its whole value is kept). */
-type PathTree = { [key: string]: PathTree | true };
-
 /** The tree of `paths`; a path inside another ends at the outer one. */
-function pathTree(paths: readonly string[]): PathTree {
+export function pathTree(paths: readonly string[]): PathTree {
   const root: PathTree = {};
   for (const path of paths) {
     let node = root;
@@ -92,7 +93,7 @@ function pathTree(paths: readonly string[]): PathTree {
  * read, done before the tail is sent, so a read ships the paths it needs and not whole
  * documents (sending them whole cost 1.87x in the write-path prototype).
  */
-function projectDocument(doc: Record<string, unknown>, tree: PathTree): Record<string, unknown> {
+export function projectDocument(doc: Record<string, unknown>, tree: PathTree): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(doc)) {
     const branch = tree[key];
@@ -299,10 +300,13 @@ async function runWithTail<T extends Document>(
   const rollup = Boolean(source.rollup);
   const match = leadingMatch(pipeline, selecting);
   const selected = readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
-  const whole = selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver));
+  const paths = tailPaths(pipeline.slice(0, selecting));
+  const tree = paths === null ? null : pathTree(paths);
+  const documents =
+    selected.length === 0 ? [] : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver, tree));
   const selectingRun = stagesRun(pipeline, selecting);
   const head = only === undefined ? [first, visibility, ...selectingRun.slice(1)] : [{ $match: only }, visibility, ...selectingRun];
-  if (whole.length === 0) {
+  if (documents.length === 0) {
     return limitedRead(options, (driver) =>
       store.db
         .collection(collection)
@@ -310,9 +314,6 @@ async function runWithTail<T extends Document>(
         .toArray(),
     );
   }
-  const paths = tailPaths(pipeline.slice(0, selecting));
-  const tree = paths === null ? null : pathTree(paths);
-  const documents = tree === null ? whole : whole.map((doc) => projectDocument(doc, tree));
   // The tail enters through `$unionWith` of the one fold-state document turned into the
   // tail's documents by `$literal`, so the pipeline itself runs on the collection and its
   // first `$match` keeps its index: a database aggregate of `$documents` and a
