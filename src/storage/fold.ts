@@ -8,6 +8,7 @@ import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSet
 import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { summarizeDays, type DaySummary } from '../model/day-summary.ts';
+import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
 import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
@@ -142,6 +143,64 @@ async function insertParts(
 }
 
 /**
+ * Readings a slice of a fold's parts holds (about), for {@link insertFoldParts}: a fold of
+ * 20,000 sparse readings (6,000 parts) goes in five or six slices, one of dense readings
+ * (a few hundred readings a part) in about as many.
+ */
+const PART_SLICE_READINGS = 4_000;
+
+/**
+ * Builds the parts of fold `seq` from its series-day `writes` (`foldDocuments`) and
+ * inserts them with {@link insertOnce}, in slices of about {@link PART_SLICE_READINGS}
+ * readings: each slice is built while the one before is being inserted, and sent as soon
+ * as it is built, so the database is not left idle while Node builds documents (building
+ * 6,000 parts took 0.7 s of a 10 s fold on the embedded server). The lease is renewed
+ * before each slice is built (`leaseLeft`), and the slice's insert is bounded by what is
+ * left of it (`maxTimeMS`). When fault point `fold:mid-parts` is armed (fault tests
+ * only): half of the parts, then the point, then the rest, one after another.
+ * @returns the parts built (all of them, for the fold's day summaries) and how many were
+ * inserted now (a retried fold finds some inserted already).
+ * @throws LeaseLost when another holder has the lease; driver errors.
+ */
+async function insertFoldParts(
+  store: Store,
+  holder: string,
+  writes: readonly DayWrite[],
+  seq: number,
+): Promise<{ docs: Record<string, unknown>[]; inserted: number }> {
+  const collection = store.buckets as unknown as Collection<Document>;
+  if (faultArmed('fold:mid-parts')) {
+    const docs = foldDocuments(writes, seq);
+    return { docs, inserted: await insertParts(store, holder, collection, docs, 'fold:mid-parts') };
+  }
+  const docs: Record<string, unknown>[] = [];
+  const inserts: Promise<number>[] = [];
+  let inserted = 0;
+  let start = 0;
+  while (start < writes.length) {
+    // Renewed while the slice before is being inserted; the insert gets what is left.
+    const left = await leaseLeft(store, holder);
+    const renewed = Date.now();
+    let end = start;
+    let readings = 0;
+    while (end < writes.length && (end === start || readings < PART_SLICE_READINGS)) readings += writes[end++]!.readings;
+    const slice = foldDocuments(writes.slice(start, end), seq);
+    docs.push(...slice);
+    // At most two slices in flight: the one the database inserts and the next, queued.
+    if (inserts.length >= 2) inserted += await inserts.shift()!;
+    const insert = insertOnce(collection, slice, Math.max(1, left - (Date.now() - renewed)));
+    // Awaited in turn; a failure must not count as unhandled meanwhile.
+    insert.catch(() => undefined);
+    inserts.push(insert);
+    start = end;
+    // Let the insert's commands go out before building the next slice.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (const insert of inserts) inserted += await insert;
+  return { docs, inserted };
+}
+
+/**
  * The day summaries of fold `seq` (`model/day-summary.ts`): per metric and day of its
  * parts `docs`, a `whole` summary when the metric's day has no document yet (the fold's
  * parts are then all it holds), else a `fold` summary of its parts. A day has documents
@@ -256,10 +315,10 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   let parts = 0;
   let rollupParts = 0;
-  const partDocuments = foldDocuments(plan.buckets, seq);
-  const summaries = await foldSummaries(store, partDocuments as unknown as DayDocument[], seq, state.summariesFrom ?? 1);
   try {
-    parts = await insertParts(store, holder, store.buckets as unknown as Collection<Document>, partDocuments, 'fold:mid-parts');
+    const built = await insertFoldParts(store, holder, plan.buckets, seq);
+    parts = built.inserted;
+    const summaries = await foldSummaries(store, built.docs as unknown as DayDocument[], seq, state.summariesFrom ?? 1);
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
     }

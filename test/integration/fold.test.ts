@@ -901,3 +901,30 @@ describe('stamping a fold of more entries than one update stamps', () => {
     expect(await totalsOf(t, 'stamp_chunks')).toEqual({ totals: expectedTotals(all), tail: { entries: 0, readings: 0 } });
   });
 });
+
+describe('a fold of more parts than one slice inserts', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('fold_slices');
+  });
+  afterAll(async () => t.close());
+
+  it('inserts every part of a fold built and sent in slices, and answers exactly', async () => {
+    // 9,000 readings over 150 hosts and two days: 300 series-days, in three slices of about 4,000 readings.
+    const sent: Sent[] = Array.from({ length: 9000 }, (_, k) => ({
+      host: `h${k % 150}`,
+      time: START + ((k * 7919) % (2 * 1440)) * MINUTE + (k % 60) * 1000,
+      value: (k % 41) - 20 + (k % 2) * 0.5,
+    }));
+    for (let i = 0; i < sent.length; i += 1000) await record(t, 'slices', sent.slice(i, i + 1000), `slices-${i}`);
+    const seriesDays = new Set(sent.map((r) => `${r.host}:${Math.floor(r.time / DAY)}`)).size;
+    expect(seriesDays).toBe(300);
+
+    const outcome = await foldOnce(t.store, t.store.holder);
+    expect(outcome.readings).toBe(sent.length);
+    expect(outcome.parts).toBe(seriesDays);
+    expect(await t.store.buckets.countDocuments({ metric: 'slices', f: outcome.fold! })).toBe(seriesDays);
+    expect(await totalsOf(t, 'slices')).toEqual({ totals: expectedTotals(sent), tail: { entries: 0, readings: 0 } });
+    expect((await bucketsOf(t, 'slices', 'HOUR')).buckets).toEqual(expectedBuckets(sent, HOUR));
+  });
+});
