@@ -85,6 +85,8 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * `compactGraceMs` has passed. Its log line carries the folds, readings,
  * parts and compactions of the run, at debug level (it runs every second). With
  * `delay`, a run folds only when {@link foldDue} says so (the compactions run anyway).
+ * Each fold at least half full sets `store.ingest.foldRate`, the rate a refused writer's
+ * `Retry-After` is computed with (`backlogWait`).
  * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
  * @param options.delay when to fold rather than wait (see {@link FoldDelay}); without it, at every run.
  * @param options.onFold told every fold that folded something, with its duration in seconds.
@@ -122,7 +124,11 @@ export function foldJob(
         const started = performance.now();
         const outcome = await foldOnce(store, store.holder, { maxReadings: options.maxReadings });
         if (outcome.fold === null) break;
-        options.onFold?.(outcome, (performance.now() - started) / 1000);
+        const seconds = (performance.now() - started) / 1000;
+        options.onFold?.(outcome, seconds);
+        // A fold at least half full tells the rate `Retry-After` is computed with; a
+        // smaller one is mostly its fixed round trips.
+        if (outcome.readings >= options.maxReadings / 2 && seconds > 0) store.ingest.foldRate = outcome.readings / seconds;
         run.folds += 1;
         run.readings += outcome.readings;
         run.parts += outcome.parts + outcome.rollupParts;

@@ -299,24 +299,46 @@ export async function recentBacklog(store: Pick<Store, 'db' | 'ingest'>, now = D
 }
 
 /**
+ * Seconds a refused writer should wait (at least 1), or 0 when `backlog` is within the
+ * bounds at `now` (ms since epoch): the time the folder needs, at `bounds.foldRate`
+ * readings per second, to fold what is past them. Past the readings bound, the excess
+ * readings. Past the age bound, the readings older than the bound, taken as
+ * `readings x excess age / age` (entries are folded oldest first, and arrivals are taken
+ * as even over the backlog's span): what has to be folded before the oldest entry left
+ * is young enough. Waiting for the excess age itself would be wrong: the oldest entry
+ * does not get younger with time, only folded, and a writer that waits that long finds
+ * the folder idle (the month's import waited 30 to 60 s with nothing left to fold).
+ * Pure.
+ */
+export function backlogWait(
+  backlog: Backlog,
+  now: number,
+  bounds: Pick<Store['ingest'], 'maxTailReadings' | 'maxTailSeconds' | 'foldRate'>,
+): number {
+  const excessReadings = bounds.maxTailReadings > 0 ? backlog.readings - bounds.maxTailReadings : 0;
+  const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
+  const excessAge = bounds.maxTailSeconds > 0 ? age - bounds.maxTailSeconds : 0;
+  if (excessReadings <= 0 && excessAge <= 0) return 0;
+  const olderThanBound = excessAge > 0 ? backlog.readings * Math.min(1, excessAge / age) : 0;
+  return Math.max(1, Math.ceil(Math.max(excessReadings, olderThanBound) / Math.max(1, bounds.foldRate)));
+}
+
+/**
  * Refuses a write while the unfolded log is past the store's bounds
  * (`Store.ingest`: `INGEST_MAX_TAIL_READINGS` readings, or an oldest entry older than
  * `INGEST_MAX_TAIL_SECONDS`). The backlog is measured at most every 500 ms per process
  * ({@link recentBacklog}), so a steady stream of writes costs one small aggregation a second
  * or two, not one per batch.
- * @throws BacklogError INGEST_BACKLOG with the seconds to wait: the excess readings at
- * `Store.ingest.foldRate` readings per second, or the excess age, at least 1.
+ * @throws BacklogError INGEST_BACKLOG with the seconds to wait ({@link backlogWait}).
  */
 export async function checkBacklog(store: Pick<Store, 'db' | 'ingest'>): Promise<void> {
   const { ingest } = store;
   if (ingest.maxTailReadings <= 0 && ingest.maxTailSeconds <= 0) return;
   const now = Date.now();
   const backlog = await recentBacklog(store, now);
-  const excessReadings = ingest.maxTailReadings > 0 ? backlog.readings - ingest.maxTailReadings : 0;
+  const wait = backlogWait(backlog, now, ingest);
+  if (wait === 0) return;
   const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
-  const excessAge = ingest.maxTailSeconds > 0 ? age - ingest.maxTailSeconds : 0;
-  if (excessReadings <= 0 && excessAge <= 0) return;
-  const wait = Math.max(1, Math.ceil(Math.max(excessReadings / Math.max(1, ingest.foldRate), excessAge)));
   throw new BacklogError(
     `The server is ${backlog.readings.toLocaleString('en-US')} readings behind in folding acknowledged writes (oldest ${Math.round(age)} s old; bounds ${ingest.maxTailReadings.toLocaleString('en-US')} readings, ${ingest.maxTailSeconds} s). Nothing was written: retry the batch after ${wait} s.`,
     wait,

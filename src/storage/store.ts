@@ -156,7 +156,11 @@ export interface Store {
     maxTailReadings: number;
     /** `INGEST_MAX_TAIL_SECONDS`. */
     maxTailSeconds: number;
-    /** Readings per second the folder is expected to fold, for `Retry-After` (default 20,000). */
+    /**
+     * Readings per second the folder folds, for `Retry-After` (`backlogWait`): 20,000 until
+     * this process folds, then the rate of its last fold of at least half
+     * `FOLD_MAX_READINGS` (`jobs/fold.ts`).
+     */
     foldRate: number;
     /** The last backlog this process measured (or is measuring), and when it began (ms since epoch). */
     measured?: { at: number; backlog: Promise<Backlog> };

@@ -796,4 +796,27 @@ describe('the fold job', () => {
     ]);
     await expectAnswers(t, metric, sent, 50);
   });
+
+  it('takes the rate a refused writer waits by from its folds at least half full', async () => {
+    const seen: { readings: number; seconds: number }[] = [];
+    const job = foldJob(t.store, {
+      intervalMs: 1_000,
+      maxReadings: 40,
+      compactAfterFolds: 100,
+      compactGraceMs: LONG_GRACE,
+      onFold: (outcome, seconds) => seen.push({ readings: outcome.readings, seconds }),
+    });
+    const signal = new AbortController().signal;
+    expect(t.store.ingest.foldRate).toBe(20_000);
+    // 30 readings: at least half of the 40 a fold takes, so the rate is that fold's.
+    await record(t, ['job_rate'], spread(30, 9_000), 'job-rate-1');
+    await job.run(signal);
+    expect(seen.map((fold) => fold.readings)).toEqual([30]);
+    expect(t.store.ingest.foldRate).toBe(30 / seen[0]!.seconds);
+    // 10 readings: a small fold, mostly its fixed round trips, leaves the rate as it was.
+    await record(t, ['job_rate'], spread(10, 9_100), 'job-rate-2');
+    await job.run(signal);
+    expect(seen.map((fold) => fold.readings)).toEqual([30, 10]);
+    expect(t.store.ingest.foldRate).toBe(30 / seen[0]!.seconds);
+  });
 });
