@@ -441,10 +441,14 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, w
         ...(inc === undefined ? {} : { inc: new Double(inc) }),
       });
     }
-    if (sketch !== null && kept(doc, sketchPath(path), within)) setPath(doc, sketchPath(path), Object.fromEntries(sketch));
+    if (sketch === null) continue;
+    const at = sketchPath(path);
+    if (kept(doc, at, within)) setPath(doc, at, Object.fromEntries(sketch));
   }
-  for (const [path, bins] of write.quarters)
-    if (kept(doc, sketchPath(path), within)) setPath(doc, sketchPath(path), Object.fromEntries(bins));
+  for (const [path, bins] of write.quarters) {
+    const at = sketchPath(path);
+    if (kept(doc, at, within)) setPath(doc, at, Object.fromEntries(bins));
+  }
   if (write.recent.length > 0 && (within === undefined || 'recent' in within)) {
     doc.recent = [...write.recent]
       .sort((a, b) => a.t - b.t)

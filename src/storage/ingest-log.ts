@@ -298,6 +298,9 @@ export async function recentBacklog(store: Pick<Store, 'db' | 'ingest'>, now = D
   return ingest.measured.backlog;
 }
 
+/** Age in seconds of the oldest unfolded entry of `backlog` at `now` (ms since epoch); 0 when there is none. */
+const backlogAge = (backlog: Backlog, now: number): number => (backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000);
+
 /**
  * Seconds a refused writer should wait (at least 1), or 0 when `backlog` is within the
  * bounds at `now` (ms since epoch): the time the folder needs, at `bounds.foldRate`
@@ -316,7 +319,7 @@ export function backlogWait(
   bounds: Pick<Store['ingest'], 'maxTailReadings' | 'maxTailSeconds' | 'foldRate'>,
 ): number {
   const excessReadings = bounds.maxTailReadings > 0 ? backlog.readings - bounds.maxTailReadings : 0;
-  const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
+  const age = backlogAge(backlog, now);
   const excessAge = bounds.maxTailSeconds > 0 ? age - bounds.maxTailSeconds : 0;
   if (excessReadings <= 0 && excessAge <= 0) return 0;
   const olderThanBound = excessAge > 0 ? backlog.readings * Math.min(1, excessAge / age) : 0;
@@ -338,7 +341,7 @@ export async function checkBacklog(store: Pick<Store, 'db' | 'ingest'>): Promise
   const backlog = await recentBacklog(store, now);
   const wait = backlogWait(backlog, now, ingest);
   if (wait === 0) return;
-  const age = backlog.oldest === null ? 0 : (now - backlog.oldest) / 1000;
+  const age = backlogAge(backlog, now);
   throw new BacklogError(
     `The server is ${backlog.readings.toLocaleString('en-US')} readings behind in folding acknowledged writes (oldest ${Math.round(age)} s old; bounds ${ingest.maxTailReadings.toLocaleString('en-US')} readings, ${ingest.maxTailSeconds} s). Nothing was written: retry the batch after ${wait} s.`,
     wait,
