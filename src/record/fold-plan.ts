@@ -8,7 +8,7 @@ import type { Horizons } from '../model/retention.ts';
 import { NO_HORIZONS } from '../model/retention.ts';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
-import { planWrites, type DayWrite, type WritePlan } from './plan.ts';
+import { ALL_LEVELS, planWrites, type DayWrite, type PlanLevels, type WritePlan } from './plan.ts';
 import { dayDocument } from './rollup-plan.ts';
 import type { Reading } from './validate.ts';
 
@@ -51,9 +51,14 @@ export interface PlanSettings {
   kindOf?: (metric: string) => MetricKind;
 }
 
-/** Plans readings per series-day document (see `planWrites`), cut to the retention horizons ({@link trimToHorizons}). */
-export function planReadings(readings: readonly Reading[], settings: PlanSettings): WritePlan {
-  const plan = planWrites(readings, settings.settingsOf, settings.kindOf);
+/**
+ * Plans readings per series-day document (see `planWrites`), cut to the retention
+ * horizons ({@link trimToHorizons}).
+ * @param levels the parts of the documents to plan: all for a fold, those a reader's
+ *   pipeline reads for its tail (`levelsWithin`, `record/rollup-plan.ts`).
+ */
+export function planReadings(readings: readonly Reading[], settings: PlanSettings, levels: Readonly<PlanLevels> = ALL_LEVELS): WritePlan {
+  const plan = planWrites(readings, settings.settingsOf, settings.kindOf, levels);
   plan.buckets = trimToHorizons(plan.buckets, settings.horizonsOf);
   return plan;
 }

@@ -86,6 +86,27 @@ export interface MetricWrite {
   last: number;
 }
 
+/**
+ * The parts of a series-day document a plan builds ({@link planWrites}): a fold builds
+ * them all ({@link ALL_LEVELS}); a reader's tail builds only those its pipeline reads
+ * (`levelsWithin` in `record/rollup-plan.ts`), so a day total over the tail does not
+ * plan the readings' hour and minute slots, sketches and latest readings. The day
+ * slots, the identity and the counts are always built.
+ */
+export interface PlanLevels {
+  /** Hour slots (`hours.H.fields.F`). */
+  hours: boolean;
+  /** Minute slots (`hours.H.minutes.M.F`); planned only with the hour slots. */
+  minutes: boolean;
+  /** Sketches (`q`), at every level the metric keeps them. */
+  sketches: boolean;
+  /** Latest readings (`recent`). */
+  recent: boolean;
+}
+
+/** Every part of a series-day document: what a fold plans. */
+export const ALL_LEVELS: Readonly<PlanLevels> = Object.freeze({ hours: true, minutes: true, sketches: true, recent: true });
+
 /** The writes of one validated batch, grouped by target document. */
 export interface WritePlan {
   buckets: DayWrite[];
@@ -212,10 +233,14 @@ function addCounterIncreases({ write, field, pairs }: CounterReadings): void {
     write.slots.get(SlotPath.day(field))!.inc! += delta;
     const hour = Math.floor((after.t - day) / HOUR_MS);
     if (Math.floor((before.t - day) / HOUR_MS) !== hour) continue;
-    write.slots.get(SlotPath.hour(hour, field))!.inc! += delta;
+    // Absent where the plan leaves the level out (see `PlanLevels`).
+    const hourSlot = write.slots.get(SlotPath.hour(hour, field));
+    if (hourSlot === undefined) continue;
+    hourSlot.inc! += delta;
     const minute = Math.floor((after.t % HOUR_MS) / MINUTE_MS);
     if (Math.floor((before.t % HOUR_MS) / MINUTE_MS) !== minute) continue;
-    write.slots.get(SlotPath.minute(hour, minute, field))!.inc! += delta;
+    const minuteSlot = write.slots.get(SlotPath.minute(hour, minute, field));
+    if (minuteSlot !== undefined) minuteSlot.inc! += delta;
   }
 }
 
@@ -235,11 +260,14 @@ const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
  * Pure: no I/O.
  * @param settingsOf the optional statistics of each metric (its registry entry's, or the default for a new metric).
  * @param kindOf what each metric measures (its registry entry's `kind`; gauge by default).
+ * @param levels the parts of the documents to plan (every part by default); a part left
+ *   out is absent from every write, as if no reading reached it.
  */
 export function planWrites(
   readings: readonly Reading[],
   settingsOf: (metric: string) => StatisticsSettings = () => DEFAULT_STATISTICS,
   kindOf: (metric: string) => MetricKind = () => 'gauge',
+  levels: Readonly<PlanLevels> = ALL_LEVELS,
 ): WritePlan {
   const buckets = new Map<string, DayWrite>();
   const series = new Map<string, SeriesWrite>();
@@ -261,14 +289,14 @@ export function planWrites(
   const counterReadings = new Map<string, CounterReadings>();
   const sketched = (metric: string, field: string): SketchedLevels => {
     const key = `${metric}\u0000${field}`;
-    let levels = sketchedLevels.get(key);
-    if (levels === undefined) {
+    let at = sketchedLevels.get(key);
+    if (at === undefined) {
       const settings = settingsOf(metric);
-      const keeps = (level: SlotLevel) => keepsSketch(settings, level, field);
-      levels = { day: keeps('day'), hour: keeps('hour'), quarter: keeps('quarter'), minute: keeps('minute') };
-      sketchedLevels.set(key, levels);
+      const keeps = (level: SlotLevel) => levels.sketches && keepsSketch(settings, level, field);
+      at = { day: keeps('day'), hour: keeps('hour'), quarter: keeps('quarter'), minute: keeps('minute') };
+      sketchedLevels.set(key, at);
     }
-    return levels;
+    return at;
   };
 
   for (const reading of readings) {
@@ -320,28 +348,28 @@ export function planWrites(
     for (const { name, value } of reading.fields) {
       write.fields.add(name);
       seriesWrite.fields.add(name);
-      values[name] = value;
+      if (levels.recent) values[name] = value;
       const pair = { t: reading.time, v: value };
-      const levels = sketched(reading.metric, name);
+      const sketchedAt = sketched(reading.metric, name);
       // The value's bin key, computed once; with quarter hours, the day and hour sketches are derived from them afterwards.
-      const key = levels.day || levels.hour || levels.quarter || levels.minute ? sketchKey(value) : null;
-      const counted = levels.quarter ? null : key;
-      const daySlot = addToSlot(write, SlotPath.day(name), pair, levels.day, counted, counter);
-      const hourSlot = addToSlot(write, SlotPath.hour(hour, name), pair, levels.hour, counted, counter);
-      addToSlot(write, SlotPath.minute(hour, minute, name), pair, levels.minute, key, counter);
+      const key = sketchedAt.day || sketchedAt.hour || sketchedAt.quarter || sketchedAt.minute ? sketchKey(value) : null;
+      const counted = sketchedAt.quarter ? null : key;
+      const daySlot = addToSlot(write, SlotPath.day(name), pair, sketchedAt.day, counted, counter);
+      const hourSlot = levels.hours ? addToSlot(write, SlotPath.hour(hour, name), pair, sketchedAt.hour, counted, counter) : null;
+      if (levels.hours && levels.minutes) addToSlot(write, SlotPath.minute(hour, minute, name), pair, sketchedAt.minute, key, counter);
       if (counter) {
         const counterKey = `${docKey}\u0000${name}`;
         const entry = counterReadings.get(counterKey);
         if (entry === undefined) counterReadings.set(counterKey, { write, field: name, pairs: [pair] });
         else entry.pairs.push(pair);
       }
-      if (levels.quarter) {
+      if (sketchedAt.quarter) {
         const { bins, created } = quarterSketch(write, quarterSketchPath(hour, quarter, name));
         addKeyToSketch(bins, key!);
-        if (created) merges.push({ bins, hour: hourSlot.sketch, day: daySlot.sketch });
+        if (created) merges.push({ bins, hour: hourSlot?.sketch ?? null, day: daySlot.sketch });
       }
     }
-    if (write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
+    if (levels.recent && write.recentKept > 0) write.recent.push({ t: reading.time, f: values });
   }
   // A field sketched per quarter hour is counted there only: its hour and day sketches
   // are the merge of its quarter hours' (DDSketch merges exactly), one sketch update per

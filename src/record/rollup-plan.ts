@@ -6,7 +6,7 @@ import { mergeSketch } from '../model/sketch.ts';
 import { chainIncrease, type CounterPiece } from '../model/counter.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
 import { seriesId, seriesKey, sortTags, tagList, tagMap, tagPair, type TagMap } from '../model/series.ts';
-import type { DayWrite, SlotWrite, WritePlan } from './plan.ts';
+import { ALL_LEVELS, type DayWrite, type PlanLevels, type SlotWrite, type WritePlan } from './plan.ts';
 
 /** The tags of `tags` whose keys a rollup keeps (the others are merged away). */
 export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
@@ -379,6 +379,24 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
  * inclusion `$project` of those paths keeps a document.
  */
 export type PathTree = { [key: string]: PathTree | true };
+
+/**
+ * The parts of a series-day document (`PlanLevels`) whose values a projection to
+ * `within` may keep, for planning a reader's tail (`storage/read.ts`): hour slots when
+ * it reaches `hours`, minute slots when it reaches an hour's `minutes` (or a whole hour),
+ * latest readings when it reaches `recent`. Any path under `q` (a percentile's sketches)
+ * plans every part: the day and hour sketches are merged from the quarter hours', and a
+ * sketch's path creates `q` even where the projection then drops it. What is left out
+ * is what {@link dayDocument} with the same `within` would drop without creating an
+ * embedded document on its way, so the projected documents are the same either way.
+ * Without `within` (the whole document), every part.
+ */
+export function levelsWithin(within: PathTree | null | undefined): Readonly<PlanLevels> {
+  if (within === null || within === undefined || 'q' in within) return ALL_LEVELS;
+  const hours = within.hours;
+  const minutes = hours === true || (hours !== undefined && Object.values(hours).some((hour) => hour === true || 'minutes' in hour));
+  return { hours: hours !== undefined, minutes, sketches: false, recent: 'recent' in within };
+}
 
 /**
  * Whether a value set at `path` would survive a projection to `within`, with the

@@ -6,7 +6,7 @@ import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { planReadings } from '../record/fold-plan.ts';
-import { dayDocument, mergeIntoRollup, type PathTree } from '../record/rollup-plan.ts';
+import { dayDocument, levelsWithin, mergeIntoRollup, type PathTree } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
@@ -43,7 +43,7 @@ async function tailDocuments(
   tree: PathTree | null,
 ): Promise<Record<string, unknown>[]> {
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
-  const plan = planReadings(readings, await planSettingsOf(store, metrics, driver));
+  const plan = planReadings(readings, await planSettingsOf(store, metrics, driver), levelsWithin(tree));
   const writes = source.rollup ? mergeIntoRollup(plan.buckets, source.rollup) : plan.buckets;
   return writes.map((write) => {
     const doc = dayDocument(write, undefined, tree ?? undefined);
@@ -147,45 +147,83 @@ function holds(value: unknown, wanted: unknown): boolean {
  * @returns false only when `doc` fails a condition of the forms above.
  */
 export function mayMatch(doc: Record<string, unknown>, filter: Document): boolean {
+  return checksOf(filter).every((check) => check.holds(doc[check.key]));
+}
+
+/** A condition of a filter that {@link mayMatch} checks: the top-level field it reads and whether a value meets it. */
+interface Check {
+  key: string;
+  holds: (value: unknown) => boolean;
+}
+
+/**
+ * The conditions of `filter` that {@link mayMatch} checks, compiled once for every
+ * document or reading it is applied to: equality to a string, number or date, `$in` of
+ * such values, `$gte` and `$lt` of a date or number, on fields without a dot.
+ */
+function checksOf(filter: Document): Check[] {
+  const checks: Check[] = [];
   for (const [key, condition] of Object.entries(filter)) {
     if (key.startsWith('$') || key.includes('.')) continue;
-    const value = doc[key];
     const isOperators = condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof Date);
     if (!isOperators) {
       if (typeof condition === 'string' || typeof condition === 'number' || condition instanceof Date) {
-        if (!holds(value, condition)) return false;
+        checks.push({ key, holds: (value) => holds(value, condition) });
       }
       continue;
     }
     for (const [operator, operand] of Object.entries(condition as Record<string, unknown>)) {
       if (operator === '$in' && Array.isArray(operand)) {
-        if (!operand.some((wanted) => holds(value, wanted))) return false;
+        // NaN equals nothing, as in `holds`; a set keeps a long `$in` of tag pairs cheap.
+        const wanted = new Set(operand.map(comparable).filter((target) => !Number.isNaN(target)));
+        const has = (element: unknown) => wanted.has(comparable(element));
+        checks.push({ key, holds: (value) => (Array.isArray(value) ? value.some(has) : has(value)) });
       } else if ((operator === '$gte' || operator === '$lt') && (operand instanceof Date || typeof operand === 'number')) {
         const bound = comparable(operand) as number;
-        const at = comparable(value);
-        if (typeof at !== 'number') continue;
-        if (operator === '$gte' ? at < bound : at >= bound) return false;
+        const gte = operator === '$gte';
+        checks.push({
+          key,
+          holds: (value) => {
+            const at = comparable(value);
+            if (typeof at !== 'number') return true;
+            return gte ? at >= bound : at < bound;
+          },
+        });
       }
     }
   }
-  return true;
+  return checks;
 }
 
 /**
- * The keys of the document `reading` goes into that `filter` (a pipeline's first
- * `$match`) names, of its metric, series id, tag pairs and UTC day (ms since epoch); the
- * others are left out (so a whole-metric read builds no tag pairs). For a rollup the
- * series id is left out (a rollup document's `series` is its group's id) and its tag
- * pairs are a subset of the reading's, so a rollup document that {@link mayMatch} keeps
- * has all its readings kept too.
+ * A filter on readings that keeps those whose documents {@link mayMatch} keeps for
+ * `filter` (a pipeline's leading `$match`), compiled once: of a reading it reads only
+ * the keys of its document that such a filter names, its metric, series id, tag pairs
+ * and UTC day (ms since epoch), so a whole-metric read builds no tag pairs. For a
+ * rollup the series id is left out (a rollup document's `series` is its group's id) and
+ * its tag pairs are a subset of the reading's, so a rollup document that
+ * {@link mayMatch} keeps has all its readings kept too.
  */
-function readingKeys(reading: Reading, rollup: boolean, filter: Document): Record<string, unknown> {
-  const keys: Record<string, unknown> = {};
-  if ('metric' in filter) keys.metric = reading.metric;
-  if ('series' in filter && !rollup) keys.series = reading.seriesId;
-  if ('tagPairs' in filter) keys.tagPairs = reading.tags.map((tag) => tagPair(tag.key, tag.value));
-  if ('date' in filter) keys.date = floorTo(reading.time, DAY_MS);
-  return keys;
+function readingFilter(filter: Document, rollup: boolean): (reading: Reading) => boolean {
+  const checks = checksOf(filter);
+  const keyOf = (reading: Reading, key: string): unknown => {
+    switch (key) {
+      case 'metric':
+        return reading.metric;
+      case 'series':
+        return rollup ? undefined : reading.seriesId;
+      case 'tagPairs':
+        return reading.tags.map((tag) => tagPair(tag.key, tag.value));
+      case 'date':
+        return floorTo(reading.time, DAY_MS);
+      default:
+        return undefined;
+    }
+  };
+  return (reading) => {
+    for (const check of checks) if (!check.holds(keyOf(reading, check.key))) return false;
+    return true;
+  };
 }
 
 /**
@@ -299,7 +337,7 @@ async function runWithTail<T extends Document>(
   // and sent (each condition of theirs must hold, so all of them together filter).
   const rollup = Boolean(source.rollup);
   const match = leadingMatch(pipeline, selecting);
-  const selected = readings.filter((reading) => mayMatch(readingKeys(reading, rollup, match), match));
+  const selected = readings.filter(readingFilter(match, rollup));
   const paths = tailPaths(pipeline.slice(0, selecting));
   const tree = paths === null ? null : pathTree(paths);
   const documents =

@@ -1,13 +1,14 @@
 /**
- * A reader's tail documents are built only as far as its pipeline reads them
- * (`dayDocument` with `within`, src/record/rollup-plan.ts): once projected to the
+ * A reader's tail documents are built only as far as its pipeline reads them: planned
+ * with only the levels the paths reach (`levelsWithin`, src/record/rollup-plan.ts) and
+ * built without what the paths drop (`dayDocument` with `within`). Once projected to the
  * pipeline's paths (`projectDocument`, src/storage/read.ts), such a document must equal
- * the whole document projected to the same paths, key order included, for any readings
- * and any paths, present in the document or not.
+ * the whole document of the whole plan projected to the same paths, key order included,
+ * for any readings of a gauge or a counter and any paths, present in the document or not.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dayDocument } from '../../src/record/rollup-plan.ts';
+import { dayDocument, levelsWithin } from '../../src/record/rollup-plan.ts';
 import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { pathTree, projectDocument } from '../../src/storage/read.ts';
@@ -50,14 +51,14 @@ describe('a tail document built within the paths a pipeline reads', () => {
       fc.property(
         fc.array(readingArb, { minLength: 1, maxLength: 60 }),
         fc.array(fc.nat(), { maxLength: 12 }),
-        fc.constantFrom('hours.99.fields.v', 'fields.zz', 'q.hours.3.quarters', 'nothing', 'recent'),
-        (readings, picks, absent) => {
-          const plan = planWrites(
-            validateReadings(
-              readings.map(([host, offset, v, w]) => input(host, offset, v, w)),
-              { maxBatchSize: 1000, receivedAt: 0 },
-            ),
+        fc.constantFrom('hours.99.fields.v', 'hours.2.minutes', 'fields.zz', 'q.hours.3.quarters', 'nothing', 'recent'),
+        fc.constantFrom('gauge' as const, 'counter' as const),
+        (readings, picks, absent, kind) => {
+          const valid = validateReadings(
+            readings.map(([host, offset, v, w]) => input(host, offset, v, w)),
+            { maxBatchSize: 1000, receivedAt: 0 },
           );
+          const plan = planWrites(valid, undefined, () => kind);
           for (const write of plan.buckets) {
             const whole = dayDocument(write);
             const candidates = pathsOf(whole);
@@ -67,11 +68,40 @@ describe('a tail document built within the paths a pipeline reads', () => {
             const built = projectDocument(dayDocument(write, undefined, tree), tree);
             expect(built).toEqual(expected);
             expect(asJson(built)).toBe(asJson(expected));
+            // Planned with only the levels the paths reach, the same once projected.
+            const within = planWrites(valid, undefined, () => kind, levelsWithin(tree)).buckets.find(
+              (other) => other.series === write.series && other.date.getTime() === write.date.getTime(),
+            )!;
+            const planned = projectDocument(dayDocument(within, undefined, tree), tree);
+            expect(asJson(planned)).toBe(asJson(expected));
           }
         },
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('plans only the levels the paths reach', () => {
+    expect(levelsWithin(null)).toEqual({ hours: true, minutes: true, sketches: true, recent: true });
+    expect(levelsWithin(pathTree(['metric', 'fields.v.n']))).toEqual({ hours: false, minutes: false, sketches: false, recent: false });
+    expect(levelsWithin(pathTree(['hours.3.fields.v', 'recent']))).toEqual({ hours: true, minutes: false, sketches: false, recent: true });
+    expect(levelsWithin(pathTree(['hours.3.minutes.4.v']))).toEqual({ hours: true, minutes: true, sketches: false, recent: false });
+    expect(levelsWithin(pathTree(['hours.3']))).toEqual({ hours: true, minutes: true, sketches: false, recent: false });
+    expect(levelsWithin(pathTree(['fields.v', 'q.fields.v']))).toEqual({ hours: true, minutes: true, sketches: true, recent: true });
+    const plan = planWrites(
+      validateReadings([input(0, 3_600_000, 5, 1), input(0, 3_660_000, 7, null), input(0, 7_260_000, 10, null)], {
+        maxBatchSize: 10,
+        receivedAt: 0,
+      }),
+      undefined,
+      () => 'counter',
+      levelsWithin(pathTree(['fields.v'])),
+    );
+    expect([...plan.buckets[0]!.slots.keys()]).toEqual(['fields.v', 'fields.w']);
+    // The counter's increase over the day: 7 - 5 within hour 1, then 10 - 7 across hours 1 and 2.
+    expect(plan.buckets[0]!.slots.get('fields.v')).toMatchObject({ stats: { n: 3, sum: 22 }, sketch: null, inc: 5 });
+    expect(plan.buckets[0]!.quarters.size).toBe(0);
+    expect(plan.buckets[0]!.recent).toEqual([]);
   });
 
   it('leaves out what the paths do not reach: minute slots and sketches for a day total', () => {
