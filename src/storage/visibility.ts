@@ -297,6 +297,8 @@ export interface Tail {
  * found once when both return it.
  * @param limit at most this many entries (each read stops early); all when absent.
  * @param driver.maxTimeMS time limit of the reads (see `query-options.ts`).
+ * @param onRange told the entries each read found (but those of `stamping`), as soon as
+ *   it has them, before the next read: {@link readTail} fetches their readings meanwhile.
  * @throws driver errors.
  */
 export async function unfoldedEntries(
@@ -305,6 +307,7 @@ export async function unfoldedEntries(
   view: Pick<ReadView, 'visible' | 'stamping'>,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
   limit?: number,
+  onRange?: (entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]) => void,
 ): Promise<Pick<LogEntryDocument, '_id' | 'receivedAt'>[]> {
   const folded = unstampedFolded(view);
   const found: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [];
@@ -314,7 +317,9 @@ export async function unfoldedEntries(
       .sort({ receivedAt: 1 });
     // Enough to keep `limit` once the entries left out are dropped.
     if (limit !== undefined) cursor.limit(folded.size + limit);
-    found.push(...(await cursor.toArray()));
+    const range = await cursor.toArray();
+    onRange?.(range.filter((entry) => !folded.has(entryKey(entry._id))));
+    found.push(...range);
   }
   const seen = new Set<string>();
   const entries = found.filter((entry) => {
@@ -332,8 +337,13 @@ export async function unfoldedEntries(
  * for the entries of a visible fold not stamped yet ({@link unstampedFolded}), and those
  * stamped above V. An entry stamped by a fold after the reader read its view has a
  * number above V, so it stays in the tail for that reader, whose documents of that fold
- * are invisible.
+ * are invisible. The readings of entries this process has not decoded yet are fetched
+ * while the next range of entries is read (`onRange` of {@link unfoldedEntries}), so a
+ * read under steady ingest waits for three reads of the log, not four; the readings of
+ * the entries it reads are held for the read itself, so a tail of more entries than the
+ * process's cache keeps loses none.
  * @param driver.maxTimeMS time limit of the read (see `query-options.ts`).
+ * @throws driver errors.
  */
 export async function readTail(
   store: Pick<Store, 'db'>,
@@ -341,23 +351,41 @@ export async function readTail(
   view: Pick<ReadView, 'visible' | 'stamping'>,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
-  const ids = await unfoldedEntries(store, metric, view, driver);
-  if (ids.length === 0) return { entries: 0, readings: [] };
   // An id names an entry only within one database and one retention period (a batch id
   // may be used again once its entry expired), so the cache key holds both.
   const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) =>
     `${store.db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
-  const missing = ids.filter((entry) => !decoded.has(key(entry))).map((entry) => entry._id);
-  if (missing.length > 0) {
-    for (const entry of await ingestLog(store)
-      .find({ _id: { $in: missing } }, driver)
-      .toArray()) {
-      decoded.set(key(entry), entryReadings(entry));
+  const held = new Map<string, Reading[]>();
+  const fetches: Promise<void>[] = [];
+  const fetchMissing = (entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]) => {
+    const missing: LogEntryDocument['_id'][] = [];
+    for (const entry of entries) {
+      const at = key(entry);
+      if (held.has(at)) continue;
+      const cached = decoded.get(at);
+      if (cached !== undefined) held.set(at, cached);
+      else missing.push(entry._id);
     }
-  }
+    if (missing.length === 0) return;
+    const fetch = ingestLog(store)
+      .find({ _id: { $in: missing } }, driver)
+      .toArray()
+      .then((found) => {
+        for (const entry of found) {
+          const readings = entryReadings(entry);
+          held.set(key(entry), readings);
+          decoded.set(key(entry), readings);
+        }
+      });
+    // Awaited below, after the ranges; a failure must not count as unhandled meanwhile.
+    fetch.catch(() => undefined);
+    fetches.push(fetch);
+  };
+  const ids = await unfoldedEntries(store, metric, view, driver, undefined, fetchMissing);
+  await Promise.all(fetches);
   const readings: Reading[] = [];
   for (const entry of ids) {
-    for (const reading of decoded.get(key(entry)) ?? []) if (metric === null || reading.metric === metric) readings.push(reading);
+    for (const reading of held.get(key(entry)) ?? []) if (metric === null || reading.metric === metric) readings.push(reading);
   }
   return { entries: ids.length, readings };
 }

@@ -1,0 +1,76 @@
+/**
+ * A reader's tail (`readTail`, src/storage/visibility.ts) holds every reading of the
+ * log entries no visible fold holds, however many entries that is: more entries than
+ * the process keeps decoded between requests (2,000) answer every reading, and entries
+ * a fold stamped after the reader took its view, read by the second range and fetched
+ * then, are in it too. Totals are checked against a plain loop over the readings sent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
+import { foldAll } from '../../src/storage/fold.ts';
+import { appendEntry } from '../../src/storage/ingest-log.ts';
+import { readTail, readView } from '../../src/storage/visibility.ts';
+import { openTestApp, type TestApp } from '../helpers/app.ts';
+
+const START = Date.parse('2026-05-01T00:00:00Z');
+/** More single-reading entries than the decoded-entry cache keeps. */
+const ENTRIES = 2_100;
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await openTestApp('tail-read', { journal: false });
+});
+afterAll(async () => t?.close());
+
+const readingOf = (metric: string, i: number): ReadingInput => ({
+  metric,
+  tags: [{ key: 'host', value: `h${i % 7}` }],
+  time: new Date(START + i * 60_000),
+  fields: [{ name: 'v', value: (i * 7) % 13 }],
+});
+
+/** Appends `count` log entries of one reading each, 50 at a time, as `recordBatch` would. */
+async function appendSingles(metric: string, count: number): Promise<void> {
+  for (let first = 0; first < count; first += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, count - first) }, (_, k) => {
+        const receivedAt = Date.now();
+        return appendEntry(t.store, validateReadings([readingOf(metric, first + k)], { maxBatchSize: 1, receivedAt }), { receivedAt });
+      }),
+    );
+  }
+}
+
+/** Count and sum of `v` over the readings 0..count-1 of {@link readingOf}: a plain loop. */
+function expected(count: number): { count: number; sum: number } {
+  let sum = 0;
+  for (let i = 0; i < count; i += 1) sum += (i * 7) % 13;
+  return { count, sum };
+}
+
+describe('the tail a reader reads', () => {
+  it('holds every reading of more entries than the process keeps decoded', async () => {
+    await appendSingles('tail_many', ENTRIES);
+    const tail = await readTail(t.store, 'tail_many', await readView(t.store));
+    expect(tail.entries).toBe(ENTRIES);
+    const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
+    expect({ count: tail.readings.length, sum }).toEqual(expected(ENTRIES));
+    const answer = await t.graphql<{ aggregate: { count: number; sum: number }[] }>(
+      `query { aggregate(metric: "tail_many", field: "v", from: "2026-05-01T00:00:00Z", to: "2026-05-03T00:00:00Z") { count sum } }`,
+    );
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data?.aggregate).toEqual([expected(ENTRIES)]);
+  });
+
+  it('holds the entries a fold stamped after the view was taken, never read before', async () => {
+    await appendSingles('tail_stamped', 120);
+    const view = await readView(t.store);
+    expect(await foldAll(t.store, t.store.holder)).toBeGreaterThanOrEqual(120);
+    // Stamped with a fold number above the view's: in the tail of a reader of that view.
+    const tail = await readTail(t.store, 'tail_stamped', view);
+    const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
+    expect({ count: tail.readings.length, sum }).toEqual(expected(120));
+    // And in no tail of a reader of the view after the fold.
+    expect((await readTail(t.store, 'tail_stamped', await readView(t.store))).readings).toEqual([]);
+  });
+});
