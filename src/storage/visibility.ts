@@ -277,8 +277,20 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
   [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
 
+/**
+ * Readings the decoded-entry cache keeps: more than the default bound of the unfolded log
+ * (`INGEST_MAX_TAIL_READINGS`, 200,000), so reads of a whole tail at the bound decode
+ * each entry once. A decoded reading of two tags and two fields takes about 450 B of
+ * heap, so the cache stays near 110 MB whatever the size of the entries (bounded by
+ * entries, 2,000 of them, it could have held 2,000,000 readings of batches of 1,000).
+ */
+const DECODED_READINGS = 250_000;
+
 /** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */
-const decoded = new LRUCache<string, Reading[]>({ max: 2_000 });
+const decoded = new LRUCache<string, Reading[]>({
+  maxSize: DECODED_READINGS,
+  sizeCalculation: (readings) => Math.max(1, readings.length),
+});
 
 /** The unfolded readings a reader must add to the documents it reads. */
 export interface Tail {

@@ -1,9 +1,11 @@
 /**
  * A reader's tail (`readTail`, src/storage/visibility.ts) holds every reading of the
- * log entries no visible fold holds, however many entries that is: more entries than
- * the process keeps decoded between requests (2,000) answer every reading, and entries
- * a fold stamped after the reader took its view, read by the second range and fetched
- * then, are in it too. Totals are checked against a plain loop over the readings sent.
+ * log entries no visible fold holds, however many entries and readings that is: 2,100
+ * single-reading entries (more than the 2,000 entries the cache once kept), and three
+ * entries of 90,000 readings (more readings than the process keeps decoded between
+ * requests, 250,000), answer every reading; and entries a fold stamped after the reader
+ * took its view, read by the second range and fetched then, are in it too. Totals are
+ * checked against a plain loop over the readings sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
@@ -13,8 +15,10 @@ import { readTail, readView } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const START = Date.parse('2026-05-01T00:00:00Z');
-/** More single-reading entries than the decoded-entry cache keeps. */
+/** More single-reading entries than the decoded-entry cache once kept (2,000 entries). */
 const ENTRIES = 2_100;
+/** Readings of each of three entries: together more than the decoded-entry cache keeps (250,000). */
+const LARGE = 90_000;
 
 let t: TestApp;
 beforeAll(async () => {
@@ -49,7 +53,19 @@ function expected(count: number): { count: number; sum: number } {
 }
 
 describe('the tail a reader reads', () => {
-  it('holds every reading of more entries than the process keeps decoded', async () => {
+  it('holds the entries a fold stamped after the view was taken, never read before (folded first, alone)', async () => {
+    await appendSingles('tail_stamped', 120);
+    const view = await readView(t.store);
+    expect(await foldAll(t.store, t.store.holder)).toBeGreaterThanOrEqual(120);
+    // Stamped with a fold number above the view's: in the tail of a reader of that view.
+    const tail = await readTail(t.store, 'tail_stamped', view);
+    const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
+    expect({ count: tail.readings.length, sum }).toEqual(expected(120));
+    // And in no tail of a reader of the view after the fold.
+    expect((await readTail(t.store, 'tail_stamped', await readView(t.store))).readings).toEqual([]);
+  });
+
+  it('holds every reading of more entries than the cache once kept', async () => {
     await appendSingles('tail_many', ENTRIES);
     const tail = await readTail(t.store, 'tail_many', await readView(t.store));
     expect(tail.entries).toBe(ENTRIES);
@@ -62,15 +78,16 @@ describe('the tail a reader reads', () => {
     expect(answer.data?.aggregate).toEqual([expected(ENTRIES)]);
   });
 
-  it('holds the entries a fold stamped after the view was taken, never read before', async () => {
-    await appendSingles('tail_stamped', 120);
-    const view = await readView(t.store);
-    expect(await foldAll(t.store, t.store.holder)).toBeGreaterThanOrEqual(120);
-    // Stamped with a fold number above the view's: in the tail of a reader of that view.
-    const tail = await readTail(t.store, 'tail_stamped', view);
+  it('holds every reading of entries holding more readings than the process keeps decoded', async () => {
+    for (let entry = 0; entry < 3; entry += 1) {
+      const receivedAt = Date.now();
+      const inputs = Array.from({ length: LARGE }, (_, k) => readingOf('tail_large', entry * LARGE + k));
+      await appendEntry(t.store, validateReadings(inputs, { maxBatchSize: LARGE, receivedAt }), { receivedAt });
+    }
+    const tail = await readTail(t.store, 'tail_large', await readView(t.store));
+    expect(tail.entries).toBe(3);
     const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
-    expect({ count: tail.readings.length, sum }).toEqual(expected(120));
-    // And in no tail of a reader of the view after the fold.
-    expect((await readTail(t.store, 'tail_stamped', await readView(t.store))).readings).toEqual([]);
+    expect({ count: tail.readings.length, sum }).toEqual(expected(3 * LARGE));
   });
+
 });
