@@ -89,5 +89,4 @@ describe('the tail a reader reads', () => {
     const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
     expect({ count: tail.readings.length, sum }).toEqual(expected(3 * LARGE));
   });
-
 });
