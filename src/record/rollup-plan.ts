@@ -387,8 +387,9 @@ export type PathTree = { [key: string]: PathTree | true };
  * latest readings when it reaches `recent`. Any path under `q` (a percentile's sketches)
  * plans every part: the day and hour sketches are merged from the quarter hours', and a
  * sketch's path creates `q` even where the projection then drops it. What is left out
- * is what {@link dayDocument} with the same `within` would drop without creating an
- * embedded document on its way, so the projected documents are the same either way.
+ * is what {@link dayDocument} with the same `within` would drop; the embedded documents
+ * a left-out minute slot would create on its way (`hours.H`) are created by its hour
+ * slot, always planned with it, so the projected documents are the same either way.
  * Without `within` (the whole document), every part.
  */
 export function levelsWithin(within: PathTree | null | undefined): Readonly<PlanLevels> {

@@ -142,7 +142,7 @@ function holds(value: unknown, wanted: unknown): boolean {
  * much: the pipeline's own `$match` runs on what it keeps. The tail's documents of a
  * whole metric are cut down this way before they are sent, so a query of one series
  * does not plan, ship and unwind the documents of every series the tail holds.
- * @param doc a document, or the keys of the document a reading goes into.
+ * @param doc a document (readings are filtered by `readingFilter`, compiled the same way).
  * @param filter a `$match` filter, with dates as `Date` or ms since epoch.
  * @returns false only when `doc` fails a condition of the forms above.
  */
@@ -186,7 +186,8 @@ function checksOf(filter: Document): Check[] {
           holds: (value) => {
             const at = comparable(value);
             if (typeof at !== 'number') return true;
-            return gte ? at >= bound : at < bound;
+            // A NaN value or bound fails neither comparison, so it keeps the document, as before.
+            return gte ? !(at < bound) : !(at >= bound);
           },
         });
       }

@@ -351,7 +351,7 @@ export async function unfoldedEntries(
  * number above V, so it stays in the tail for that reader, whose documents of that fold
  * are invisible. The readings of entries this process has not decoded yet are fetched
  * while the next range of entries is read (`onRange` of {@link unfoldedEntries}), so a
- * read under steady ingest waits for three reads of the log, not four; the readings of
+ * read under steady ingest waits for two reads of the log, not three; the readings of
  * the entries it reads are held for the read itself, so a tail of more entries than the
  * process's cache keeps loses none.
  * @param driver.maxTimeMS time limit of the read (see `query-options.ts`).
