@@ -368,15 +368,20 @@ export async function readTail(
   const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) =>
     `${store.db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
   const held = new Map<string, Reading[]>();
+  // Entries being fetched: one stamped between the two ranges is found by both, and fetched once.
+  const requested = new Set<string>();
   const fetches: Promise<void>[] = [];
   const fetchMissing = (entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]) => {
     const missing: LogEntryDocument['_id'][] = [];
     for (const entry of entries) {
       const at = key(entry);
-      if (held.has(at)) continue;
+      if (held.has(at) || requested.has(at)) continue;
       const cached = decoded.get(at);
       if (cached !== undefined) held.set(at, cached);
-      else missing.push(entry._id);
+      else {
+        requested.add(at);
+        missing.push(entry._id);
+      }
     }
     if (missing.length === 0) return;
     const fetch = ingestLog(store)
