@@ -8,14 +8,6 @@ import { recentBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 
-/**
- * Compactions of a day per whole-day compaction: the others merge only the parts since
- * the day's last compaction, so a day written all day long is not rewritten whole every
- * few folds (measured: whole-day compactions every eighth fold took the embedded server
- * over as the day grew; docs/ingest-design.md, "Measured: the built path").
- */
-export const COMPACT_FULL_EVERY = 4;
-
 /** Totals of the folds this process ran, for `/metrics`. */
 export interface FoldTotals {
   folds: number;
@@ -80,7 +72,7 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * until INGEST_BACKLOG): each run folds what is in the log, again at once while the
  * folds come out at least half full (a backlog), until another instance holds the lease
  * or the scheduler stops, then compacts the days due (`compactOnce`: days
- * that `compactAfterFolds` folds wrote to, in tiers of {@link COMPACT_FULL_EVERY}) and deletes the parts earlier compactions
+ * that `compactAfterFolds` folds wrote to, in tiers: `tieredFrom`) and deletes the parts earlier compactions
  * replaced once no read pins a view from before them (`storage/read-pins.ts`), or
  * `compactGraceMs` has passed. Its log line carries the folds, readings,
  * parts and compactions of the run, at debug level (it runs every second). With
@@ -141,7 +133,7 @@ export function foldJob(
         const compacted = await compactOnce(store, store.holder, {
           afterFolds: options.compactAfterFolds,
           graceMs: options.compactGraceMs,
-          fullEvery: COMPACT_FULL_EVERY,
+          tiered: true,
           pinned: true,
         });
         run.deleted += compacted.deleted;

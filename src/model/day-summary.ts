@@ -128,6 +128,71 @@ export function summarizeDays(
 }
 
 /**
+ * One `whole` summary numbered `c` that adds up `chosen` (pure): the summaries of one
+ * metric's day that {@link summariesOfDay} chose (a `whole` one and the `fold` ones
+ * after it), so that it equals what {@link summarizeDays} gives for the union of the
+ * documents they add up. A tag key kept by every summary, or absent from a summary
+ * because none of its series carries it (then its series are in that key's group
+ * without a value), is kept; one any summary omitted, or with more than
+ * {@link SUMMARY_MAX_VALUES} values once merged, is omitted. What a compaction that
+ * merges only a day's recent parts writes, so that a day's summaries stay a few
+ * however seldom it is merged whole (docs/ingest-design.md, "Compaction").
+ * @throws Error when `chosen` is empty or mixes metrics or days (a caller's mistake).
+ */
+export function mergeSummaries(chosen: readonly DaySummary[], c: number): DaySummary {
+  const first = chosen[0];
+  if (first === undefined || chosen.some((summary) => summary.metric !== first.metric || summary.date.getTime() !== first.date.getTime())) {
+    throw new Error('mergeSummaries: summaries of one metric and day are needed');
+  }
+  const omittedAnywhere = new Set(chosen.flatMap((summary) => summary.omitted));
+  const allKeys = [...new Set(chosen.flatMap((summary) => summary.keys))].filter((key) => !omittedAnywhere.has(key)).sort();
+  const keys: string[] = [];
+  const omitted = new Set(omittedAnywhere);
+  const values: SummaryValue[] = [];
+  for (const tagKey of allKeys) {
+    const byValue = new Map<string | undefined, Record<string, SummaryStats>>();
+    const into = (value: string | undefined): Record<string, SummaryStats> => {
+      let fields = byValue.get(value);
+      if (fields === undefined) {
+        fields = {};
+        byValue.set(value, fields);
+      }
+      return fields;
+    };
+    for (const summary of chosen) {
+      if (summary.keys.includes(tagKey)) {
+        for (const entry of summary.values) if (entry.k === tagKey) addFields(into(entry.v), entry.s);
+      } else if (Object.keys(summary.total).length > 0) {
+        // None of this summary's series carries the key: all of them lack it.
+        addFields(into(undefined), summary.total);
+      }
+    }
+    if (byValue.size > SUMMARY_MAX_VALUES) {
+      omitted.add(tagKey);
+      continue;
+    }
+    keys.push(tagKey);
+    for (const [value, fields] of byValue) {
+      if (Object.keys(fields).length === 0) continue;
+      values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
+    }
+  }
+  const total: Record<string, SummaryStats> = {};
+  for (const summary of chosen) addFields(total, summary.total);
+  return {
+    _id: `${first.metric}:${first.date.getTime()}:${c}`,
+    metric: first.metric,
+    date: first.date,
+    f: c,
+    kind: 'whole',
+    keys,
+    omitted: [...omitted].sort(),
+    total,
+    values,
+  };
+}
+
+/**
  * The `void` summary a deletion writes for a metric's day at visible fold number `f`:
  * no summary numbered up to `f` answers that day any more (its documents changed), until
  * a newer `whole` one.

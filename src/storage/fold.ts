@@ -7,7 +7,7 @@ import type { Collection, Document, Filter } from 'mongodb';
 import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSettings } from '../record/fold-plan.ts';
 import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
 import type { DayDocument } from '../model/day-document.ts';
-import { summarizeDays, type DaySummary } from '../model/day-summary.ts';
+import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary } from '../model/day-summary.ts';
 import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
@@ -26,6 +26,7 @@ import {
   replacedBy,
   stampFolded,
   unfoldedEntries,
+  type CompactionRun,
   type FoldStateDocument,
   type RunningFold,
 } from './visibility.ts';
@@ -440,9 +441,20 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
     for (const collection of collections) {
       for (const filter of replacedBy(record)) deleted += (await collection.deleteMany(filter)).deletedCount;
     }
-    // The day summaries its whole days' new summaries replaced (a partial compaction writes none).
+    // The day summaries its new ones replaced: every older one of a day merged whole; on
+    // the other days, those of each metric it wrote a `whole` summary for.
+    const summaries = store.db.collection<DaySummary>(CollectionName.summaries);
     const whole = record.days.filter((_, i) => (record.from?.[i] ?? 0) === 0);
-    if (whole.length > 0) await store.db.collection(CollectionName.summaries).deleteMany({ date: { $in: whole }, f: { $lt: record.c } });
+    const partial = record.days.filter((_, i) => (record.from?.[i] ?? 0) > 0);
+    const composed =
+      partial.length === 0
+        ? []
+        : await summaries.find({ date: { $in: partial }, f: record.c, kind: 'whole' }, { projection: { metric: 1, date: 1 } }).toArray();
+    const replaced = [
+      ...(whole.length > 0 ? [{ date: { $in: whole } }] : []),
+      ...composed.map((summary) => ({ metric: summary.metric, date: summary.date })),
+    ];
+    if (replaced.length > 0) await summaries.deleteMany({ f: { $lt: record.c }, $or: replaced });
     await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
   }
   return deleted;
@@ -456,19 +468,22 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * 2. chooses up to 4 days whose `touched` count reached `afterFolds` and records
  *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
  * 3. reads the series-day documents of those days visible at V (every one for a
- *    whole-day compaction; for the others, only the parts since the day's last
- *    compaction: a day is compacted whole when it never was, and then once in every
- *    `fullEvery` compactions, as log-structured stores compact in tiers), merges each
- *    series-day's documents into one (`mergeStoredDocuments`, every level, sketches and
- *    latest readings; trimmed to the retention horizons, and none for a day retention
- *    deleted meanwhile), and inserts them with
- *    `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is rewritten
- *    too, so what it replaces is one range per day), with the day summaries of each
- *    metric on the days merged whole (`summarizeDays`, `_id` `<metric>:<day>:<seq>`; the
- *    older summaries of those days are deleted with the parts the compaction replaced);
- * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, and
- *    records `{c: seq, days, from}`: from then on readers skip the documents of those
- *    days it replaced (`visibleIn`, `replacedBy`), and after `graceMs` they are deleted.
+ *    whole-day compaction; with `tiered`, only those from the fold number
+ *    `tieredFrom` gives: the parts since the day's last compaction and the newest runs
+ *    of earlier compactions no larger than them, as log-structured stores merge runs
+ *    of similar size), merges each series-day's documents into one
+ *    (`mergeStoredDocuments`, every level, sketches and latest readings; trimmed to the
+ *    retention horizons, and none for a day retention deleted meanwhile), and inserts
+ *    them with `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is
+ *    rewritten too, so what it replaces is one range per day), with a `whole` day
+ *    summary of each metric and day (`_id` `<metric>:<day>:<seq>`): on the days merged
+ *    whole from the merged documents (`summarizeDays`), on the others from the day's
+ *    summaries visible at V (`composeSummaries`); the older summaries they replace are
+ *    deleted with the parts the compaction replaced;
+ * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, keeps
+ *    the days' runs (`runsAfter`), and records `{c: seq, days, from}`: from then on
+ *    readers skip the documents of those days it replaced (`visibleIn`, `replacedBy`),
+ *    and after `graceMs` they are deleted.
  * The documents of the metrics' rollups on those days are merged the same way, per
  * rollup group and day, and skipped by readers alike. A rollup rebuild of such a day
  * that read the fold state before this compaction's flip leaves the day dirty
@@ -476,8 +491,8 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * A crash between any two steps is completed by the next holder with the same days and
  * the same document ids.
  * @param options.afterFolds folds that wrote to a day before it is compacted (default 8).
- * @param options.fullEvery compactions of a day, whole-day ones included, per whole-day
- * compaction (default 1: every compaction merges the whole day; the server uses 4).
+ * @param options.tiered merge in tiers (`tieredFrom`; the server's fold job does);
+ * default false: every compaction merges its days whole.
  * @param options.graceMs how long replaced parts are kept after the flip: longer than any
  * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
  * @param options.pinned delete replaced parts before the grace period ends once every
@@ -487,7 +502,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number; fullEvery?: number; pinned?: boolean } = {},
+  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; pinned?: boolean } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const state = await takeLease(store, holder);
@@ -504,13 +519,11 @@ export async function compactOnce(
       .sort((a, b) => a - b)
       .slice(0, COMPACT_DAYS);
     if (due.length === 0) return outcome;
-    const fullEvery = options.fullEvery ?? 1;
-    // The parts since the day's last compaction only, unless that was a whole-day one
-    // `fullEvery` partial compactions ago (or never).
-    const from = due.map((day) => {
-      const last = state.compacted?.[String(day)];
-      return last === undefined || (state.tiers?.[String(day)] ?? 0) + 1 >= fullEvery ? 0 : last + 1;
-    });
+    const from = due.map((day) =>
+      options.tiered === true
+        ? tieredFrom(state.runs?.[String(day)], state.compacted?.[String(day)], state.touched?.[String(day)] ?? 0)
+        : 0,
+    );
     running = { seq: state.visible + 1, entries: [], compact: due, from };
     const recorded = await foldState(store.db).updateOne(
       { _id: FOLDS_ID, visible: state.visible, running: null, 'lease.holder': holder },
@@ -533,12 +546,20 @@ export async function compactOnce(
   const metrics = [...new Set(docs.map((doc) => doc.metric))];
   const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
   const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
-  // The day summaries of the days merged whole: what the merged documents of each metric add up to.
+  // The day summaries of the days merged whole: what the merged documents of each metric
+  // add up to; of the others, the metrics' summaries visible at V merged into one.
   const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
-  const summaries = summarizeDays(
-    (merged as DayDocument[]).filter((doc) => wholeDays.has(doc.date.getTime())),
-    seq,
-  );
+  const summaries = [
+    ...summarizeDays(
+      (merged as DayDocument[]).filter((doc) => wholeDays.has(doc.date.getTime())),
+      seq,
+    ),
+    ...(await composeSummaries(
+      store,
+      (merged as DayDocument[]).filter((doc) => !wholeDays.has(doc.date.getTime())),
+      seq,
+    )),
+  ];
   // The rollups of the same metrics, over the same documents of the same days: the
   // readers' `visibleIn` skips what the compaction replaced in every collection alike.
   const rollupMerged: { collection: Collection<Document>; documents: Document[] }[] = [];
@@ -570,7 +591,10 @@ export async function compactOnce(
         ...Object.fromEntries(
           days.flatMap((day, i) => [
             [`compacted.${day.getTime()}`, seq],
-            [`tiers.${day.getTime()}`, from[i] === 0 ? 0 : (state.tiers?.[String(day.getTime())] ?? 0) + 1],
+            [
+              `runs.${day.getTime()}`,
+              runsAfter(state.runs?.[String(day.getTime())], from[i]!, state.touched?.[String(day.getTime())] ?? 0),
+            ],
           ]),
         ),
       },
@@ -580,6 +604,74 @@ export async function compactOnce(
   );
   if (flipped.modifiedCount !== 1) return { ...outcome, leased: false };
   return { ...outcome, compaction: seq, days: days.length, merged: outcome.merged + docs.length };
+}
+
+/**
+ * Where a tiered compaction of a day begins (pure; docs/ingest-design.md, "Compaction"),
+ * as log-structured stores merge runs of similar size: the parts of the `folds` folds
+ * since the day's last compaction `last` form a new run, which takes in every run from
+ * the oldest one no larger (in folds) than all the runs after it and the new folds
+ * together. Each run then stays larger than all newer runs together, so a day keeps at
+ * most log2(its folds) + 1 runs, and a fold's parts are rewritten only into a run at
+ * least twice as large, at most log2(its day's folds) + 1 times; merging the whole day
+ * every few compactions rewrites them a number of times that grows with the day. With
+ * runs of one size this is a binary counter: a day is merged whole at its 1st, 2nd,
+ * 4th, 8th... compaction.
+ * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
+ * @param last the number of the day's last compaction; absent: never compacted.
+ * @returns the lowest fold number to merge: 0 (the whole day, documents without `f`
+ * included) when the day has no known runs or the oldest run is taken in.
+ */
+export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: number | undefined, folds: number): number {
+  if (last === undefined || runs === undefined || runs.length === 0) return 0;
+  let newer = folds + runs.reduce((sum, run) => sum + run.folds, 0);
+  for (const run of runs) {
+    newer -= run.folds;
+    if (run.folds <= newer) return run.from;
+  }
+  return last + 1;
+}
+
+/**
+ * A day's runs once a compaction merged its documents from fold number `from` (pure):
+ * the runs that begin below `from` stay, the others and the `folds` folds since the last
+ * compaction become one run beginning at `from` (0: the whole day, one run).
+ */
+export function runsAfter(runs: readonly CompactionRun[] | undefined, from: number, folds: number): CompactionRun[] {
+  const kept = from === 0 ? [] : (runs ?? []).filter((run) => run.from < from);
+  const taken = (runs ?? []).filter((run) => from === 0 || run.from >= from).reduce((sum, run) => sum + run.folds, 0);
+  return [...kept, { from, folds: taken + folds }];
+}
+
+/**
+ * The `whole` day summaries of compaction `seq` on days it did not merge whole: for each
+ * metric and day among `merged`, the summaries visible at `seq - 1` that answer it
+ * (`summariesOfDay`) merged into one (`mergeSummaries`), when there are more than one.
+ * None for a metric-day whose summaries answer nothing (none whole, or a deletion's
+ * `void` as new): its next whole-day compaction writes one. Readers at `seq` or later
+ * then read that summary and the folds' after it, a few per day however long ago the
+ * day was merged whole.
+ */
+async function composeSummaries(store: Store, merged: readonly DayDocument[], seq: number): Promise<DaySummary[]> {
+  const pairs = new Map<string, { metric: string; date: Date }>();
+  for (const doc of merged) pairs.set(`${doc.metric}:${doc.date.getTime()}`, { metric: doc.metric, date: doc.date });
+  if (pairs.size === 0) return [];
+  const metrics = [...new Set([...pairs.values()].map((pair) => pair.metric))];
+  const dates = [...new Map([...pairs.values()].map((pair) => [pair.date.getTime(), pair.date])).values()];
+  const found = await store.db
+    .collection<DaySummary>(CollectionName.summaries)
+    .find({ metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } })
+    .toArray();
+  const composed: DaySummary[] = [];
+  for (const key of pairs.keys()) {
+    const chosen = summariesOfDay(
+      found.filter((summary) => `${summary.metric}:${summary.date.getTime()}` === key),
+      seq - 1,
+      null,
+    );
+    if (chosen.length > 1) composed.push(mergeSummaries(chosen, seq));
+  }
+  return composed;
 }
 
 /**

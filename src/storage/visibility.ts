@@ -50,6 +50,17 @@ export interface CompactionRecord {
 }
 
 /**
+ * One run of a day's compacted documents: the documents a compaction wrote for the day,
+ * standing for the parts of fold numbers `from` (0: from the start, documents without
+ * `f` included) up to that compaction, and how many folds had written to the day in
+ * that span (`folds`, the run's size in the tiered policy of `tieredFrom`).
+ */
+export interface CompactionRun {
+  from: number;
+  folds: number;
+}
+
+/**
  * A fold made visible whose log entries are not stamped yet: its number and its entries
  * (those of its {@link RunningFold}). Recorded by the fold's flip, so that from V =
  * `seq` on every reader leaves those entries out of its tail; the folder then stamps
@@ -80,8 +91,12 @@ export interface FoldStateDocument {
   compactions?: CompactionRecord[];
   /** Per UTC day (ms, as a string): the number of its last compaction. */
   compacted?: Record<string, number>;
-  /** Per UTC day (ms, as a string): compactions of recent parts only since its last whole-day compaction. */
-  tiers?: Record<string, number>;
+  /**
+   * Per UTC day (ms, as a string): the runs of its compacted documents, oldest first (see
+   * {@link CompactionRun}); absent for a day never compacted, or compacted before runs
+   * were kept, whose next compaction merges it whole.
+   */
+  runs?: Record<string, CompactionRun[]>;
   /**
    * 0 when every series-day document was written by a fold that wrote day summaries
    * (`model/day-summary.ts`); otherwise the first such fold's number: the database held

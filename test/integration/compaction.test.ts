@@ -27,9 +27,12 @@
  * 5. `deleteSeries` after a compaction, while its replaced parts are in grace: the
  *    series is gone from the answers and the documents, the other series stay exact,
  *    before and after the cleanup.
- * 6. Tiers: `compactOnce` merges only the parts since a day's last compaction, and the
- *    whole day every few compactions; the server's fold job (`foldJob`) compacts so,
- *    a day whole the first time and then once in every `COMPACT_FULL_EVERY` (4).
+ * 6. Tiers: `compactOnce` with `tiered` merges the parts since a day's last compaction
+ *    with the newest runs no larger than them (`tieredFrom`), keeps the older runs'
+ *    documents, writes the day one `whole` summary composed from its summaries (checked
+ *    against a plain loop), and merges the whole day once every run is taken in; the
+ *    server's fold job (`foldJob`) compacts so: runs of one size merge like a binary
+ *    counter.
  *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds and
  * compactions happen only where a test calls them. Each `describe` has its own
@@ -38,7 +41,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
 import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
-import { COMPACT_FULL_EVERY, foldJob } from '../../src/jobs/fold.ts';
+import { foldJob } from '../../src/jobs/fold.ts';
+import type { DaySummary } from '../../src/model/day-summary.ts';
+import { CollectionName } from '../../src/storage/store.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
@@ -717,44 +722,87 @@ describe('compactions in tiers', () => {
     }
   }
 
-  it('merges only the parts since the last compaction, keeping its documents, and the whole day every few compactions', async () => {
-    const options = { afterFolds: 2, graceMs: 0, fullEvery: 2 };
+  /**
+   * Checks the stored day summaries of `metric`: per day of the readings sent, exactly
+   * one `whole` summary, numbered `c`, and none older, whose total and per-host counts
+   * and sums are the plain loop's over the readings of that day.
+   */
+  async function expectWholeSummaries(c: number): Promise<void> {
+    const stored = await t.store.db.collection<DaySummary>(CollectionName.summaries).find({ metric }).toArray();
+    for (const day of [DAY0, DAY1]) {
+      const own = sent.filter((r) => dayOf(r.time) === day);
+      const ofDay = stored.filter((summary) => summary.date.getTime() === day);
+      expect(ofDay.map((summary) => [summary.f, summary.kind])).toEqual([[c, 'whole']]);
+      const summary = ofDay[0]!;
+      expect(summary.total.v!.n).toBe(own.length);
+      expect(summary.total.v!.sum).toBeCloseTo(
+        own.reduce((total, r) => total + r.value, 0),
+        9,
+      );
+      const hosts = [...new Set(own.map((r) => r.host))].sort();
+      expect(
+        summary.values
+          .filter((value) => value.k === 'host')
+          .map((value) => value.v)
+          .sort(),
+      ).toEqual(hosts);
+      for (const value of summary.values) {
+        const ofHost = own.filter((r) => r.host === value.v);
+        expect(value.s.v!.n).toBe(ofHost.length);
+        expect(value.s.v!.sum).toBeCloseTo(
+          ofHost.reduce((total, r) => total + r.value, 0),
+          9,
+        );
+      }
+    }
+  }
+
+  it('merges the parts since the last compaction with the runs no larger, the whole day once every run is taken in', async () => {
+    const options = { afterFolds: 2, graceMs: 0, tiered: true };
+    // Three folds, then the first compaction of the day: whole, one run of 3 folds.
     await foldBatches(3, 900);
-    // The first compaction of a day is whole: one document per series-day.
     const first = await compactOnce(t.store, t.store.holder, options);
     expect(first.compaction).not.toBeNull();
     await expectMerged(t, metric, sent, first.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
+    expect((await stateOf(t)).runs?.[String(DAY0)]).toEqual([{ from: 0, folds: 3 }]);
 
-    // The next merges the parts since then only: the first compaction's documents stay.
-    await foldBatches(3, 1000);
+    // Two folds: a run of 2 does not take in the run of 3, so the first compaction's documents stay.
+    await foldBatches(2, 1000);
     const second = await compactOnce(t.store, t.store.holder, options);
     expect(second.compaction).not.toBeNull();
-    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
-    expect(state?.compactions?.find((record) => record.c === second.compaction)?.from).toEqual(
-      state?.compactions?.find((record) => record.c === second.compaction)?.days.map(() => first.compaction! + 1),
-    );
+    const state = await stateOf(t);
+    const record = state.compactions?.find((entry) => entry.c === second.compaction);
+    expect(record?.from).toEqual(record?.days.map(() => first.compaction! + 1));
+    expect(state.runs?.[String(DAY0)]).toEqual([
+      { from: 0, folds: 3 },
+      { from: first.compaction! + 1, folds: 2 },
+    ]);
     const afterSecond = await visibleDocs(t, metric);
     expect(new Set(afterSecond.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
     expect(readingsIn(afterSecond)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
-    // Past the grace period the merged parts are deleted, and the documents of the first stay.
+    // Past the grace period the merged parts are deleted, and the documents of the first
+    // stay; the day's summaries are one, composed from the summaries before.
     await compactOnce(t.store, t.store.holder, options);
     const stored = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
     expect(new Set(stored.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
     expect(readingsIn(stored)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
+    await expectWholeSummaries(second.compaction!);
 
-    // Two compactions since the whole one: the next is whole again, one document per series-day.
-    await foldBatches(3, 1100);
+    // Two folds more: their run takes in the run of 2 (4 folds), then the run of 3: whole again.
+    await foldBatches(2, 1100);
     const third = await compactOnce(t.store, t.store.holder, options);
     expect(third.compaction).not.toBeNull();
+    expect((await stateOf(t)).runs?.[String(DAY0)]).toEqual([{ from: 0, folds: 7 }]);
     await expectMerged(t, metric, sent, third.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
     await compactOnce(t.store, t.store.holder, options);
     const last = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
     expect(new Set(last.map(fOf))).toEqual(new Set([third.compaction]));
     expect(readingsIn(last)).toBe(sent.length);
+    await expectWholeSummaries(third.compaction!);
   });
 });
 
@@ -766,12 +814,12 @@ describe('the fold job', () => {
   });
   afterAll(async () => t.close());
 
-  it('compacts a day whole the first time, then its recent parts only, and whole again every fourth compaction', async () => {
+  it('compacts in tiers: a day whole at its 1st, 2nd and 4th compaction of runs of one size, its recent parts only at the 3rd and 5th', async () => {
     const job = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 2, compactGraceMs: LONG_GRACE });
     const signal = new AbortController().signal;
     const sent: Sent[] = [];
-    /** Per compaction, the partial compactions each day had since its last whole one (`fold_state.tiers`). */
-    const tiers: number[][] = [];
+    /** Per compaction, the sizes in folds of each day's runs after it. */
+    const runs: number[][][] = [];
     for (let compaction = 0; compaction < 5; compaction++) {
       // Two folds a compaction (`compactAfterFolds: 2`), each of a batch over both days.
       for (let fold = 0; fold < 2; fold++) {
@@ -781,18 +829,24 @@ describe('the fold job', () => {
         sent.push(...batch);
         await job.run(signal);
       }
-      const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
-      expect(state?.touched?.[String(DAY0)] ?? 0).toBe(0);
-      tiers.push([DAY0, DAY1].map((day) => state?.tiers?.[String(day)] ?? -1));
+      const state = await stateOf(t);
+      expect(state.touched?.[String(DAY0)] ?? 0).toBe(0);
+      runs.push([DAY0, DAY1].map((day) => (state.runs?.[String(day)] ?? []).map((run) => run.folds)));
+      expect([DAY0, DAY1].map((day) => state.runs?.[String(day)]?.[0]?.from)).toEqual([0, 0]);
     }
-    expect(COMPACT_FULL_EVERY).toBe(4);
-    // Whole, three of the recent parts only, whole again.
-    expect(tiers).toEqual([
-      [0, 0],
-      [1, 1],
-      [2, 2],
-      [3, 3],
-      [0, 0],
+    // One run after a whole-day compaction (it began at 0), two after one of the recent parts.
+    expect(runs).toEqual([
+      [[2], [2]],
+      [[4], [4]],
+      [
+        [4, 2],
+        [4, 2],
+      ],
+      [[8], [8]],
+      [
+        [8, 2],
+        [8, 2],
+      ],
     ]);
     await expectAnswers(t, metric, sent, 50);
   });

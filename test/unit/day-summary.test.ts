@@ -1,10 +1,19 @@
 /**
  * The pure parts of day summaries: what a summary adds up (`summarizeDays`), which
  * queries and days summaries may answer (`summaryPlan`), and how rows of several reads
- * merge (`mergeRows`). Expected values are written out or added up by plain loops here.
+ * merge (`mergeRows`), and what merging summaries gives (`mergeSummaries`, against
+ * `summarizeDays` of the union of their documents). Expected values are written out or added up by plain loops here.
  */
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_MAX_VALUES, summariesOfDay, summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
+import fc from 'fast-check';
+import {
+  mergeSummaries,
+  SUMMARY_MAX_VALUES,
+  summariesOfDay,
+  summarizeDays,
+  type DaySummary,
+  type SummarizedDocument,
+} from '../../src/model/day-summary.ts';
 import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import { rankRows } from '../../src/query/ranking.ts';
@@ -176,5 +185,104 @@ describe('rankRows', () => {
       [{ origin: 'A' }, D0, 4],
       [{ origin: 'A' }, D0 + DAY, 4],
     ]);
+  });
+});
+
+describe('mergeSummaries', () => {
+  /** A summary with its values and keys in one order, to compare summaries built in different orders. */
+  const normalized = (summary: DaySummary) => ({
+    ...summary,
+    values: [...summary.values].sort((a, b) => `${a.k}=${a.v ?? ''}`.localeCompare(`${b.k}=${b.v ?? ''}`)),
+  });
+
+  it('equals the summary of the union of the documents the summaries add up, for random documents split among summaries', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            origin: fc.option(fc.constantFrom('A', 'B', 'C'), { nil: undefined }),
+            dest: fc.option(fc.constantFrom('X', 'Y'), { nil: undefined }),
+            delay: fc.array(fc.integer({ min: -50, max: 50 }), { maxLength: 3 }),
+            distance: fc.array(fc.integer({ min: 0, max: 900 }), { maxLength: 2 }),
+            part: fc.integer({ min: 0, max: 3 }),
+          }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        (rows) => {
+          const docs = rows.map((row) => ({
+            part: row.part,
+            doc: {
+              metric: 'm',
+              date: new Date(D0),
+              tags: { ...(row.origin === undefined ? {} : { origin: row.origin }), ...(row.dest === undefined ? {} : { dest: row.dest }) },
+              fields: {
+                ...(row.delay.length > 0 ? { delay: stats(row.delay) } : {}),
+                ...(row.distance.length > 0 ? { distance: stats(row.distance) } : {}),
+              },
+            } satisfies SummarizedDocument,
+          }));
+          // Part 0 is the whole summary, the others the folds' after it.
+          const parts = [0, 1, 2, 3]
+            .map((part) => docs.filter((entry) => entry.part === part).map((entry) => entry.doc))
+            .filter((part, i) => i === 0 || part.length > 0);
+          const chosen = parts.flatMap((part, i) =>
+            part.length === 0
+              ? [
+                  {
+                    _id: `m:${D0}:${i + 1}`,
+                    metric: 'm',
+                    date: new Date(D0),
+                    f: i + 1,
+                    kind: 'whole' as const,
+                    keys: [],
+                    omitted: [],
+                    total: {},
+                    values: [],
+                  },
+                ]
+              : summarizeDays(part, i + 1, () => (i === 0 ? 'whole' : 'fold')),
+          );
+          const expected = summarizeDays(
+            docs.map((entry) => entry.doc),
+            7,
+          );
+          expect(normalized(mergeSummaries(chosen, 7))).toEqual(normalized(expected[0]!));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it(`omits a key another summary omitted, or with more than ${SUMMARY_MAX_VALUES} values once merged`, () => {
+    const many = (from: number, count: number): SummarizedDocument[] =>
+      Array.from({ length: count }, (_, i) => ({
+        metric: 'm',
+        date: new Date(D0),
+        tags: { host: `h${from + i}`, region: 'eu' },
+        fields: { v: stats([i]) },
+      }));
+    const base = summarizeDays(many(0, 600), 1)[0]!;
+    const fold = summarizeDays(many(600, 600), 2, () => 'fold')[0]!;
+    expect([base.keys, fold.keys]).toEqual([
+      ['host', 'region'],
+      ['host', 'region'],
+    ]);
+    const merged = mergeSummaries([base, fold], 3);
+    expect(merged).toMatchObject({ _id: `m:${D0}:3`, f: 3, kind: 'whole', keys: ['region'], omitted: ['host'] });
+    expect(merged.total.v!.n).toBe(1200);
+    expect(merged.values).toEqual([
+      { k: 'region', v: 'eu', s: { v: stats([...Array.from({ length: 600 }, (_, i) => i), ...Array.from({ length: 600 }, (_, i) => i)]) } },
+    ]);
+
+    const omitting = summarizeDays(many(0, SUMMARY_MAX_VALUES + 1), 4, () => 'fold')[0]!;
+    expect(omitting.omitted).toEqual(['host']);
+    expect(mergeSummaries([summarizeDays(many(5_000, 2), 1)[0]!, omitting], 5)).toMatchObject({ keys: ['region'], omitted: ['host'] });
+  });
+
+  it('refuses summaries of different days or none', () => {
+    const one = summarizeDays([{ metric: 'm', date: new Date(D0), tags: {}, fields: { v: stats([1]) } }], 1)[0]!;
+    const other = summarizeDays([{ metric: 'm', date: new Date(D0 + DAY), tags: {}, fields: { v: stats([1]) } }], 2)[0]!;
+    expect(() => mergeSummaries([one, other], 3)).toThrow(/one metric and day/);
+    expect(() => mergeSummaries([], 3)).toThrow(/one metric and day/);
   });
 });
