@@ -3,8 +3,9 @@
  * day holding, for every tag key and value, the day statistics of each field over the
  * series that carry that value, numbered like the series-day documents (`f`):
  * - `whole` adds up every series-day document of the day visible at `f`: written by a
- *   whole-day compaction `f` from what it merged, or by fold `f` when it is the first
- *   to write to the day (no earlier document of the metric that day);
+ *   whole-day compaction `f` from what it merged, by a compaction `f` of the day's
+ *   recent runs from the summaries before it (`mergeSummaries`), or by fold `f` when it
+ *   is the first to write to the day (no earlier document of the metric that day);
  * - `fold` adds up the parts fold `f` wrote to the day;
  * - `void`, written by a deletion, says the summaries numbered up to `f` no longer add
  *   up the day.

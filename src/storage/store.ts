@@ -174,7 +174,7 @@ export const CollectionName = {
   metrics: 'metrics',
   batches: 'batches',
   rollups: 'rollups',
-  /** Day summaries (`model/day-summary.ts`), written by folds and whole-day compactions, voided by deletions. */
+  /** Day summaries (`model/day-summary.ts`), written by folds and compactions, voided by deletions. */
   summaries: 'day_summaries',
 } as const;
 

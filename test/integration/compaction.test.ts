@@ -725,7 +725,8 @@ describe('compactions in tiers', () => {
   /**
    * Checks the stored day summaries of `metric`: per day of the readings sent, exactly
    * one `whole` summary, numbered `c`, and none older, whose total and per-host counts
-   * and sums are the plain loop's over the readings of that day.
+   * and sums are the plain loop's over the readings of that day; and that an aggregate
+   * grouped by host reads both days from them and answers the plain loop's counts and sums.
    */
   async function expectWholeSummaries(c: number): Promise<void> {
     const stored = await t.store.db.collection<DaySummary>(CollectionName.summaries).find({ metric }).toArray();
@@ -754,6 +755,25 @@ describe('compactions in tiers', () => {
           9,
         );
       }
+    }
+    // A query grouped by host reads both days from them, exactly.
+    const answer = await t.graphql<{ aggregate: { tags: { key: string; value: string }[]; count: number; sum: number }[] }>(
+      `query($metric: String!, $from: Time!, $to: Time!) {
+        aggregate(metric: $metric, field: "v", from: $from, to: $to, groupBy: ["host"]) { tags { key value } count sum }
+      }`,
+      { metric, from: FROM, to: TO },
+    );
+    expect(answer.errors).toBeUndefined();
+    expect((answer as { extensions?: { reads?: { summaryDays?: number }[] } }).extensions?.reads?.[0]?.summaryDays).toBe(2);
+    const hosts = [...new Set(sent.map((r) => r.host))].sort();
+    expect(answer.data!.aggregate.map((group) => group.tags[0]!.value).sort()).toEqual(hosts);
+    for (const group of answer.data!.aggregate) {
+      const ofHost = sent.filter((r) => r.host === group.tags[0]!.value);
+      expect(group.count).toBe(ofHost.length);
+      expect(group.sum).toBeCloseTo(
+        ofHost.reduce((total, r) => total + r.value, 0),
+        9,
+      );
     }
   }
 

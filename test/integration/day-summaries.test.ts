@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { CollectionName } from '../../src/storage/store.ts';
+import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const HOUR = 3_600_000;
@@ -173,9 +174,9 @@ const kinds = async () =>
   );
 
 /** Compacts every day some fold wrote to, whole (the grace period outlives the test). */
-async function compactAll(): Promise<void> {
+async function compactAll(tiered = false): Promise<void> {
   for (;;) {
-    const outcome = await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 3_600_000 });
+    const outcome = await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 3_600_000, tiered });
     if (outcome.compaction === null) break;
   }
 }
@@ -308,6 +309,12 @@ describe('day summaries', () => {
   });
 
   it('are voided with a series on its days, and answer again after the next whole-day compaction', async () => {
+    // As if the days had been compacted many times: one large run each, which a
+    // compaction in tiers of a few new folds would keep, merging those folds only.
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: Object.fromEntries([0, 1, 2, 3].map((d) => [`runs.${START + d * DAY}`, [{ from: 0, folds: 1_000 }]])) },
+    );
     const gone = await t.graphql('mutation($id: ID!) { deleteSeries(id: $id) { __typename } }', {
       id: 'trips,destination=XXX,origin=AAA',
     });
@@ -321,7 +328,11 @@ describe('day summaries', () => {
     await record(trips(200, 15_000));
     await t.settle();
     expect(await checkByOrigin(START, START + 4 * DAY, 'delay')).toBe(0);
-    await compactAll();
+    // The deletion forgot the days' runs, so a compaction in tiers merges them whole (of
+    // recent parts only, it could not compose a summary past the void).
+    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+    expect(Object.keys(state?.runs ?? {}).filter((day) => Number(day) < START + 4 * DAY)).toEqual([]);
+    await compactAll(true);
     expect(await checkByOrigin(START, START + 4 * DAY, 'delay')).toBe(4);
     expect(await checkByOrigin(START, START + 4 * DAY, 'distance', ['AAA', 'BBB'])).toBe(4);
   });
