@@ -131,11 +131,14 @@ export function summarizeDays(
 /**
  * One `whole` summary numbered `c` that adds up `chosen` (pure): the summaries of one
  * metric's day that {@link summariesOfDay} chose (a `whole` one and the `fold` ones
- * after it), so that it equals what {@link summarizeDays} gives for the union of the
- * documents they add up. A tag key kept by every summary, or absent from a summary
- * because none of its series carries it (then its series are in that key's group
- * without a value), is kept; one any summary omitted, or with more than
- * {@link SUMMARY_MAX_VALUES} values once merged, is omitted. What a compaction that
+ * after it), so that it answers as {@link summarizeDays} of the union of the documents
+ * they add up. A tag key kept by every summary, or absent from a summary because none
+ * of its series carries it (then its series are in that key's group without a value),
+ * is kept; one any summary omitted, or with more than {@link SUMMARY_MAX_VALUES} values
+ * once merged, is omitted. The one difference: `summarizeDays` also counts towards that
+ * bound the values whose documents hold no readings, which no summary stores, so near
+ * the bound a merged summary may keep a key the union's would omit (its answers are
+ * the same). What a compaction that
  * merges only a day's recent parts writes, so that a day's summaries stay a few
  * however seldom it is merged whole (docs/ingest-design.md, "Compaction").
  * @throws Error when `chosen` is empty or mixes metrics or days (a caller's mistake).

@@ -17,21 +17,15 @@ export interface DeleteSummary {
 /**
  * Writes a `void` day summary (`model/day-summary.ts`) for each of `dates` of `metric` at
  * the visible fold number: the summaries up to it no longer answer those days, until a
- * newer whole one (the next whole-day compaction). A fold after it finds a summary of
- * the day, so it never takes the day for empty. It also forgets the days' compaction
- * runs (`fold_state.runs`), so that the next compaction of each, once folds wrote to
- * it, merges it whole and writes that summary, instead of merging recent parts only,
- * whose summary it cannot compose past a `void`.
+ * newer whole one (the next compaction of the day, which merges a voided day whole,
+ * `compactOnce`). A fold after it finds a summary of
+ * the day, so it never takes the day for empty.
  * @returns the visible fold number it read.
  */
 async function voidSummaries(store: Store, metric: string | undefined, dates: readonly Date[]): Promise<number> {
   const state = await foldState(store.db).findOne({ _id: FOLDS_ID }, { projection: { visible: 1 } });
   const visible = state?.visible ?? 0;
   if (metric === undefined || dates.length === 0) return visible;
-  await foldState(store.db).updateOne(
-    { _id: FOLDS_ID },
-    { $unset: Object.fromEntries(dates.map((date) => [`runs.${date.getTime()}`, ''])) },
-  );
   // Those written already at this number (a deletion run again) are the same documents.
   await insertOnce(
     store.db.collection(CollectionName.summaries),

@@ -478,8 +478,11 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  *    rewritten too, so what it replaces is one range per day), with a `whole` day
  *    summary of each metric and day (`_id` `<metric>:<day>:<seq>`): on the days merged
  *    whole from the merged documents (`summarizeDays`), on the others from the day's
- *    summaries visible at V (`composeSummaries`); the older summaries they replace are
- *    deleted with the parts the compaction replaced;
+ *    summaries visible at V (`composeSummaries`; none where those are one `whole`
+ *    summary already or answer nothing); the older summaries they replace are deleted
+ *    with the parts the compaction replaced. A day whose summaries a deletion's `void`
+ *    made answer nothing is merged whole (`voidedDays`). The rollup documents of every
+ *    rollup in the same range are merged too, whatever their metric;
  * 4. makes it visible: compare-and-set `visible: seq`, resets the days' `touched`, keeps
  *    the days' runs (`runsAfter`), and records `{c: seq, days, from}`: from then on
  *    readers skip the documents of those days it replaced (`visibleIn`, `replacedBy`),
@@ -519,8 +522,9 @@ export async function compactOnce(
       .sort((a, b) => a - b)
       .slice(0, COMPACT_DAYS);
     if (due.length === 0) return outcome;
+    const voided = options.tiered === true ? await voidedDays(store, due) : new Set<number>();
     const from = due.map((day) =>
-      options.tiered === true
+      options.tiered === true && !voided.has(day)
         ? tieredFrom(state.runs?.[String(day)], state.compacted?.[String(day)], state.touched?.[String(day)] ?? 0)
         : 0,
     );
@@ -543,8 +547,13 @@ export async function compactOnce(
     ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}),
   });
   const docs = (await Promise.all(days.map((date, i) => findVisible(store.buckets, replacedOn(date, i), view).toArray()))).flat();
-  const metrics = [...new Set(docs.map((doc) => doc.metric))];
-  const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
+  // Every rollup, not only those of the metrics merged here: readers skip, and the
+  // clean-up deletes, what the compaction replaced in every rollup collection, and a
+  // rollup rebuilt at a fold number in a partial compaction's range may belong to a
+  // metric with no part there.
+  const rollups = await findRollups(store);
+  const metrics = [...new Set([...docs.map((doc) => doc.metric), ...rollups.map((rollup) => rollup.metric)])];
+  const settings = await planSettingsOf(store, metrics);
   const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
   // The day summaries of the days merged whole: what the merged documents of each metric
   // add up to; of the others, the metrics' summaries visible at V merged into one.
@@ -620,10 +629,11 @@ export async function compactOnce(
  * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
  * @param last the number of the day's last compaction; absent: never compacted.
  * @returns the lowest fold number to merge: 0 (the whole day, documents without `f`
- * included) when the day has no known runs or the oldest run is taken in.
+ * included) when the day has no known runs (none, or runs that do not begin at 0) or
+ * the oldest run is taken in.
  */
 export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: number | undefined, folds: number): number {
-  if (last === undefined || runs === undefined || runs.length === 0) return 0;
+  if (last === undefined || runs === undefined || runs[0]?.from !== 0) return 0;
   let newer = folds + runs.reduce((sum, run) => sum + run.folds, 0);
   for (const run of runs) {
     newer -= run.folds;
@@ -635,12 +645,40 @@ export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: num
 /**
  * A day's runs once a compaction merged its documents from fold number `from` (pure):
  * the runs that begin below `from` stay, the others and the `folds` folds since the last
- * compaction become one run beginning at `from` (0: the whole day, one run).
+ * compaction become one run beginning at `from` (0: the whole day, one run). None when
+ * `from` is above 0 and the day's runs were not known (a compaction recorded by a
+ * version that kept none): its next compaction then merges it whole.
  */
 export function runsAfter(runs: readonly CompactionRun[] | undefined, from: number, folds: number): CompactionRun[] {
+  if (from > 0 && (runs === undefined || runs[0]?.from !== 0)) return [];
   const kept = from === 0 ? [] : (runs ?? []).filter((run) => run.from < from);
   const taken = (runs ?? []).filter((run) => from === 0 || run.from >= from).reduce((sum, run) => sum + run.folds, 0);
   return [...kept, { from, folds: taken + folds }];
+}
+
+/**
+ * The UTC days among `days` (ms) where some metric's day summaries answer nothing
+ * because a deletion's `void` is as new as its newest `whole` one or newer (see
+ * `summariesOfDay`): a compaction in tiers merges those whole, since only a whole-day
+ * merge can write the summary that answers them again.
+ */
+async function voidedDays(store: Store, days: readonly number[]): Promise<Set<number>> {
+  const found = await store.db
+    .collection<DaySummary>(CollectionName.summaries)
+    .find(
+      { date: { $in: days.map((day) => new Date(day)) }, kind: { $in: ['whole', 'void'] } },
+      { projection: { metric: 1, date: 1, f: 1, kind: 1 } },
+    )
+    .toArray();
+  const newest = new Map<string, { day: number; whole: number; void: number }>();
+  for (const summary of found) {
+    const key = `${summary.metric}:${summary.date.getTime()}`;
+    const entry = newest.get(key) ?? { day: summary.date.getTime(), whole: Number.NEGATIVE_INFINITY, void: Number.NEGATIVE_INFINITY };
+    if (summary.kind === 'whole') entry.whole = Math.max(entry.whole, summary.f);
+    else entry.void = Math.max(entry.void, summary.f);
+    newest.set(key, entry);
+  }
+  return new Set([...newest.values()].filter((entry) => entry.void >= entry.whole).map((entry) => entry.day));
 }
 
 /**

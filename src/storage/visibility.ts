@@ -26,8 +26,9 @@ export interface RunningFold {
   compact?: number[];
   /**
    * For a compaction, per day of `compact`: the lowest fold number it merges (0: the
-   * whole day, documents without `f` included; else the parts since the day's last
-   * compaction, whose merged document stays).
+   * whole day, documents without `f` included; else the start of the newest runs it
+   * takes in, or the parts since the day's last compaction; the older runs' documents
+   * stay).
    */
   from?: number[];
 }
@@ -261,9 +262,10 @@ export function findVisible<T extends Document>(
 }
 
 /**
- * The documents a compaction replaced, as filters: on a day compacted whole, `f` below
- * its number (or none); on a day of which it merged the parts since the last
- * compaction, `from <= f < c`. One filter for all its whole days, one per other day.
+ * The documents a compaction replaced, as filters, in the series-day collection and in
+ * every rollup collection alike: on a day compacted whole, `f` below its number (or
+ * none); on a day of which it merged only its newest runs and the parts since,
+ * `from <= f < c`. One filter for all its whole days, one per other day.
  */
 export function replacedBy(record: Pick<CompactionRecord, 'c' | 'days' | 'from'>): Filter<Document>[] {
   const whole = record.days.filter((_, i) => (record.from?.[i] ?? 0) === 0);

@@ -13,6 +13,10 @@
  *    leaves the day dirty (the compaction merges the documents the rebuild replaces);
  *    once the compaction is visible, the next rebuild makes the day clean and the
  *    rollup answers exactly.
+ * 3. A compaction in tiers of a day's recent parts, whose range holds the rollup
+ *    documents of a metric that wrote no part there (built by its backfill after the
+ *    day's last compaction), merges those too: that metric's rollup answers exactly
+ *    during the grace period and after the replaced documents are deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
@@ -166,5 +170,56 @@ describe('rollup compaction', { timeout: 240_000 }, () => {
     await expectExactFromRollup();
     await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: 0 });
     await expectExactFromRollup();
+  });
+
+  it("keeps another metric's rollup documents that a compaction of recent runs takes in, though that metric wrote no part there", async () => {
+    const other = 'rc_other';
+    const otherSent: Sent[] = [];
+    const otherTotals = async () =>
+      (await t.graphql<{ aggregate: Totals[] }>(
+        `query($from: Time!, $to: Time!) { aggregate(metric: "${other}", field: "v", from: $from, to: $to) { count sum min max } }`,
+        { from: FROM, to: TO },
+      )) as { data?: { aggregate: Totals[] } } & Reads;
+    await recordSent(t, other, spreadFrom(START, 50, 70_000), otherSent);
+    await t.settle();
+    // Its parts merged into the days' documents by a compaction: no part of it after that.
+    await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
+    // Both days as if compacted many times: one large run each, which a compaction in
+    // tiers of a few folds keeps, merging only what came after the days' last compaction.
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { [`runs.${START}`]: [{ from: 0, folds: 1_000 }], [`runs.${START + DAY}`]: [{ from: 0, folds: 1_000 }] } },
+    );
+    // A fold of other days, so that the visible fold number is past the days' last compaction.
+    await recordSent(t, 'rc_elsewhere', spreadFrom(START + 10 * DAY, 5, 1), []);
+    await t.settle();
+    // The other metric's rollup, built now: its documents are numbered after the days' last compaction.
+    const defined = await t.graphql<{ defineRollup: { state: string } }>(
+      `mutation { defineRollup(metric: "${other}", name: "all", tagKeys: []) { state } }`,
+    );
+    expect(defined.errors).toBeUndefined();
+    await backfillRollup(t.store, other, 'all', { graceMs: 0 });
+    const built = await otherTotals();
+    expect(built.data!.aggregate).toEqual([totalsOf(otherSent)]);
+    expect(built.extensions?.reads?.[0]?.rollup).toBe('all');
+
+    // Eight folds of the first metric only, then a compaction in tiers of the recent parts.
+    for (let batch = 19; batch <= 26; batch++) {
+      await record(spreadFrom(START, 20, batch * 1000));
+      await t.settle();
+    }
+    const outcome = await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: LONG_GRACE, tiered: true });
+    expect(outcome.compaction).not.toBeNull();
+    const state = await foldState(t.store.db).findOne({ _id: FOLDS_ID });
+    const record_ = state!.compactions!.find((entry) => entry.c === outcome.compaction)!;
+    expect(record_.from!.every((from) => from > 0)).toBe(true);
+    // In the grace period, and once the replaced documents are deleted: both metrics exact from their rollups.
+    for (const graceMs of [LONG_GRACE, 0]) {
+      if (graceMs === 0) await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: 0, tiered: true });
+      const answer = await otherTotals();
+      expect(answer.data!.aggregate, `grace ${graceMs}`).toEqual([totalsOf(otherSent)]);
+      expect(answer.extensions?.reads?.[0]?.rollup).toBe('all');
+      await expectExactFromRollup();
+    }
   });
 });

@@ -65,18 +65,23 @@ describe('tieredFrom and runsAfter', () => {
         });
         const total = sizes.reduce((a, b) => a + b, 0);
         expect(runs.at(-1)!.length).toBeLessThanOrEqual(Math.floor(Math.log2(total)) + 1);
-        expect(Math.max(...rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(Math.floor(Math.log2(total)) + 2);
+        expect(Math.max(...rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(Math.floor(Math.log2(total)) + 1);
       }),
       { numRuns: 300 },
     );
   });
 
-  it('merges a day whole when it was never compacted or its runs are unknown (a database from before runs were kept)', () => {
+  it('merges a day whole when it was never compacted or its runs are unknown (a database from before runs were kept, or a compaction it recorded)', () => {
     expect(tieredFrom(undefined, undefined, 8)).toBe(0);
     expect(tieredFrom(undefined, 40, 8)).toBe(0);
     expect(tieredFrom([], 40, 8)).toBe(0);
     expect(tieredFrom([{ from: 0, folds: 32 }], 40, 8)).toBe(41);
+    // Runs that do not begin at 0 are not known either.
+    expect(tieredFrom([{ from: 9, folds: 32 }], 40, 8)).toBe(0);
     expect(runsAfter(undefined, 0, 8)).toEqual([{ from: 0, folds: 8 }]);
+    // A compaction of recent parts recorded by a version that kept no runs: none kept, so the next one is whole.
+    expect(runsAfter(undefined, 41, 8)).toEqual([]);
+    expect(tieredFrom([], 50, 8)).toBe(0);
     expect(runsAfter([{ from: 0, folds: 32 }], 41, 8)).toEqual([
       { from: 0, folds: 32 },
       { from: 41, folds: 8 },
