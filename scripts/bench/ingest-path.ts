@@ -16,7 +16,8 @@
  *    through GraphQL for S seconds as fast as the server takes them (waiting out
  *    INGEST_BACKLOG as asked) while the server's own fold job folds and compacts in the
  *    background; every 30 s it prints the readings acknowledged and folded and the
- *    backlog, then the totals and the exactness of the folded documents.
+ *    backlog, then the totals (of the folds, and of the compactions: the documents they
+ *    read and merged, their seconds) and the exactness of the folded documents.
  *
  *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
  *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
@@ -208,6 +209,8 @@ async function sustain(seconds: number): Promise<void> {
       });
       const app = benchApp(store);
       const folded = { readings: 0, folds: 0, seconds: 0 };
+      /** Compactions made visible: how many, the documents they read and merged, their seconds, the longest. */
+      const compacted = { compactions: 0, merged: 0, seconds: 0, longest: 0 };
       const jobs = new JobScheduler(pino({ level: 'silent' }));
       jobs.start(
         foldJob(store, {
@@ -219,6 +222,12 @@ async function sustain(seconds: number): Promise<void> {
             folded.readings += outcome.readings;
             folded.folds += 1;
             folded.seconds += took;
+          },
+          onCompact: (outcome, took) => {
+            compacted.compactions += 1;
+            compacted.merged += outcome.merged;
+            compacted.seconds += took;
+            compacted.longest = Math.max(compacted.longest, took);
           },
         }),
       );
@@ -280,6 +289,7 @@ async function sustain(seconds: number): Promise<void> {
         console.log(
           `\n${format.count(sent)} readings of ${given.hosts} hosts acknowledged in ${ackSeconds.toFixed(0)} s (${format.rate(sent / ackSeconds)} readings/s, ${refusals} INGEST_BACKLOG refusals waited out); ` +
             `the fold job folded ${format.count(folded.readings)} in ${folded.folds} folds taking ${folded.seconds.toFixed(0)} s (${format.rate(folded.readings / ackSeconds)} readings/s over the run, ${format.rate(folded.readings / Math.max(folded.seconds, 1e-9))} while folding); ` +
+            `${format.count(compacted.compactions)} compactions read and merged ${format.count(compacted.merged)} documents in ${compacted.seconds.toFixed(0)} s (the longest ${compacted.longest.toFixed(1)} s); ` +
             `largest backlog seen ${format.count(maxBacklog.readings)} readings, ${maxBacklog.seconds.toFixed(1)} s; ${format.count(rest)} left at the end; documents ${check}.`,
         );
       } finally {

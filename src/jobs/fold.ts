@@ -3,7 +3,7 @@
  * instance runs it; the lease in `fold_state` lets one of them fold at a time, and
  * another takes over within the lease's time when that one stops.
  */
-import { compactOnce, foldOnce, releaseLease, type FoldOutcome } from '../storage/fold.ts';
+import { compactOnce, foldOnce, releaseLease, type CompactOutcome, type FoldOutcome } from '../storage/fold.ts';
 import { recentBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
@@ -82,6 +82,7 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
  * @param options.delay when to fold rather than wait (see {@link FoldDelay}); without it, at every run.
  * @param options.onFold told every fold that folded something, with its duration in seconds.
+ * @param options.onCompact told every compaction made visible, with its duration in seconds.
  */
 export function foldJob(
   store: Store,
@@ -95,6 +96,7 @@ export function foldJob(
     /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`; a full fold is `maxReadings`); without it, fold at every run. */
     delay?: Omit<FoldDelay, 'fullReadings'>;
     onFold?: (outcome: FoldOutcome, seconds: number) => void;
+    onCompact?: (outcome: CompactOutcome, seconds: number) => void;
   },
 ): Job {
   let seen: TailSeen | undefined;
@@ -130,6 +132,7 @@ export function foldJob(
         if (outcome.readings < options.maxReadings / 2) break;
       }
       while (!signal.aborted) {
+        const started = performance.now();
         const compacted = await compactOnce(store, store.holder, {
           afterFolds: options.compactAfterFolds,
           graceMs: options.compactGraceMs,
@@ -138,6 +141,7 @@ export function foldJob(
         });
         run.deleted += compacted.deleted;
         if (compacted.compaction === null) break;
+        options.onCompact?.(compacted, (performance.now() - started) / 1000);
         run.compactions += 1;
         run.merged += compacted.merged;
       }

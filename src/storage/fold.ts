@@ -686,7 +686,8 @@ async function voidedDays(store: Store, days: readonly number[]): Promise<Set<nu
  * metric and day among `merged`, the summaries visible at `seq - 1` that answer it
  * (`summariesOfDay`) merged into one (`mergeSummaries`), when there are more than one.
  * None for a metric-day whose summaries answer nothing (none whole, or a deletion's
- * `void` as new): its next whole-day compaction writes one. Readers at `seq` or later
+ * `void` as new): its next whole-day compaction writes one (for a voided day, its
+ * next compaction: `voidedDays`). Readers at `seq` or later
  * then read that summary and the folds' after it, a few per day however long ago the
  * day was merged whole.
  */
