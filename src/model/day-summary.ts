@@ -75,6 +75,33 @@ function addFields(into: Record<string, SummaryStats>, fields: Record<string, Su
   }
 }
 
+/** A tag key's statistics per value (undefined: the series without the key), by field name. */
+type ValueGroups = Map<string | undefined, Record<string, SummaryStats>>;
+
+/** The statistics of `value` in `groups`, created empty when it has none yet. */
+function groupOf(groups: ValueGroups, value: string | undefined): Record<string, SummaryStats> {
+  let fields = groups.get(value);
+  if (fields === undefined) {
+    fields = {};
+    groups.set(value, fields);
+  }
+  return fields;
+}
+
+/**
+ * Adds tag key `tagKey`'s value groups that hold readings to `values`, unless it has more
+ * than {@link SUMMARY_MAX_VALUES} values (groups without readings counted).
+ * @returns whether the key is kept (false: it is to be listed in `omitted`).
+ */
+function keepKey(tagKey: string, groups: ValueGroups, values: SummaryValue[]): boolean {
+  if (groups.size > SUMMARY_MAX_VALUES) return false;
+  for (const [value, fields] of groups) {
+    if (Object.keys(fields).length === 0) continue;
+    values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
+  }
+  return true;
+}
+
 /**
  * The day summaries of fold or compaction `c` (pure): one per metric and day among `docs`
  * (each series-day once: the parts fold `c` wrote, or the documents compaction `c` merged
@@ -101,25 +128,10 @@ export function summarizeDays(
     const omitted: string[] = [];
     const values: SummaryValue[] = [];
     for (const tagKey of allKeys) {
-      const byValue = new Map<string | undefined, Record<string, SummaryStats>>();
-      for (const doc of dayDocs) {
-        const value = doc.tags[tagKey];
-        let fields = byValue.get(value);
-        if (fields === undefined) {
-          fields = {};
-          byValue.set(value, fields);
-        }
-        addFields(fields, doc.fields);
-      }
-      if (byValue.size > SUMMARY_MAX_VALUES) {
-        omitted.push(tagKey);
-        continue;
-      }
-      keys.push(tagKey);
-      for (const [value, fields] of byValue) {
-        if (Object.keys(fields).length === 0) continue;
-        values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
-      }
+      const byValue: ValueGroups = new Map();
+      for (const doc of dayDocs) addFields(groupOf(byValue, doc.tags[tagKey]), doc.fields);
+      if (keepKey(tagKey, byValue, values)) keys.push(tagKey);
+      else omitted.push(tagKey);
     }
     const total: Record<string, SummaryStats> = {};
     for (const doc of dayDocs) addFields(total, doc.fields);
@@ -154,32 +166,17 @@ export function mergeSummaries(chosen: readonly DaySummary[], c: number): DaySum
   const omitted = new Set(omittedAnywhere);
   const values: SummaryValue[] = [];
   for (const tagKey of allKeys) {
-    const byValue = new Map<string | undefined, Record<string, SummaryStats>>();
-    const into = (value: string | undefined): Record<string, SummaryStats> => {
-      let fields = byValue.get(value);
-      if (fields === undefined) {
-        fields = {};
-        byValue.set(value, fields);
-      }
-      return fields;
-    };
+    const byValue: ValueGroups = new Map();
     for (const summary of chosen) {
       if (summary.keys.includes(tagKey)) {
-        for (const entry of summary.values) if (entry.k === tagKey) addFields(into(entry.v), entry.s);
+        for (const entry of summary.values) if (entry.k === tagKey) addFields(groupOf(byValue, entry.v), entry.s);
       } else if (Object.keys(summary.total).length > 0) {
         // None of this summary's series carries the key: all of them lack it.
-        addFields(into(undefined), summary.total);
+        addFields(groupOf(byValue, undefined), summary.total);
       }
     }
-    if (byValue.size > SUMMARY_MAX_VALUES) {
-      omitted.add(tagKey);
-      continue;
-    }
-    keys.push(tagKey);
-    for (const [value, fields] of byValue) {
-      if (Object.keys(fields).length === 0) continue;
-      values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
-    }
+    if (keepKey(tagKey, byValue, values)) keys.push(tagKey);
+    else omitted.add(tagKey);
   }
   const total: Record<string, SummaryStats> = {};
   for (const summary of chosen) addFields(total, summary.total);
