@@ -546,12 +546,15 @@ export async function compactOnce(
     date,
     ...(from[i]! > 0 ? { f: { $gte: from[i], $lt: seq } } : {}),
   });
-  const docs = (await Promise.all(days.map((date, i) => findVisible(store.buckets, replacedOn(date, i), view).toArray()))).flat();
-  // Every rollup, not only those of the metrics merged here: readers skip, and the
-  // clean-up deletes, what the compaction replaced in every rollup collection, and a
-  // rollup rebuilt at a fold number in a partial compaction's range may belong to a
-  // metric with no part there.
-  const rollups = await findRollups(store);
+  // Every rollup, not only those of the metrics merged here (read beside the documents):
+  // readers skip, and the clean-up deletes, what the compaction replaced in every rollup
+  // collection, and a rollup rebuilt at a fold number in a partial compaction's range
+  // may belong to a metric with no part there.
+  const [byDay, rollups] = await Promise.all([
+    Promise.all(days.map((date, i) => findVisible(store.buckets, replacedOn(date, i), view).toArray())),
+    findRollups(store),
+  ]);
+  const docs = byDay.flat();
   const metrics = [...new Set([...docs.map((doc) => doc.metric), ...rollups.map((rollup) => rollup.metric)])];
   const settings = await planSettingsOf(store, metrics);
   const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
@@ -628,6 +631,7 @@ export async function compactOnce(
  * 4th, 8th... compaction.
  * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
  * @param last the number of the day's last compaction; absent: never compacted.
+ * @param folds the folds that wrote to the day since then (`FoldStateDocument.touched`).
  * @returns the lowest fold number to merge: 0 (the whole day, documents without `f`
  * included) when the day has no known runs (none, or runs that do not begin at 0) or
  * the oldest run is taken in.
@@ -648,11 +652,15 @@ export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: num
  * compaction become one run beginning at `from` (0: the whole day, one run). None when
  * `from` is above 0 and the day's runs were not known (a compaction recorded by a
  * version that kept none): its next compaction then merges it whole.
+ * @param runs the day's runs before the compaction, oldest first; absent: none known.
+ * @param from the lowest fold number the compaction merged on the day (`tieredFrom`, or 0).
+ * @param folds the folds that wrote to the day since its last compaction.
+ * @returns the day's runs after it, oldest first.
  */
 export function runsAfter(runs: readonly CompactionRun[] | undefined, from: number, folds: number): CompactionRun[] {
   if (from > 0 && (runs === undefined || runs[0]?.from !== 0)) return [];
-  const kept = from === 0 ? [] : (runs ?? []).filter((run) => run.from < from);
-  const taken = (runs ?? []).filter((run) => from === 0 || run.from >= from).reduce((sum, run) => sum + run.folds, 0);
+  const kept = (runs ?? []).filter((run) => run.from < from);
+  const taken = (runs ?? []).filter((run) => run.from >= from).reduce((sum, run) => sum + run.folds, 0);
   return [...kept, { from, folds: taken + folds }];
 }
 
@@ -670,16 +678,29 @@ async function voidedDays(store: Store, days: readonly number[]): Promise<Set<nu
       { projection: { metric: 1, date: 1, f: 1, kind: 1 } },
     )
     .toArray();
-  const newest = new Map<string, { day: number; whole: number; void: number }>();
-  for (const summary of found) {
-    const key = `${summary.metric}:${summary.date.getTime()}`;
-    const entry = newest.get(key) ?? { day: summary.date.getTime(), whole: Number.NEGATIVE_INFINITY, void: Number.NEGATIVE_INFINITY };
-    if (summary.kind === 'whole') entry.whole = Math.max(entry.whole, summary.f);
-    else entry.void = Math.max(entry.void, summary.f);
-    newest.set(key, entry);
+  // A metric-day with a `whole` or a `void` summary whose summaries answer nothing at any view.
+  const voided = new Set<number>();
+  for (const ofMetricDay of byMetricDay(found).values()) {
+    if (summariesOfDay(ofMetricDay, Number.POSITIVE_INFINITY, null).length === 0) voided.add(ofMetricDay[0]!.date.getTime());
   }
-  return new Set([...newest.values()].filter((entry) => entry.void >= entry.whole).map((entry) => entry.day));
+  return voided;
 }
+
+/** `items` grouped by the key `keyOf` gives, each group and the groups in the items' order. */
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/** `summaries` grouped by metric and day (`<metric>:<day ms>`). */
+const byMetricDay = <S extends Pick<DaySummary, 'metric' | 'date'>>(summaries: readonly S[]): Map<string, S[]> =>
+  groupBy(summaries, (summary) => `${summary.metric}:${summary.date.getTime()}`);
 
 /**
  * The `whole` day summaries of compaction `seq` on days it did not merge whole: for each
@@ -701,13 +722,10 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
     .collection<DaySummary>(CollectionName.summaries)
     .find({ metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } })
     .toArray();
+  const grouped = byMetricDay(found);
   const composed: DaySummary[] = [];
   for (const key of pairs.keys()) {
-    const chosen = summariesOfDay(
-      found.filter((summary) => `${summary.metric}:${summary.date.getTime()}` === key),
-      seq - 1,
-      null,
-    );
+    const chosen = summariesOfDay(grouped.get(key) ?? [], seq - 1, null);
     if (chosen.length > 1) composed.push(mergeSummaries(chosen, seq));
   }
   return composed;
@@ -725,13 +743,7 @@ function mergeDays(
   latestReadings: (metric: string) => number,
   seq: number,
 ): Document[] {
-  const groups = new Map<string, DayDocument[]>();
-  for (const doc of docs) {
-    const key = `${doc.series}:${doc.date.getTime()}`;
-    const group = groups.get(key);
-    if (group) group.push(doc);
-    else groups.set(key, [doc]);
-  }
+  const groups = groupBy(docs, (doc) => `${doc.series}:${doc.date.getTime()}`);
   const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, latestReadings(group[0]!.metric)));
   const kept = new Set(
     trimToHorizons(
