@@ -7,6 +7,7 @@
  *
  *   npm run load                                   # own embedded database and server
  *   npm run load -- --writers 8 --readers 2 --duration 30 --batch 200
+ *   npm run load -- --rate 2                       # writers held to 2 batches/s in all
  *   npm run load -- --url http://127.0.0.1:4000/graphql --token tsg_...
  *
  * Only loopback addresses are accepted for --url. The operations are those of
@@ -45,10 +46,20 @@ const options = new Command()
   .option('--duration <s>', 'seconds of load', positiveInt, 20)
   .option('--batch <n>', 'readings per batch', positiveInt, 100)
   .option('--hosts <n>', 'series (hosts) written to', positiveInt, 50)
+  .option('--rate <n>', 'batches per second sent by all writers together (default: as fast as answered)', positiveInt)
   .option('--url <url>', 'GraphQL endpoint of a running server on loopback (default: start one)', loopback)
   .option('--token <token>', 'API token with read and write scopes (default: $TSGRAPH_TOKEN)', process.env.TSGRAPH_TOKEN)
   .parse()
-  .opts<{ writers: number; readers: number; duration: number; batch: number; hosts: number; url?: string; token?: string }>();
+  .opts<{
+    writers: number;
+    readers: number;
+    duration: number;
+    batch: number;
+    hosts: number;
+    rate?: number;
+    url?: string;
+    token?: string;
+  }>();
 
 const METRIC = `load_${Date.now().toString(36)}`;
 const START = Date.UTC(2024, 0, 1);
@@ -122,6 +133,7 @@ const writers = autocannon({
   url,
   connections: options.writers,
   duration: options.duration,
+  ...(options.rate ? { overallRate: options.rate } : {}),
   requests: [
     {
       method: 'POST',
@@ -153,14 +165,39 @@ const READ_HOURS = requestBody(LoadHourBucketsDocument, {
   hosts: ['h1', 'h2'],
 });
 const READ_GROUPS = requestBody(LoadPerHostDocument, { metric: METRIC, ...span });
+/**
+ * What the readers saw of one query: its latency in ms, timed from the request's setup
+ * (just before it is sent) to its answer, and the tail readings each answer read
+ * (`extensions.reads[].tail.readings`, summed over the answer's pipelines).
+ */
+interface QueryTimes {
+  ms: number[];
+  tailReadings: number[];
+}
+const readTimes: Record<'hours' | 'groups', QueryTimes> = {
+  hours: { ms: [], tailReadings: [] },
+  groups: { ms: [], tailReadings: [] },
+};
+/** A reader's request whose latency and tail are kept under `name`. */
+const timedRead = (name: keyof typeof readTimes, body: string) => ({
+  method: 'POST' as const,
+  headers,
+  body,
+  setupRequest: (request: object, context: object) => {
+    (context as { started?: number }).started = performance.now();
+    return request;
+  },
+  onResponse: (_status: number, responseBody: string, context: object) => {
+    readTimes[name].ms.push(performance.now() - (context as { started: number }).started);
+    const reads = (JSON.parse(responseBody) as { extensions?: { reads?: { tail?: { readings: number } }[] } }).extensions?.reads;
+    readTimes[name].tailReadings.push((reads ?? []).reduce((total, read) => total + (read.tail?.readings ?? 0), 0));
+  },
+});
 const readers = autocannon({
   url,
   connections: options.readers,
   duration: options.duration,
-  requests: [
-    { method: 'POST', headers, body: READ_HOURS },
-    { method: 'POST', headers, body: READ_GROUPS },
-  ],
+  requests: [timedRead('hours', READ_HOURS), timedRead('groups', READ_GROUPS)],
 });
 
 const [writeResult, readResult] = (await Promise.all([writers, readers])) as [Result, Result];
@@ -191,6 +228,24 @@ console.log('\n| operation | requests | requests/s | readings/s | p50 ms | p99 m
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 console.log(row(`recordReadings (batch ${options.batch})`, writeResult, options.batch));
 console.log(row('reads (HOUR buckets of 2 hosts, aggregate by host)', readResult, 0));
+
+/** The value at fraction `q` of the sorted values (nearest rank), or 0 for none. */
+const rank = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+};
+console.log('\n| query | answers | p50 ms | p99 ms | tail readings read, mean | max |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+for (const [name, label] of [
+  ['hours', 'HOUR buckets of 2 hosts over 2 days'],
+  ['groups', 'aggregate by host over 30 days'],
+] as const) {
+  const { ms, tailReadings } = readTimes[name];
+  const mean = tailReadings.length === 0 ? 0 : tailReadings.reduce((a, b) => a + b, 0) / tailReadings.length;
+  console.log(
+    `| ${label} | ${ms.length} | ${rank(ms, 0.5).toFixed(0)} | ${rank(ms, 0.99).toFixed(0)} | ${mean.toFixed(0)} | ${Math.max(0, ...tailReadings)} |`,
+  );
+}
 console.log(
   `\nBatches sent ${sent.size}, acknowledged during the load ${acknowledged.size}, refused or failed ${refused}, completed afterwards with the same id ${unacknowledged.length}.`,
 );
