@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { Document } from 'mongodb';
 import { aggregateRankingStages, bucketRankingStages, rankRows } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
-import { detailExpired, firstExpiredRead, type Horizons, type LevelRead } from '../model/retention.ts';
+import { detailExpired, firstExpiredRead, type LevelRead } from '../model/retention.ts';
 import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
 import {
   bucketsPipeline,
@@ -19,7 +19,8 @@ import { counterIncreases } from '../query/counters.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import { aggregateBuckets, aggregateSummarized, type SummarizedRead, type TailRead } from '../storage/read.ts';
 import { mergeRows, summaryPlan, summaryRows } from '../query/summaries.ts';
-import { findHorizons } from '../storage/retention.ts';
+import { limitedRead } from '../storage/query-options.ts';
+import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 import type { GranularityName, Level } from '../query/granularity.ts';
@@ -314,17 +315,20 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         ),
       ];
       const detailed = planned.filter(({ levels }) => levels.has('minute') || levels.has('hour'));
-      const checked = [...new Set(detailed.flatMap(({ batch }) => batch.flatMap((request) => metricOf(request) ?? [])))];
-      const [rollups, horizons] = await Promise.all([
+      // The plan settings of every metric read, beside the rollups: they give the
+      // retention horizons checked below, and plan each read's tail without a registry
+      // read of its own, one wait for the database fewer per read.
+      const named = [...new Set(planned.flatMap(({ batch }) => batch.flatMap((request) => metricOf(request) ?? [])))];
+      const [rollups, settings] = await Promise.all([
         metrics.length === 0 ? [] : findRollups(scope.store, metrics, scope.options),
-        checked.length === 0 ? new Map<string, Horizons>() : findHorizons(scope.store, checked, scope.options),
+        named.length === 0 ? null : limitedRead(scope.options, (driver) => planSettingsOf(scope.store, named, driver)),
       ]);
       const refused = new Map<LoadRequest, Error>();
       for (const { batch, bucketQuery } of detailed) {
         const reads = levelReads(bucketQuery);
         for (const request of batch) {
           const metric = metricOf(request);
-          const kept = metric === undefined ? undefined : horizons.get(metric);
+          const kept = metric === undefined || settings === null ? undefined : settings.horizonsOf(metric);
           const expired = kept === undefined ? null : firstExpiredRead(reads, kept);
           if (expired !== null) refused.set(request, detailExpired(metric!, expired));
         }
@@ -343,7 +347,9 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           );
           const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
           scope.reads.push(read);
-          const readSource = { metric: query.metric, rollup: source };
+          // Plan settings only with a metric: the tail of a query on given series holds several metrics' readings.
+          const known = query.metric === null || settings === null ? {} : { settings };
+          const readSource = { metric: query.metric, rollup: source, ...known };
           const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
             kind,
             granularity: query.granularity?.name ?? null,
@@ -366,7 +372,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
                   onTail,
                 );
               }
-              const answer = await aggregateSummarized<BucketRow>(scope.store, summarized, scope.options, onTail);
+              const answer = await aggregateSummarized<BucketRow>(scope.store, { ...summarized, ...known }, scope.options, onTail);
               if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
               const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
               const merged = mergeRows([...added, ...answer.rows], fields.length);
@@ -381,7 +387,11 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
               ? timed(
                   scope.observe,
                   () => ({ ...run('counters')(), source: 'documents' }),
-                  () => aggregateBuckets<CounterRow>(scope.store, counterPipeline(bucketQuery), scope.options, { metric: query.metric }),
+                  () =>
+                    aggregateBuckets<CounterRow>(scope.store, counterPipeline(bucketQuery), scope.options, {
+                      metric: query.metric,
+                      ...known,
+                    }),
                 )
               : [],
           ]);

@@ -5,7 +5,7 @@ import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
-import { planReadings } from '../record/fold-plan.ts';
+import { planReadings, type PlanSettings } from '../record/fold-plan.ts';
 import { dayDocument, levelsWithin, mergeIntoRollup, type PathTree } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
@@ -22,6 +22,14 @@ import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type 
 export interface ReadSource {
   metric: string | null;
   rollup?: Pick<RollupDefinition, 'collection' | 'metric' | 'tagKeys'> | null;
+  /**
+   * The plan settings of `metric` (`planSettingsOf`), when the caller read them earlier
+   * in the request, beside its other registry reads: the tail's documents are then
+   * planned without a registry read of their own, one wait for the database fewer. Only
+   * with a metric (the tail then holds that metric's readings alone); read with the
+   * tail's documents when absent.
+   */
+  settings?: PlanSettings;
 }
 
 /** The tail one read added: log entries read and their readings of the metric. */
@@ -43,7 +51,11 @@ async function tailDocuments(
   tree: PathTree | null,
 ): Promise<Record<string, unknown>[]> {
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
-  const plan = planReadings(readings, await planSettingsOf(store, metrics, driver), levelsWithin(tree));
+  const settings =
+    source.settings !== undefined && source.metric !== null && metrics.every((metric) => metric === source.metric)
+      ? source.settings
+      : await planSettingsOf(store, metrics, driver);
+  const plan = planReadings(readings, settings, levelsWithin(tree));
   const writes = source.rollup ? mergeIntoRollup(plan.buckets, source.rollup) : plan.buckets;
   return writes.map((write) => {
     const doc = dayDocument(write, undefined, tree ?? undefined);
@@ -385,6 +397,8 @@ export interface SummarizedRead {
   ranges: readonly { from: number; to: number }[];
   /** The bucket pipeline over the series-day documents of the UTC days in `days` (null: every day of the range). */
   documents: (days: { from: number; to: number } | null) => Document[];
+  /** The metric's plan settings, when read earlier in the request (see `ReadSource.settings`). */
+  settings?: PlanSettings;
 }
 
 /**
@@ -419,7 +433,7 @@ export async function aggregateSummarized<T extends Document = Document>(
   options: QueryOptions = {},
   onTail?: (tail: TailRead) => void,
 ): Promise<SummarizedRows<T>> {
-  const source: ReadSource = { metric: read.metric };
+  const source: ReadSource = { metric: read.metric, settings: read.settings };
   const everyDay = read.documents(null);
   checkFirstMatch(everyDay);
   return withView(store, async (view) => {

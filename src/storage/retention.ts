@@ -10,7 +10,6 @@ import {
   type RetentionPolicy,
 } from '../model/retention.ts';
 import { dayOfKey, type RollupDefinition } from '../model/rollup.ts';
-import { limitedRead, type QueryOptions } from './query-options.ts';
 import { ROLLUPS_COLLECTION, findRollups } from './rollups.ts';
 import { CollectionName, type MetricDocument, type Store } from './store.ts';
 
@@ -31,18 +30,6 @@ export async function setRetention(store: Store, name: string, policy: Retention
     { upsert: true, returnDocument: 'after' },
   );
   return updated!;
-}
-
-/**
- * The applied retention horizons of `metrics` (see `StoredRetention.horizons`): one
- * read of the metric registry; metrics without any (or unknown) get none.
- * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
- */
-export async function findHorizons(store: Store, metrics: readonly string[], options: QueryOptions = {}): Promise<Map<string, Horizons>> {
-  const found = await limitedRead(options, (driver) =>
-    store.metrics.find({ _id: { $in: [...metrics] } }, { ...driver, projection: { 'retention.horizons': 1 } }).toArray(),
-  );
-  return new Map(found.map((doc) => [doc._id, horizonsOf(doc.retention?.horizons)]));
 }
 
 /** What a retention pass removed at one level of one metric. */
