@@ -22,6 +22,7 @@
  *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
  *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
  *   npm run bench:ingest-path -- --sustain 600    # 10 minutes of dense ingest and folds
+ *   npm run bench:ingest-path -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
@@ -67,13 +68,21 @@ const given = new Command()
   .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
   .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
   .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
+  .option('--compact-after-folds <n>', 'with --sustain: folds between two compactions (COMPACT_AFTER_FOLDS)', positiveInt, 8)
   .option(
     '--sketch-levels <levels>',
     `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
     sketchLevels,
   )
   .parse()
-  .opts<{ dense: number; sparse: number; sustain?: number; hosts: number; sketchLevels?: SlotLevel[] }>();
+  .opts<{
+    dense: number;
+    sparse: number;
+    sustain?: number;
+    hosts: number;
+    compactAfterFolds: number;
+    sketchLevels?: SlotLevel[];
+  }>();
 /** The statistics every metric of the run keeps. */
 const statistics: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: given.sketchLevels ?? DEFAULT_STATISTICS.sketchLevels };
 const log = progressLog('ingest-path');
@@ -216,7 +225,7 @@ async function sustain(seconds: number): Promise<void> {
         foldJob(store, {
           intervalMs: 1_000,
           maxReadings: 20_000,
-          compactAfterFolds: 8,
+          compactAfterFolds: given.compactAfterFolds,
           compactGraceMs: 60_000,
           onFold: (outcome, took) => {
             folded.readings += outcome.readings;
