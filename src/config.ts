@@ -184,6 +184,11 @@ export const ConfigSchema = z
       .describe(
         "How long the fold lease lasts unless its holder renews it, in milliseconds: when the instance that folds stops without giving the lease up (killed, stalled), another instance takes over the folds after at most this long. A fold's writes must end a sixth of it (at most 5 s) before the lease does.",
       ),
+    COMPACT_FAN_IN: integer(2, 64)
+      .default(2)
+      .describe(
+        'Runs of one size a compaction merges at once (docs/ingest-design.md, "Compaction"): with 2, a day keeps at most log2(its compactions) + 1 runs and each fold\'s parts are rewritten about as often; with 4, up to three runs of each size, each rewritten about half as often. Higher writes less and makes reads of the day read more documents.',
+      ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)
       .describe(

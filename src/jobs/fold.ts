@@ -91,6 +91,8 @@ export function foldJob(
     maxReadings: number;
     /** Folds that wrote to a day before its parts are compacted (`COMPACT_AFTER_FOLDS`). */
     compactAfterFolds: number;
+    /** Runs of one size a compaction merges at once (`COMPACT_FAN_IN`, see `tieredFrom`); default 2. */
+    compactFanIn?: number;
     /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
     compactGraceMs: number;
     /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`; a full fold is `maxReadings`); without it, fold at every run. */
@@ -137,6 +139,7 @@ export function foldJob(
           afterFolds: options.compactAfterFolds,
           graceMs: options.compactGraceMs,
           tiered: true,
+          fanIn: options.compactFanIn,
           pinned: true,
         });
         run.deleted += compacted.deleted;

@@ -496,6 +496,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * @param options.afterFolds folds that wrote to a day before it is compacted (default 8).
  * @param options.tiered merge in tiers (`tieredFrom`; the server's fold job does);
  * default false: every compaction merges its days whole.
+ * @param options.fanIn with `tiered`, runs of one size merged at once (`tieredFrom`; default 2).
  * @param options.graceMs how long replaced parts are kept after the flip: longer than any
  * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
  * @param options.pinned delete replaced parts before the grace period ends once every
@@ -505,7 +506,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; pinned?: boolean } = {},
+  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; fanIn?: number; pinned?: boolean } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const state = await takeLease(store, holder);
@@ -525,7 +526,7 @@ export async function compactOnce(
     const voided = options.tiered === true ? await voidedDays(store, due) : new Set<number>();
     const from = due.map((day) =>
       options.tiered === true && !voided.has(day)
-        ? tieredFrom(state.runs?.[String(day)], state.compacted?.[String(day)], state.touched?.[String(day)] ?? 0)
+        ? tieredFrom(state.runs?.[String(day)], state.compacted?.[String(day)], state.touched?.[String(day)] ?? 0, options.fanIn)
         : 0,
     );
     running = { seq: state.visible + 1, entries: [], compact: due, from };
@@ -622,26 +623,32 @@ export async function compactOnce(
  * Where a tiered compaction of a day begins (pure; docs/ingest-design.md, "Compaction"),
  * as log-structured stores merge runs of similar size: the parts of the `folds` folds
  * since the day's last compaction `last` form a new run, which takes in every run from
- * the oldest one no larger (in folds) than all the runs after it and the new folds
- * together. Each run then stays larger than all newer runs together, so a day keeps at
- * most log2(its folds) + 1 runs, and a fold's parts are rewritten only into a run at
- * least twice as large, at most log2(its day's folds) + 1 times; merging the whole day
- * every few compactions rewrites them a number of times that grows with the day. With
- * runs of one size this is a binary counter: a day is merged whole at its 1st, 2nd,
- * 4th, 8th... compaction.
+ * the oldest one whose size (in folds) times `fanIn - 1` is no more than all the runs
+ * after it and the new folds together. With the default fan-in of 2, each run then stays
+ * larger than all newer runs together, so a day keeps at most log2(its folds) + 1 runs,
+ * and a fold's parts are rewritten only into a run at least twice as large, at most
+ * log2(its day's folds) + 1 times; merging the whole day every few compactions rewrites
+ * them a number of times that grows with the day. With runs of one size this is a
+ * counter in base `fanIn`: with 2, a day is merged whole at its 1st, 2nd, 4th, 8th...
+ * compaction; with 4, at its 1st, 4th, 16th..., keeping up to 3 runs of each size,
+ * each fold's parts rewritten about half as often (the "minimum threshold" of
+ * size-tiered compaction in Cassandra). In general each run times `fanIn - 1` stays
+ * larger than all newer runs together, and a rewrite puts a fold's parts into a run at
+ * least `fanIn / (fanIn - 1)` times as large as the one they leave.
  * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
  * @param last the number of the day's last compaction; absent: never compacted.
  * @param folds the folds that wrote to the day since then (`FoldStateDocument.touched`).
+ * @param fanIn runs of one size merged at once, at least 2 (`COMPACT_FAN_IN`).
  * @returns the lowest fold number to merge: 0 (the whole day, documents without `f`
  * included) when the day has no known runs (none, or runs that do not begin at 0) or
  * the oldest run is taken in.
  */
-export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: number | undefined, folds: number): number {
+export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: number | undefined, folds: number, fanIn = 2): number {
   if (last === undefined || runs === undefined || runs[0]?.from !== 0) return 0;
   let newer = folds + runs.reduce((sum, run) => sum + run.folds, 0);
   for (const run of runs) {
     newer -= run.folds;
-    if (run.folds <= newer) return run.from;
+    if (run.folds * (fanIn - 1) <= newer) return run.from;
   }
   return last + 1;
 }

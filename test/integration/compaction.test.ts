@@ -894,3 +894,53 @@ describe('the fold job', () => {
     expect(t.store.ingest.foldRate).toBe(30 / seen[0]!.seconds);
   });
 });
+
+describe('the fold job with a fan-in of 4 (COMPACT_FAN_IN)', () => {
+  let t: TestApp;
+  const metric = 'job_fan_in';
+  beforeAll(async () => {
+    t = await openTestApp('compact_job_fan_in');
+  });
+  afterAll(async () => t.close());
+
+  it('merges a day whole at its 1st and 4th compaction of runs of one size, keeping up to three runs of a size between', async () => {
+    const job = foldJob(t.store, {
+      intervalMs: 1_000,
+      maxReadings: 20_000,
+      compactAfterFolds: 2,
+      compactFanIn: 4,
+      compactGraceMs: LONG_GRACE,
+    });
+    const signal = new AbortController().signal;
+    const sent: Sent[] = [];
+    const runs: number[][][] = [];
+    for (let compaction = 0; compaction < 5; compaction++) {
+      for (let fold = 0; fold < 2; fold++) {
+        const batch = spread(20, 9_000 + (compaction * 2 + fold) * 20);
+        await record(t, [metric], batch, `job-fan-in-${compaction}-${fold}`);
+        sent.push(...batch);
+        await job.run(signal);
+      }
+      const state = await stateOf(t);
+      runs.push([DAY0, DAY1].map((day) => (state.runs?.[String(day)] ?? []).map((run) => run.folds)));
+    }
+    // Base 4: 2, then 2+2, 2+2+2, then the whole day (8), then 8+2.
+    expect(runs).toEqual([
+      [[2], [2]],
+      [
+        [2, 2],
+        [2, 2],
+      ],
+      [
+        [2, 2, 2],
+        [2, 2, 2],
+      ],
+      [[8], [8]],
+      [
+        [8, 2],
+        [8, 2],
+      ],
+    ]);
+    await expectAnswers(t, metric, sent, 50);
+  });
+});

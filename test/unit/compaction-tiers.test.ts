@@ -4,15 +4,17 @@
  * The expectations are counted independently: which compactions of runs of one size
  * merge the whole day (powers of two, as a binary counter), that the runs always tile
  * the fold numbers from 0 without gaps or overlaps, that their count stays within
- * log2(compactions) + 1, and how many times a fold's parts are rewritten.
+ * log2(compactions) + 1, and how many times a fold's parts are rewritten; and, with a
+ * fan-in of b (`COMPACT_FAN_IN`), a counter in base b whose runs each, times b - 1,
+ * stay larger than the newer ones together.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runsAfter, tieredFrom } from '../../src/storage/fold.ts';
 import type { CompactionRun } from '../../src/storage/visibility.ts';
 
-/** One day's compactions: `sizes[i]` folds wrote to the day before compaction i. */
-function simulate(sizes: readonly number[]): { froms: number[]; runs: CompactionRun[][]; rewrites: number[] } {
+/** One day's compactions: `sizes[i]` folds wrote to the day before compaction i; runs of one size merged `fanIn` at a time. */
+function simulate(sizes: readonly number[], fanIn = 2): { froms: number[]; runs: CompactionRun[][]; rewrites: number[] } {
   let runs: CompactionRun[] | undefined;
   let last: number | undefined;
   let seq = 0;
@@ -25,7 +27,7 @@ function simulate(sizes: readonly number[]): { froms: number[]; runs: Compaction
     for (let i = 0; i < size; i++) rewrites[++seq] = 0;
     const c = ++seq;
     rewrites[c] = 0;
-    const from = tieredFrom(runs, last, size);
+    const from = tieredFrom(runs, last, size, fanIn);
     for (let f = from; f < c; f++) rewrites[f] = (rewrites[f] ?? 0) + 1;
     runs = runsAfter(runs, from, size);
     last = c;
@@ -48,29 +50,6 @@ describe('tieredFrom and runsAfter', () => {
     });
   });
 
-  it('keeps runs that tile the fold numbers, at most log2(compactions) + 1 of them, and rewrites a fold at most that often', () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 60 }), (sizes) => {
-        const { froms, runs, rewrites } = simulate(sizes);
-        expect(froms[0]).toBe(0);
-        runs.forEach((after, i) => {
-          expect(after[0]?.from).toBe(0);
-          for (let j = 1; j < after.length; j++) expect(after[j]!.from).toBeGreaterThan(after[j - 1]!.from);
-          // Every fold of the day is in exactly one run: the sizes add up to the folds so far.
-          expect(after.reduce((sum, run) => sum + run.folds, 0)).toBe(sizes.slice(0, i + 1).reduce((a, b) => a + b, 0));
-          // Each run is more than the runs after it together (else the newest would have taken it in).
-          for (let j = 0; j < after.length - 1; j++) {
-            expect(after[j]!.folds).toBeGreaterThan(after.slice(j + 1).reduce((sum, run) => sum + run.folds, 0));
-          }
-        });
-        const total = sizes.reduce((a, b) => a + b, 0);
-        expect(runs.at(-1)!.length).toBeLessThanOrEqual(Math.floor(Math.log2(total)) + 1);
-        expect(Math.max(...rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(Math.floor(Math.log2(total)) + 1);
-      }),
-      { numRuns: 300 },
-    );
-  });
-
   it('merges a day whole when it was never compacted or its runs are unknown (a database from before runs were kept, or a compaction it recorded)', () => {
     expect(tieredFrom(undefined, undefined, 8)).toBe(0);
     expect(tieredFrom(undefined, 40, 8)).toBe(0);
@@ -86,5 +65,52 @@ describe('tieredFrom and runsAfter', () => {
       { from: 0, folds: 32 },
       { from: 41, folds: 8 },
     ]);
+  });
+
+  it('merges runs of one size with a fan-in of b like a counter in base b: whole at the 1st, b-th, b²-th compaction', () => {
+    for (const fanIn of [3, 4]) {
+      const { froms, runs } = simulate(
+        Array.from({ length: 40 }, () => 8),
+        fanIn,
+      );
+      const whole = froms.flatMap((from, i) => (from === 0 ? [i + 1] : []));
+      expect(whole).toEqual(fanIn === 3 ? [1, 3, 9, 27] : [1, 4, 16]);
+      // Run sizes after compaction k: each base-b digit d of k at place p is d runs of b^p x 8, largest first.
+      runs.forEach((after, i) => {
+        const digits = [...(i + 1).toString(fanIn)];
+        const expected = digits.flatMap((digit, j) => Array.from({ length: Number(digit) }, () => fanIn ** (digits.length - 1 - j) * 8));
+        expect(after.map((run) => run.folds)).toEqual(expected);
+      });
+    }
+    // The default is a fan-in of 2.
+    expect(simulate([8, 8, 8, 8, 8]).froms).toEqual(simulate([8, 8, 8, 8, 8], 2).froms);
+  });
+
+  it('keeps runs that tile the fold numbers, each, times b - 1, more than the newer ones together, at most log base b/(b - 1) of the folds + 1 of them (log2 for the default 2), and rewrites a fold at most that often', () => {
+    fc.assert(
+      fc.property(
+        // The default fan-in half of the time.
+        fc.oneof(fc.constant(2), fc.integer({ min: 3, max: 8 })),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 60 }),
+        (fanIn, sizes) => {
+          const { froms, runs, rewrites } = simulate(sizes, fanIn);
+          expect(froms[0]).toBe(0);
+          runs.forEach((after, i) => {
+            expect(after[0]?.from).toBe(0);
+            for (let j = 1; j < after.length; j++) expect(after[j]!.from).toBeGreaterThan(after[j - 1]!.from);
+            expect(after.reduce((sum, run) => sum + run.folds, 0)).toBe(sizes.slice(0, i + 1).reduce((a, b) => a + b, 0));
+            for (let j = 0; j < after.length - 1; j++) {
+              expect(after[j]!.folds * (fanIn - 1)).toBeGreaterThan(after.slice(j + 1).reduce((sum, run) => sum + run.folds, 0));
+            }
+          });
+          const total = sizes.reduce((a, b) => a + b, 0);
+          // Older runs grow by more than b/(b - 1) each, and so does the run a rewrite puts a fold's parts into.
+          const bound = Math.floor(Math.log(total) / Math.log(fanIn / (fanIn - 1)) + 1e-9) + 1;
+          expect(runs.at(-1)!.length).toBeLessThanOrEqual(bound);
+          expect(Math.max(...rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(bound);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
