@@ -12,8 +12,9 @@
  *    the same readings, one entirely folded and one whose last 1,000 readings are still
  *    in the log; medians of 7 runs taking turns.
  *
- * 4. With `--sustain S`: instead of 1 to 3, a writer acknowledges dense batches of 1,000
- *    through GraphQL for S seconds as fast as the server takes them (waiting out
+ * 4. With `--sustain S`: instead of 1 to 3, one writer (`--writers N`: N at once)
+ *    acknowledges dense batches of 1,000 through GraphQL for S seconds as fast as the
+ *    server takes them (waiting out
  *    INGEST_BACKLOG as asked) while the server's own fold job folds and compacts in the
  *    background; every 30 s it prints the readings acknowledged and folded and the
  *    backlog, then the totals (of the folds, and of the compactions: the documents they
@@ -22,7 +23,9 @@
  *   npm run bench:ingest-path                     # 40,000 dense and 20,000 sparse readings
  *   npm run bench:ingest-path -- --dense 10000 --sparse 5000
  *   npm run bench:ingest-path -- --sustain 600    # 10 minutes of dense ingest and folds
+ *   npm run bench:ingest-path -- --sustain 600 --writers 4   # four writers at once
  *   npm run bench:ingest-path -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
+ *   npm run bench:ingest-path -- --sustain 600 --compact-fan-in 4   # runs merged four at a time
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
@@ -68,7 +71,9 @@ const given = new Command()
   .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
   .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
   .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
+  .option('--writers <n>', 'with --sustain: writers sending batches at once', positiveInt, 1)
   .option('--compact-after-folds <n>', 'with --sustain: folds between two compactions (COMPACT_AFTER_FOLDS)', positiveInt, 8)
+  .option('--compact-fan-in <n>', 'with --sustain: runs of one size a compaction merges at once (COMPACT_FAN_IN)', positiveInt, 2)
   .option(
     '--sketch-levels <levels>',
     `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
@@ -81,6 +86,8 @@ const given = new Command()
     sustain?: number;
     hosts: number;
     compactAfterFolds: number;
+    compactFanIn: number;
+    writers: number;
     sketchLevels?: SlotLevel[];
   }>();
 /** The statistics every metric of the run keeps. */
@@ -226,6 +233,7 @@ async function sustain(seconds: number): Promise<void> {
           intervalMs: 1_000,
           maxReadings: 20_000,
           compactAfterFolds: given.compactAfterFolds,
+          compactFanIn: given.compactFanIn,
           compactGraceMs: 60_000,
           onFold: (outcome, took) => {
             folded.readings += outcome.readings;
@@ -245,43 +253,44 @@ async function sustain(seconds: number): Promise<void> {
       let sent = 0;
       let refusals = 0;
       let maxBacklog = { readings: 0, seconds: 0 };
-      let nextReport = 30;
       let batch = 0;
-      try {
-        outer: for (const chunk of generateCpu({ hosts: given.hosts, durationMs: 365 * 86_400_000 })) {
-          for (const part of batches(chunk, BATCH)) {
-            const elapsed = (performance.now() - started) / 1000;
-            if (elapsed >= seconds) break outer;
-            for (;;) {
-              const body = (await (await postGraphql(app, RECORD, { readings: inputs(part), batchId: `s-${batch}` })).json()) as {
-                errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[];
-              };
-              const error = body.errors?.[0];
-              if (error === undefined) break;
-              if (error.extensions?.code !== 'INGEST_BACKLOG') throw new Error(`batch ${batch}: ${JSON.stringify(error)}`);
-              refusals += 1;
-              await new Promise((done) => setTimeout(done, 1_000 * (error.extensions?.retryAfterSeconds ?? 1)));
-            }
-            batch += 1;
-            sent += part.length;
-            if (elapsed >= nextReport) {
-              const backlog = await measureBacklog(store);
-              const age = backlog.oldest === null ? 0 : (Date.now() - backlog.oldest) / 1000;
-              maxBacklog = { readings: Math.max(maxBacklog.readings, backlog.readings), seconds: Math.max(maxBacklog.seconds, age) };
-              rows.push([
-                format.count(Math.round(elapsed)),
-                format.count(sent),
-                format.count(folded.readings),
-                format.count(backlog.readings),
-                age.toFixed(1),
-              ]);
-              log(
-                `${Math.round(elapsed)} s: ${sent} acknowledged, ${folded.readings} folded, backlog ${backlog.readings} (${age.toFixed(1)} s)`,
-              );
-              nextReport += 30;
-            }
+      const elapsed = () => (performance.now() - started) / 1000;
+      /** Dense batches of 1,000 in time order, shared by the writers (each takes the next). */
+      const source = (function* () {
+        for (const chunk of generateCpu({ hosts: given.hosts, durationMs: 365 * 86_400_000 })) yield* batches(chunk, BATCH);
+      })();
+      /** One writer: sends the next batch until the time is up, waiting out INGEST_BACKLOG refusals. */
+      const writer = async () => {
+        while (elapsed() < seconds) {
+          const next = source.next();
+          if (next.done) return;
+          const id = batch++;
+          for (;;) {
+            const body = (await (await postGraphql(app, RECORD, { readings: inputs(next.value), batchId: `s-${id}` })).json()) as {
+              errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[];
+            };
+            const error = body.errors?.[0];
+            if (error === undefined) break;
+            if (error.extensions?.code !== 'INGEST_BACKLOG') throw new Error(`batch ${id}: ${JSON.stringify(error)}`);
+            refusals += 1;
+            await new Promise((done) => setTimeout(done, 1_000 * (error.extensions?.retryAfterSeconds ?? 1)));
           }
+          sent += next.value.length;
         }
+      };
+      /** Every 30 s while the writers run: what was acknowledged and folded, and the backlog. */
+      const reporter = async () => {
+        for (let at = 30; at < seconds; at += 30) {
+          await new Promise((done) => setTimeout(done, Math.max(0, (at - elapsed()) * 1000)));
+          const backlog = await measureBacklog(store);
+          const age = backlog.oldest === null ? 0 : (Date.now() - backlog.oldest) / 1000;
+          maxBacklog = { readings: Math.max(maxBacklog.readings, backlog.readings), seconds: Math.max(maxBacklog.seconds, age) };
+          rows.push([format.count(at), format.count(sent), format.count(folded.readings), format.count(backlog.readings), age.toFixed(1)]);
+          log(`${at} s: ${sent} acknowledged, ${folded.readings} folded, backlog ${backlog.readings} (${age.toFixed(1)} s)`);
+        }
+      };
+      try {
+        await Promise.all([...Array.from({ length: given.writers }, writer), reporter()]);
         const ackSeconds = (performance.now() - started) / 1000;
         await jobs.stop();
         const rest = await foldAll(store, store.holder);
@@ -296,7 +305,7 @@ async function sustain(seconds: number): Promise<void> {
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(
-          `\n${format.count(sent)} readings of ${given.hosts} hosts acknowledged in ${ackSeconds.toFixed(0)} s (${format.rate(sent / ackSeconds)} readings/s, ${refusals} INGEST_BACKLOG refusals waited out); ` +
+          `\n${format.count(sent)} readings of ${given.hosts} hosts acknowledged by ${given.writers} writer${given.writers === 1 ? '' : 's'} in ${ackSeconds.toFixed(0)} s (${format.rate(sent / ackSeconds)} readings/s, ${refusals} INGEST_BACKLOG refusals waited out); ` +
             `the fold job folded ${format.count(folded.readings)} in ${folded.folds} folds taking ${folded.seconds.toFixed(0)} s (${format.rate(folded.readings / ackSeconds)} readings/s over the run, ${format.rate(folded.readings / Math.max(folded.seconds, 1e-9))} while folding); ` +
             `${format.count(compacted.compactions)} compactions read and merged ${format.count(compacted.merged)} documents in ${compacted.seconds.toFixed(0)} s (the longest ${compacted.longest.toFixed(1)} s); ` +
             `largest backlog seen ${format.count(maxBacklog.readings)} readings, ${maxBacklog.seconds.toFixed(1)} s; ${format.count(rest)} left at the end; documents ${check}.`,
