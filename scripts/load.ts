@@ -22,6 +22,7 @@ import { request, requestBody } from '../src/client/request.ts';
 import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
 import { sendBatch } from '../src/importer/send.ts';
+import { percentile } from './bench/harness/timing.ts';
 import { foldJob } from '../src/jobs/fold.ts';
 import { JobScheduler } from '../src/jobs/scheduler.ts';
 import { createApp } from '../src/server/yoga.ts';
@@ -229,11 +230,8 @@ console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 console.log(row(`recordReadings (batch ${options.batch})`, writeResult, options.batch));
 console.log(row('reads (HOUR buckets of 2 hosts, aggregate by host)', readResult, 0));
 
-/** The value at fraction `q` of the sorted values (nearest rank), or 0 for none. */
-const rank = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-};
+/** The value at percentile `p` of `values` (nearest rank), or 0 for none. */
+const rank = (values: readonly number[], p: number) => (values.length === 0 ? 0 : percentile(values, p));
 console.log('\n| query | answers | p50 ms | p99 ms | tail readings read, mean | max |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
 for (const [name, label] of [
@@ -243,7 +241,7 @@ for (const [name, label] of [
   const { ms, tailReadings } = readTimes[name];
   const mean = tailReadings.length === 0 ? 0 : tailReadings.reduce((a, b) => a + b, 0) / tailReadings.length;
   console.log(
-    `| ${label} | ${ms.length} | ${rank(ms, 0.5).toFixed(0)} | ${rank(ms, 0.99).toFixed(0)} | ${mean.toFixed(0)} | ${Math.max(0, ...tailReadings)} |`,
+    `| ${label} | ${ms.length} | ${rank(ms, 50).toFixed(0)} | ${rank(ms, 99).toFixed(0)} | ${mean.toFixed(0)} | ${Math.max(0, ...tailReadings)} |`,
   );
 }
 console.log(

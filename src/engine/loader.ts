@@ -347,8 +347,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           );
           const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
           scope.reads.push(read);
-          // Plan settings only with a metric: the tail of a query on given series holds several metrics' readings.
-          const known = query.metric === null || settings === null ? {} : { settings };
+          // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
+          const known = settings === null ? {} : { settings };
           const readSource = { metric: query.metric, rollup: source, ...known };
           const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
             kind,

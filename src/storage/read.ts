@@ -25,9 +25,9 @@ export interface ReadSource {
   /**
    * The plan settings of `metric` (`planSettingsOf`), when the caller read them earlier
    * in the request, beside its other registry reads: the tail's documents are then
-   * planned without a registry read of their own, one wait for the database fewer. Only
-   * with a metric (the tail then holds that metric's readings alone); read with the
-   * tail's documents when absent.
+   * planned without a registry read of their own, one wait for the database fewer.
+   * Used only with a metric, whose tail holds that metric's readings alone; otherwise,
+   * and when absent, read with the tail's documents.
    */
   settings?: PlanSettings;
 }

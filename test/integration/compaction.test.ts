@@ -826,6 +826,38 @@ describe('compactions in tiers', () => {
   });
 });
 
+/**
+ * Five rounds of two batches over both days, each followed by a run of `job`
+ * (`compactAfterFolds: 2`: one compaction a round).
+ * @returns the readings sent and the fold state after each round.
+ */
+async function compactFiveTimes(
+  app: TestApp,
+  job: ReturnType<typeof foldJob>,
+  metric: string,
+  prefix: string,
+  seed: number,
+): Promise<{ sent: Sent[]; states: FoldStateDocument[] }> {
+  const signal = new AbortController().signal;
+  const sent: Sent[] = [];
+  const states: FoldStateDocument[] = [];
+  for (let compaction = 0; compaction < 5; compaction++) {
+    for (let fold = 0; fold < 2; fold++) {
+      const batch = spread(20, seed + (compaction * 2 + fold) * 20);
+      expect(new Set(batch.map((r) => dayOf(r.time)))).toEqual(new Set([DAY0, DAY1]));
+      await record(app, [metric], batch, `${prefix}-${compaction}-${fold}`);
+      sent.push(...batch);
+      await job.run(signal);
+    }
+    states.push(await stateOf(app));
+  }
+  return { sent, states };
+}
+
+/** The sizes in folds of each day's runs (DAY0, DAY1) in a fold state. */
+const runSizes = (state: FoldStateDocument): number[][] =>
+  [DAY0, DAY1].map((day) => (state.runs?.[String(day)] ?? []).map((run) => run.folds));
+
 describe('the fold job', () => {
   let t: TestApp;
   const metric = 'job_tiers';
@@ -836,24 +868,12 @@ describe('the fold job', () => {
 
   it('compacts in tiers: a day whole at its 1st, 2nd and 4th compaction of runs of one size, its recent parts only at the 3rd and 5th', async () => {
     const job = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 2, compactGraceMs: LONG_GRACE });
-    const signal = new AbortController().signal;
-    const sent: Sent[] = [];
-    /** Per compaction, the sizes in folds of each day's runs after it. */
-    const runs: number[][][] = [];
-    for (let compaction = 0; compaction < 5; compaction++) {
-      // Two folds a compaction (`compactAfterFolds: 2`), each of a batch over both days.
-      for (let fold = 0; fold < 2; fold++) {
-        const batch = spread(20, 3_000 + (compaction * 2 + fold) * 20);
-        expect(new Set(batch.map((r) => dayOf(r.time)))).toEqual(new Set([DAY0, DAY1]));
-        await record(t, [metric], batch, `job-tiers-${compaction}-${fold}`);
-        sent.push(...batch);
-        await job.run(signal);
-      }
-      const state = await stateOf(t);
+    const { sent, states } = await compactFiveTimes(t, job, metric, 'job-tiers', 3_000);
+    for (const state of states) {
       expect(state.touched?.[String(DAY0)] ?? 0).toBe(0);
-      runs.push([DAY0, DAY1].map((day) => (state.runs?.[String(day)] ?? []).map((run) => run.folds)));
       expect([DAY0, DAY1].map((day) => state.runs?.[String(day)]?.[0]?.from)).toEqual([0, 0]);
     }
+    const runs = states.map(runSizes);
     // One run after a whole-day compaction (it began at 0), two after one of the recent parts.
     expect(runs).toEqual([
       [[2], [2]],
@@ -911,19 +931,8 @@ describe('the fold job with a fan-in of 4 (COMPACT_FAN_IN)', () => {
       compactFanIn: 4,
       compactGraceMs: LONG_GRACE,
     });
-    const signal = new AbortController().signal;
-    const sent: Sent[] = [];
-    const runs: number[][][] = [];
-    for (let compaction = 0; compaction < 5; compaction++) {
-      for (let fold = 0; fold < 2; fold++) {
-        const batch = spread(20, 9_000 + (compaction * 2 + fold) * 20);
-        await record(t, [metric], batch, `job-fan-in-${compaction}-${fold}`);
-        sent.push(...batch);
-        await job.run(signal);
-      }
-      const state = await stateOf(t);
-      runs.push([DAY0, DAY1].map((day) => (state.runs?.[String(day)] ?? []).map((run) => run.folds)));
-    }
+    const { sent, states } = await compactFiveTimes(t, job, metric, 'job-fan-in', 9_000);
+    const runs = states.map(runSizes);
     // Base 4: 2, then 2+2, 2+2+2, then the whole day (8), then 8+2.
     expect(runs).toEqual([
       [[2], [2]],
