@@ -189,6 +189,11 @@ export const ConfigSchema = z
       .describe(
         'Runs of one size a compaction merges at once (docs/ingest-design.md, "Compaction"): with 2, a day keeps at most log2(its compactions) + 1 runs and each fold\'s parts are rewritten about as often; with 4, up to three runs of each size, each rewritten about half as often. Higher writes less and makes reads of the day read more documents.',
       ),
+    COMPACT_SEAL_READINGS: integer(0, 1_000_000_000)
+      .default(2_000)
+      .describe(
+        'Readings per series-day document, on average, at which a run of a day\'s compacted documents is sealed: later compactions merge only the runs after it (docs/ingest-design.md, "Sealed runs"). A dense series-day then ends as a few documents of this size to about twice it, and no compaction rewrites more than about twice this many readings of a series-day, instead of the whole day at every power of two of its compactions; sparse days, whose documents never hold that many, merge as before. 0: no run is sealed.',
+      ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)
       .describe(

@@ -93,6 +93,8 @@ export function foldJob(
     compactAfterFolds: number;
     /** Runs of one size a compaction merges at once (`COMPACT_FAN_IN`, see `tieredFrom`); default 2. */
     compactFanIn?: number;
+    /** Readings per document on average that seal a run (`COMPACT_SEAL_READINGS`, see `tieredFrom`); default 0: none. */
+    compactSealReadings?: number;
     /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
     compactGraceMs: number;
     /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`; a full fold is `maxReadings`); without it, fold at every run. */
@@ -140,6 +142,7 @@ export function foldJob(
           graceMs: options.compactGraceMs,
           tiered: true,
           fanIn: options.compactFanIn,
+          sealReadings: options.compactSealReadings,
           pinned: true,
         });
         run.deleted += compacted.deleted;

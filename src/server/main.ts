@@ -130,6 +130,7 @@ async function main(): Promise<void> {
       maxReadings: config.FOLD_MAX_READINGS,
       compactAfterFolds: config.COMPACT_AFTER_FOLDS,
       compactFanIn: config.COMPACT_FAN_IN,
+      compactSealReadings: config.COMPACT_SEAL_READINGS,
       compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
       delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS },
       onFold: (outcome, seconds) => metrics.folded(outcome, seconds),

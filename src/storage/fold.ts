@@ -497,6 +497,8 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
  * @param options.tiered merge in tiers (`tieredFrom`; the server's fold job does);
  * default false: every compaction merges its days whole.
  * @param options.fanIn with `tiered`, runs of one size merged at once (`tieredFrom`; default 2).
+ * @param options.sealReadings with `tiered`, readings per document on average that seal
+ * a run (`tieredFrom`, `COMPACT_SEAL_READINGS`); default 0: none is sealed.
  * @param options.graceMs how long replaced parts are kept after the flip: longer than any
  * query may run (the server uses QUERY_TIMEOUT_MS + 30 s; default 60 s).
  * @param options.pinned delete replaced parts before the grace period ends once every
@@ -506,7 +508,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; fanIn?: number; pinned?: boolean } = {},
+  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; fanIn?: number; sealReadings?: number; pinned?: boolean } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const state = await takeLease(store, holder);
@@ -526,7 +528,13 @@ export async function compactOnce(
     const voided = options.tiered === true ? await voidedDays(store, due) : new Set<number>();
     const from = due.map((day) =>
       options.tiered === true && !voided.has(day)
-        ? tieredFrom(state.runs?.[String(day)], state.compacted?.[String(day)], state.touched?.[String(day)] ?? 0, options.fanIn)
+        ? tieredFrom(
+            state.runs?.[String(day)],
+            state.compacted?.[String(day)],
+            state.touched?.[String(day)] ?? 0,
+            options.fanIn,
+            options.sealReadings,
+          )
         : 0,
     );
     running = { seq: state.visible + 1, entries: [], compact: due, from };
@@ -606,7 +614,12 @@ export async function compactOnce(
             [`compacted.${day.getTime()}`, seq],
             [
               `runs.${day.getTime()}`,
-              runsAfter(state.runs?.[String(day.getTime())], from[i]!, state.touched?.[String(day.getTime())] ?? 0),
+              runsAfter(
+                state.runs?.[String(day.getTime())],
+                from[i]!,
+                state.touched?.[String(day.getTime())] ?? 0,
+                writtenOn(merged as DayDocument[], day),
+              ),
             ],
           ]),
         ),
@@ -635,23 +648,48 @@ export async function compactOnce(
  * size-tiered compaction in Cassandra). In general each run times `fanIn - 1` stays
  * larger than all newer runs together, and a rewrite puts a fold's parts into a run at
  * least `fanIn / (fanIn - 1)` times as large as the one they leave.
+ *
+ * A run whose documents hold `sealReadings` readings or more each on average is sealed:
+ * it is never taken in again, and neither is any run before it, so merges begin after
+ * the newest sealed run. The documents of a dense series-day then stop growing at about
+ * that many readings (one to two times it), and a compaction rewrites at most about
+ * twice that much of each series-day, however full the day; a sparse day's documents
+ * never reach it and merge as before (the largest-run limit of LevelDB's and
+ * Cassandra's compactions, counted per series-day rather than in bytes).
  * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
  * @param last the number of the day's last compaction; absent: never compacted.
  * @param folds the folds that wrote to the day since then (`FoldStateDocument.touched`).
  * @param fanIn runs of one size merged at once, at least 2 (`COMPACT_FAN_IN`).
+ * @param sealReadings readings per document on average that seal a run
+ * (`COMPACT_SEAL_READINGS`); absent or 0: no run is sealed.
  * @returns the lowest fold number to merge: 0 (the whole day, documents without `f`
  * included) when the day has no known runs (none, or runs that do not begin at 0) or
  * the oldest run is taken in.
  */
-export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: number | undefined, folds: number, fanIn = 2): number {
+export function tieredFrom(
+  runs: readonly CompactionRun[] | undefined,
+  last: number | undefined,
+  folds: number,
+  fanIn = 2,
+  sealReadings = 0,
+): number {
   if (last === undefined || runs === undefined || runs[0]?.from !== 0) return 0;
-  let newer = folds + runs.reduce((sum, run) => sum + run.folds, 0);
-  for (const run of runs) {
+  const open = runs.slice(runs.findLastIndex((run) => isSealed(run, sealReadings)) + 1);
+  let newer = folds + open.reduce((sum, run) => sum + run.folds, 0);
+  for (const run of open) {
     newer -= run.folds;
     if (run.folds * (fanIn - 1) <= newer) return run.from;
   }
   return last + 1;
 }
+
+/** Whether `run` is sealed: its documents hold `sealReadings` readings or more each on average (never when 0, or when not counted). */
+const isSealed = (run: CompactionRun, sealReadings: number) =>
+  sealReadings > 0 &&
+  run.documents !== undefined &&
+  run.readings !== undefined &&
+  run.documents > 0 &&
+  run.readings >= sealReadings * run.documents;
 
 /**
  * A day's runs once a compaction merged its documents from fold number `from` (pure):
@@ -662,13 +700,32 @@ export function tieredFrom(runs: readonly CompactionRun[] | undefined, last: num
  * @param runs the day's runs before the compaction, oldest first; absent: none known.
  * @param from the lowest fold number the compaction merged on the day (`tieredFrom`, or 0).
  * @param folds the folds that wrote to the day since its last compaction.
+ * @param written the series-day documents the compaction wrote for the day and the
+ * readings they hold, recorded on the new run (see `CompactionRun.documents`); absent:
+ * not recorded.
  * @returns the day's runs after it, oldest first.
  */
-export function runsAfter(runs: readonly CompactionRun[] | undefined, from: number, folds: number): CompactionRun[] {
+export function runsAfter(
+  runs: readonly CompactionRun[] | undefined,
+  from: number,
+  folds: number,
+  written?: { documents: number; readings: number },
+): CompactionRun[] {
   if (from > 0 && (runs === undefined || runs[0]?.from !== 0)) return [];
   const kept = (runs ?? []).filter((run) => run.from < from);
   const taken = (runs ?? []).filter((run) => run.from >= from).reduce((sum, run) => sum + run.folds, 0);
-  return [...kept, { from, folds: taken + folds }];
+  return [...kept, { from, folds: taken + folds, ...written }];
+}
+
+/** The documents among `merged` of `day` (a compaction's new run there) and the readings they hold. */
+function writtenOn(merged: readonly DayDocument[], day: Date): { documents: number; readings: number } {
+  const written = { documents: 0, readings: 0 };
+  for (const doc of merged) {
+    if (doc.date.getTime() !== day.getTime()) continue;
+    written.documents += 1;
+    written.readings += doc.readings ?? 0;
+  }
+  return written;
 }
 
 /**

@@ -349,6 +349,9 @@ async function expectMerged(app: TestApp, metric: string, readings: readonly Sen
 /** Sum of `readings` over documents (the readings they count). */
 const readingsIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.readings ?? 0), 0);
 
+/** A day's runs in a fold state as the fold numbers they span: `{from, folds}` (their documents and readings left out). */
+const spansOf = (state: FoldStateDocument, day: number) => (state.runs?.[String(day)] ?? []).map(({ from, folds }) => ({ from, folds }));
+
 /** Sum of field `v`'s values over documents' day totals. */
 const sumIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.fields.v?.sum ?? 0), 0);
 
@@ -785,7 +788,7 @@ describe('compactions in tiers', () => {
     expect(first.compaction).not.toBeNull();
     await expectMerged(t, metric, sent, first.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
-    expect((await stateOf(t)).runs?.[String(DAY0)]).toEqual([{ from: 0, folds: 3 }]);
+    expect(spansOf(await stateOf(t), DAY0)).toEqual([{ from: 0, folds: 3 }]);
 
     // Two folds: a run of 2 does not take in the run of 3, so the first compaction's documents stay.
     await foldBatches(2, 1000);
@@ -794,7 +797,7 @@ describe('compactions in tiers', () => {
     const state = await stateOf(t);
     const record = state.compactions?.find((entry) => entry.c === second.compaction);
     expect(record?.from).toEqual(record?.days.map(() => first.compaction! + 1));
-    expect(state.runs?.[String(DAY0)]).toEqual([
+    expect(spansOf(state, DAY0)).toEqual([
       { from: 0, folds: 3 },
       { from: first.compaction! + 1, folds: 2 },
     ]);
@@ -815,7 +818,7 @@ describe('compactions in tiers', () => {
     await foldBatches(2, 1100);
     const third = await compactOnce(t.store, t.store.holder, options);
     expect(third.compaction).not.toBeNull();
-    expect((await stateOf(t)).runs?.[String(DAY0)]).toEqual([{ from: 0, folds: 7 }]);
+    expect(spansOf(await stateOf(t), DAY0)).toEqual([{ from: 0, folds: 7 }]);
     await expectMerged(t, metric, sent, third.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
     await compactOnce(t.store, t.store.holder, options);
@@ -950,6 +953,71 @@ describe('the fold job with a fan-in of 4 (COMPACT_FAN_IN)', () => {
         [8, 2],
       ],
     ]);
+    await expectAnswers(t, metric, sent, 50);
+  });
+});
+
+describe('the fold job with sealed runs (COMPACT_SEAL_READINGS)', () => {
+  let t: TestApp;
+  const metric = 'job_seal';
+  beforeAll(async () => {
+    t = await openTestApp('compact_job_seal');
+  });
+  afterAll(async () => t.close());
+
+  it('stops merging a run once its documents hold the sealing readings on average, and merges only the runs after it', async () => {
+    // Each batch puts about 3.3 readings on each of the 3 hosts' series-days of each day:
+    // a run of 2 folds holds about 7 per document (open), one of 4 about 13 (sealed at 10).
+    const job = foldJob(t.store, {
+      intervalMs: 1_000,
+      maxReadings: 20_000,
+      compactAfterFolds: 2,
+      compactSealReadings: 10,
+      compactGraceMs: LONG_GRACE,
+    });
+    const { sent, states } = await compactFiveTimes(t, job, metric, 'job-seal', 15_000);
+    // Without sealing: 2, 4, 4+2, 8, 8+2 (the first test of 'the fold job'). Sealed at
+    // the 2nd compaction, the first 4 folds stay one run; the 4th merges only the 2 runs after it.
+    expect(states.map(runSizes)).toEqual([
+      [[2], [2]],
+      [[4], [4]],
+      [
+        [4, 2],
+        [4, 2],
+      ],
+      [
+        [4, 4],
+        [4, 4],
+      ],
+      [
+        [4, 4, 2],
+        [4, 4, 2],
+      ],
+    ]);
+    // Each run records its documents (one per host) and their readings, as a plain loop
+    // over the batches of its folds counts them (batches of 20, in order).
+    const batchesOf = [
+      [0, 4],
+      [4, 8],
+      [8, 10],
+    ];
+    for (const day of [DAY0, DAY1]) {
+      const runs = states.at(-1)!.runs?.[String(day)] ?? [];
+      expect(runs.map((run) => ({ documents: run.documents, readings: run.readings }))).toEqual(
+        batchesOf.map(([from, to]) => ({
+          documents: 3,
+          readings: sent.slice(from! * 20, to! * 20).filter((r) => dayOf(r.time) === day).length,
+        })),
+      );
+      expect(runs.slice(0, 2).every((run) => run.readings! >= 10 * run.documents!)).toBe(true);
+    }
+    // The sealed run of the first 4 folds is the same documents from the 2nd compaction on.
+    const sealedFrom = states[1]!.runs?.[String(DAY0)]?.[0];
+    expect(states.slice(2).map((state) => state.runs?.[String(DAY0)]?.[0])).toEqual([sealedFrom, sealedFrom, sealedFrom]);
+    // Three visible documents per series-day (one per run), holding every reading, and exact answers.
+    const visible = await visibleDocs(t, metric);
+    expect(visible.length).toBe(3 * 3 * 2);
+    expect(readingsIn(visible)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
   });
 });

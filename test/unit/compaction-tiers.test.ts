@@ -13,8 +13,17 @@ import fc from 'fast-check';
 import { runsAfter, tieredFrom } from '../../src/storage/fold.ts';
 import type { CompactionRun } from '../../src/storage/visibility.ts';
 
-/** One day's compactions: `sizes[i]` folds wrote to the day before compaction i; runs of one size merged `fanIn` at a time. */
-function simulate(sizes: readonly number[], fanIn = 2): { froms: number[]; runs: CompactionRun[][]; rewrites: number[] } {
+/**
+ * One day's compactions: `sizes[i]` folds wrote to the day before compaction i; runs of
+ * one size merged `fanIn` at a time. With `seal`, the day has one series, each fold
+ * writes `seal.perFold` readings to it, and runs holding `seal.readings` per document
+ * are sealed.
+ */
+function simulate(
+  sizes: readonly number[],
+  fanIn = 2,
+  seal?: { readings: number; perFold: number },
+): { froms: number[]; runs: CompactionRun[][]; rewrites: number[] } {
   let runs: CompactionRun[] | undefined;
   let last: number | undefined;
   let seq = 0;
@@ -27,9 +36,11 @@ function simulate(sizes: readonly number[], fanIn = 2): { froms: number[]; runs:
     for (let i = 0; i < size; i++) rewrites[++seq] = 0;
     const c = ++seq;
     rewrites[c] = 0;
-    const from = tieredFrom(runs, last, size, fanIn);
+    const from = tieredFrom(runs, last, size, fanIn, seal?.readings);
     for (let f = from; f < c; f++) rewrites[f] = (rewrites[f] ?? 0) + 1;
-    runs = runsAfter(runs, from, size);
+    // The new run's document: the readings of every fold from `from` on (each fold wrote perFold).
+    const folds = size + (runs ?? []).filter((run) => run.from >= from).reduce((sum, run) => sum + run.folds, 0);
+    runs = runsAfter(runs, from, size, seal === undefined ? undefined : { documents: 1, readings: folds * seal.perFold });
     last = c;
     froms.push(from);
     history.push(runs);
@@ -108,6 +119,78 @@ describe('tieredFrom and runsAfter', () => {
           const bound = Math.floor(Math.log(total) / Math.log(fanIn / (fanIn - 1)) + 1e-9) + 1;
           expect(runs.at(-1)!.length).toBeLessThanOrEqual(bound);
           expect(Math.max(...rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(bound);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('sealed runs (COMPACT_SEAL_READINGS)', () => {
+  /** A run of `folds` folds from `from` whose `documents` documents hold `perDocument` readings each. */
+  const run = (from: number, folds: number, documents?: number, perDocument?: number): CompactionRun =>
+    documents === undefined ? { from, folds } : { from, folds, documents, readings: documents * (perDocument ?? 0) };
+
+  it('never takes in a run whose documents hold the sealing readings on average, nor any run before it', () => {
+    // One run of 8 folds, 100 documents of 2,500 readings: merged whole by 8 new folds unless sealed at 2,000.
+    expect(tieredFrom([run(0, 8, 100, 2_500)], 9, 8)).toBe(0);
+    expect(tieredFrom([run(0, 8, 100, 2_500)], 9, 8, 2, 2_000)).toBe(10);
+    // Exactly the sealing average seals; one reading less does not.
+    expect(tieredFrom([run(0, 8, 100, 2_000)], 9, 8, 2, 2_000)).toBe(10);
+    expect(tieredFrom([{ from: 0, folds: 8, documents: 100, readings: 199_999 }], 9, 8, 2, 2_000)).toBe(0);
+    // Merges begin after the newest sealed run: the open run after it is taken in, not the sealed ones.
+    const runs = [run(0, 16, 100, 3_000), run(17, 8, 100, 2_500), run(26, 4, 100, 500)];
+    expect(tieredFrom(runs, 30, 4)).toBe(0);
+    expect(tieredFrom(runs, 30, 4, 2, 2_000)).toBe(26);
+    // A sealed run before an open one: the open one is still merged from its own start.
+    expect(tieredFrom([run(0, 16, 100, 3_000), run(17, 8, 100, 500)], 25, 8, 2, 2_000)).toBe(17);
+  });
+
+  it('never seals a run recorded without its documents and readings, nor with no sealing set (0)', () => {
+    expect(tieredFrom([run(0, 8)], 9, 8, 2, 1)).toBe(0);
+    expect(tieredFrom([run(0, 8, 100, 1_000_000)], 9, 8, 2, 0)).toBe(0);
+    expect(tieredFrom([run(0, 8, 0, 0)], 9, 8, 2, 1)).toBe(0);
+  });
+
+  it('records what the compaction wrote on the new run only', () => {
+    expect(runsAfter([run(0, 16, 100, 3_000), run(17, 8, 100, 500)], 17, 8, { documents: 100, readings: 120_000 })).toEqual([
+      run(0, 16, 100, 3_000),
+      { from: 17, folds: 16, documents: 100, readings: 120_000 },
+    ]);
+    expect(runsAfter(undefined, 0, 8, { documents: 3, readings: 7 })).toEqual([{ from: 0, folds: 8, documents: 3, readings: 7 }]);
+  });
+
+  it('keeps every sealed run as it was, each run below the runs it merged times the seal plus the folds of one compaction, and rewrites a fold at most log base b/(b - 1) of the folds + 1 times', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.constant(2), fc.integer({ min: 3, max: 8 })),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 1, max: 20_000 }),
+        (fanIn, sizes, perFold, readings) => {
+          const sealed = simulate(sizes, fanIn, { readings, perFold });
+          const total = sizes.reduce((a, b) => a + b, 0);
+          sealed.runs.forEach((after, i) => {
+            // Runs tile the folds from 0.
+            expect(after[0]?.from).toBe(0);
+            for (let j = 1; j < after.length; j++) expect(after[j]!.from).toBeGreaterThan(after[j - 1]!.from);
+            expect(after.reduce((sum, r) => sum + r.folds, 0)).toBe(sizes.slice(0, i + 1).reduce((a, b) => a + b, 0));
+            for (const r of after) {
+              expect(r.readings).toBe(r.folds * perFold);
+              // A run merged open runs (each below the seal) and the new folds, at most log(total) + 1 of them.
+              const runsMerged = Math.floor(Math.log(total) / Math.log(fanIn / (fanIn - 1)) + 1e-9) + 1;
+              expect(r.readings!).toBeLessThan(runsMerged * readings + Math.max(...sizes) * perFold + 1);
+            }
+            // Every run sealed before this compaction is still there, unchanged.
+            if (i > 0) {
+              for (const before of sealed.runs[i - 1]!) {
+                if (before.readings! >= readings) expect(after).toContainEqual(before);
+              }
+            }
+          });
+          // A fold's parts are rewritten at most as often as the open policy's bound allows.
+          const bound = Math.floor(Math.log(total) / Math.log(fanIn / (fanIn - 1)) + 1e-9) + 1;
+          expect(Math.max(...sealed.rewrites.filter((n) => n !== undefined))).toBeLessThanOrEqual(bound);
         },
       ),
       { numRuns: 500 },
