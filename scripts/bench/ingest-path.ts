@@ -26,6 +26,8 @@
  *   npm run bench:ingest-path -- --sustain 600 --writers 4   # four writers at once
  *   npm run bench:ingest-path -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
  *   npm run bench:ingest-path -- --sustain 600 --compact-fan-in 4   # runs merged four at a time
+ *   npm run bench:ingest-path -- --sustain 600 --compact-seal-readings 0   # no run sealed
+ *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS)
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
@@ -50,6 +52,7 @@ import {
   graphqlBody,
   postGraphql,
   type PlainReading,
+  nonNegativeInt,
   positiveInt,
   progressLog,
   readingInput,
@@ -72,8 +75,18 @@ const given = new Command()
   .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
   .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
   .option('--writers <n>', 'with --sustain: writers sending batches at once', positiveInt, 1)
+  .option(
+    '--fold-delay',
+    'with --sustain: fold as the server does by default (once no batch came for 1 s, or the oldest waited 5 s: FOLD_QUIET_MS, FOLD_MAX_DELAY_MS) instead of at every run of the fold job (every second)',
+  )
   .option('--compact-after-folds <n>', 'with --sustain: folds between two compactions (COMPACT_AFTER_FOLDS)', positiveInt, 8)
   .option('--compact-fan-in <n>', 'with --sustain: runs of one size a compaction merges at once (COMPACT_FAN_IN)', positiveInt, 2)
+  .option(
+    '--compact-seal-readings <n>',
+    "with --sustain: readings per document on average that seal a run (COMPACT_SEAL_READINGS, the server's default; 0: none)",
+    nonNegativeInt,
+    2_000,
+  )
   .option(
     '--sketch-levels <levels>',
     `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
@@ -87,7 +100,9 @@ const given = new Command()
     hosts: number;
     compactAfterFolds: number;
     compactFanIn: number;
+    compactSealReadings: number;
     writers: number;
+    foldDelay?: boolean;
     sketchLevels?: SlotLevel[];
   }>();
 /** The statistics every metric of the run keeps. */
@@ -234,7 +249,9 @@ async function sustain(seconds: number): Promise<void> {
           maxReadings: 20_000,
           compactAfterFolds: given.compactAfterFolds,
           compactFanIn: given.compactFanIn,
+          compactSealReadings: given.compactSealReadings,
           compactGraceMs: 60_000,
+          ...(given.foldDelay === true ? { delay: { quietMs: 1_000, maxDelayMs: 5_000 } } : {}),
           onFold: (outcome, took) => {
             folded.readings += outcome.readings;
             folded.folds += 1;
@@ -295,20 +312,42 @@ async function sustain(seconds: number): Promise<void> {
         await jobs.stop();
         const rest = await foldAll(store, store.holder);
         const [row] = await store.buckets
-          .aggregate<{ readings: number }>([
+          .aggregate<{ readings: number; documents: number; seriesDays: unknown[]; firstDay: Date }>([
             { $match: { ...visibleIn(await readView(store)) } },
-            { $group: { _id: null, readings: { $sum: '$readings' } } },
+            {
+              $group: {
+                _id: null,
+                readings: { $sum: '$readings' },
+                documents: { $sum: 1 },
+                seriesDays: { $addToSet: { s: '$series', d: '$date' } },
+                firstDay: { $min: '$date' },
+              },
+            },
           ])
           .toArray();
         const check = row?.readings === sent ? 'exact' : `MISMATCH: sent ${sent}, in visible documents ${row?.readings}`;
         if (check !== 'exact') failures.push(`sustained: ${check}`);
+        // What reads pay for the documents the compactions left: HOUR buckets of every
+        // host over the first day (its documents are the largest), median of 5.
+        const firstDay = row?.firstDay ?? new Date(0);
+        const hourQuery = `{ buckets(metric: "cpu", field: "usage_user", granularity: HOUR, from: "${firstDay.toISOString()}", to: "${new Date(firstDay.getTime() + 86_400_000).toISOString()}", fill: NONE) { buckets { count } } }`;
+        const readMs: number[] = [];
+        for (let run = 0; run < 5; run++) {
+          const readStarted = performance.now();
+          await graphqlBody(app, hourQuery);
+          readMs.push(performance.now() - readStarted);
+        }
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
+        console.log(
+          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}.\n`,
+        );
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(
           `\n${format.count(sent)} readings of ${given.hosts} hosts acknowledged by ${given.writers} writer${given.writers === 1 ? '' : 's'} in ${ackSeconds.toFixed(0)} s (${format.rate(sent / ackSeconds)} readings/s, ${refusals} INGEST_BACKLOG refusals waited out); ` +
             `the fold job folded ${format.count(folded.readings)} in ${folded.folds} folds taking ${folded.seconds.toFixed(0)} s (${format.rate(folded.readings / ackSeconds)} readings/s over the run, ${format.rate(folded.readings / Math.max(folded.seconds, 1e-9))} while folding); ` +
             `${format.count(compacted.compactions)} compactions read and merged ${format.count(compacted.merged)} documents in ${compacted.seconds.toFixed(0)} s (the longest ${compacted.longest.toFixed(1)} s); ` +
-            `largest backlog seen ${format.count(maxBacklog.readings)} readings, ${maxBacklog.seconds.toFixed(1)} s; ${format.count(rest)} left at the end; documents ${check}.`,
+            `largest backlog seen ${format.count(maxBacklog.readings)} readings, ${maxBacklog.seconds.toFixed(1)} s; ${format.count(rest)} left at the end; documents ${check}: ` +
+            `${format.count(row?.documents ?? 0)} documents for ${format.count(row?.seriesDays.length ?? 0)} series-days; HOUR buckets of every host over the first day in ${format.ms(median(readMs))} (median of 5).`,
         );
       } finally {
         await jobs.stop();

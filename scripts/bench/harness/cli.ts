@@ -11,6 +11,16 @@ export function positiveInt(value: string): number {
   return number;
 }
 
+/**
+ * Parses a command-line option that must be an integer of 0 or more.
+ * @throws InvalidArgumentError (commander prints it and exits) otherwise.
+ */
+export function nonNegativeInt(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('expected an integer of 0 or more');
+  return number;
+}
+
 /** The data sets a run covers: dense (TSBS cpu-only), sparse (flights) or both. */
 export type DataChoice = 'dense' | 'sparse' | 'both';
 
