@@ -192,7 +192,7 @@ export const ConfigSchema = z
     COMPACT_SEAL_READINGS: integer(0, 1_000_000_000)
       .default(2_000)
       .describe(
-        'Readings per series-day document, on average, at which a run of a day\'s compacted documents is sealed: later compactions merge only the runs after it (docs/ingest-design.md, "Sealed runs"). A dense series-day then ends as a few documents of this size to about twice it, and no compaction rewrites more than about twice this many readings of a series-day, instead of the whole day at every power of two of its compactions; sparse days, whose documents never hold that many, merge as before. 0: no run is sealed.',
+        'Readings per series-day document, on average, at which a run of a day\'s compacted documents is sealed: later compactions merge only the runs after it (docs/ingest-design.md, "Sealed runs"). The average is over the day\'s series-days, so it fits days of dense series; there a series-day then ends as a few documents of this size to about COMPACT_FAN_IN times it, and a compaction rewrites at most about COMPACT_FAN_IN times this many readings of it plus the folds since the last one, instead of the whole day at every power of two of its compactions. Sparse days, whose documents never hold that many, merge as before, and a day a deletion voided is merged whole once more. 0: no run is sealed.',
       ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)

@@ -649,13 +649,17 @@ export async function compactOnce(
  * larger than all newer runs together, and a rewrite puts a fold's parts into a run at
  * least `fanIn / (fanIn - 1)` times as large as the one they leave.
  *
- * A run whose documents hold `sealReadings` readings or more each on average is sealed:
- * it is never taken in again, and neither is any run before it, so merges begin after
- * the newest sealed run. The documents of a dense series-day then stop growing at about
- * that many readings (one to two times it), and a compaction rewrites at most about
- * twice that much of each series-day, however full the day; a sparse day's documents
- * never reach it and merge as before (the largest-run limit of LevelDB's and
- * Cassandra's compactions, counted per series-day rather than in bytes).
+ * A run whose documents hold `sealReadings` readings or more each on average (over the
+ * day's series-days) is sealed: it is never taken in again, and neither is any run
+ * before it, so merges begin after the newest sealed run. The open runs after it then
+ * hold fewer readings than that each, and a merge takes in at most about `fanIn` times
+ * the newest of them taken in (each run times `fanIn - 1` being larger than the newer
+ * ones together), so on a day of dense series a compaction rewrites at most about
+ * `fanIn` times `sealReadings` readings of a series-day plus the new folds, however full
+ * the day. A sparse day's documents never reach it and merge as before (the largest-run
+ * limit of LevelDB's and Cassandra's compactions, counted in readings per series-day
+ * rather than in bytes). A day merged whole (never compacted, runs unknown, or voided by
+ * a deletion) takes in its sealed runs too.
  * @param runs the day's runs, oldest first (`FoldStateDocument.runs`); absent: none known.
  * @param last the number of the day's last compaction; absent: never compacted.
  * @param folds the folds that wrote to the day since then (`FoldStateDocument.touched`).

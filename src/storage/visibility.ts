@@ -60,12 +60,12 @@ export interface CompactionRun {
   from: number;
   folds: number;
   /**
-   * The series-day documents the compaction wrote for the run (rollups not counted), and
-   * the readings they hold: a run whose documents hold `COMPACT_SEAL_READINGS` readings
-   * each on average is sealed (`tieredFrom`). Absent in runs recorded before they were
-   * counted, which are never sealed.
+   * The series-day documents the compaction wrote for the run (rollups not counted): a
+   * run whose documents hold `COMPACT_SEAL_READINGS` readings each on average is sealed
+   * (`tieredFrom`). Absent in runs recorded before they were counted, which are never sealed.
    */
   documents?: number;
+  /** The readings those documents hold (their `readings`); absent with `documents`. */
   readings?: number;
 }
 
