@@ -1021,3 +1021,81 @@ describe('the fold job with sealed runs (COMPACT_SEAL_READINGS)', () => {
     await expectAnswers(t, metric, sent, 50);
   });
 });
+
+describe('sealed runs after a stopped holder and after a deletion', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('compact_job_seal_crash');
+  });
+  afterAll(async () => t.close());
+
+  it('records the same run when another holder completes a compaction after its holder stopped, and merges a day whole again after a deletion', async () => {
+    const crashMetric = 'job_seal_crash';
+    const job = foldJob(t.store, {
+      intervalMs: 1_000,
+      maxReadings: 20_000,
+      compactAfterFolds: 2,
+      compactSealReadings: 10,
+      compactGraceMs: LONG_GRACE,
+    });
+    const signal = new AbortController().signal;
+    const sent: Sent[] = [];
+    // Four folds and two compactions: the run of the first 4 folds is sealed (as in the test before).
+    for (let fold = 0; fold < 4; fold++) {
+      const batch = spread(20, 21_000 + fold * 20);
+      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
+      sent.push(...batch);
+      await job.run(signal);
+    }
+    // Two folds more, folded without compacting (a fold job that compacts only after 100).
+    const foldOnly = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 100, compactGraceMs: LONG_GRACE });
+    const late: Sent[] = [];
+    for (let fold = 4; fold < 6; fold++) {
+      const batch = spread(20, 21_000 + fold * 20);
+      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
+      late.push(...batch);
+      await foldOnly.run(signal);
+    }
+    sent.push(...late);
+    const before = await stateOf(t);
+    const sealed = [DAY0, DAY1].map((day) => before.runs?.[String(day)]?.at(-1));
+    expect(sealed.map((run) => run?.folds)).toEqual([4, 4]);
+    // A holder recorded the compaction of both days' two newest folds (`from` just after
+    // their last compaction, as `tieredFrom` gives with the runs sealed), then stopped.
+    const seq = before.visible + 1;
+    const from = [DAY0, DAY1].map((day) => before.compacted![String(day)]! + 1);
+    await foldState(t.store.db).updateOne(
+      { _id: FOLDS_ID },
+      { $set: { running: { seq, entries: [], compact: [DAY0, DAY1], from }, lease: { holder: 'dead', until: new Date(0) } } },
+    );
+    // This holder completes it as recorded (no settings of its own: `finishRunning` does the same).
+    expect(await compactOnce(t.store, t.store.holder, { graceMs: LONG_GRACE })).toMatchObject({ compaction: seq, days: 2 });
+    const after = await stateOf(t);
+    [DAY0, DAY1].forEach((day, i) => {
+      expect(after.runs?.[String(day)]).toEqual([
+        sealed[i],
+        { from: from[i], folds: 2, documents: 3, readings: late.filter((r) => dayOf(r.time) === day).length },
+      ]);
+    });
+    await expectAnswers(t, crashMetric, sent, 50);
+
+    // Deleting a series voids the days' summaries: the next compaction of a day merges
+    // it whole, sealed run included, and every answer stays exact without the series.
+    const { deleteSeries } = await ask<{ deleteSeries: { series: number } }>(t, DELETE_SERIES, { id: `${crashMetric},host=h1` });
+    expect(deleteSeries.series).toBe(1);
+    const kept = sent.filter((r) => r.host !== 'h1');
+    for (let fold = 6; fold < 8; fold++) {
+      const batch = spread(20, 21_000 + fold * 20).filter((r) => r.host !== 'h1');
+      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
+      kept.push(...batch);
+      await job.run(signal);
+    }
+    const merged = await stateOf(t);
+    expect([DAY0, DAY1].map((day) => spansOf(merged, day))).toEqual([[{ from: 0, folds: 8 }], [{ from: 0, folds: 8 }]]);
+    const visible = await visibleDocs(t, crashMetric);
+    // One document per remaining series-day (two hosts, two days).
+    expect(visible).toHaveLength(4);
+    expect(readingsIn(visible)).toBe(kept.length);
+    await expectAnswers(t, crashMetric, kept, 50);
+  });
+});
