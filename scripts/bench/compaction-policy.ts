@@ -28,12 +28,11 @@ import { Command } from 'commander';
 import { recordBatch } from '../../src/engine/record.ts';
 import { compactOnce, foldOnce } from '../../src/storage/fold.ts';
 import { runsAfter, tieredFrom } from '../../src/storage/fold.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
 import type { CompactionRun } from '../../src/storage/visibility.ts';
 import {
   alternating,
   benchApp,
-  benchDatabase,
   describeMachine,
   describeServer,
   format,
@@ -43,6 +42,7 @@ import {
   progressLog,
   table,
   validated,
+  withScratchStores,
 } from './harness/index.ts';
 
 const options = new Command()
@@ -192,68 +192,64 @@ if (options.reads === true) {
   for (const chunk of generateCpu({ hosts: options.hosts, durationMs: 86_400_000 })) plain.push(...chunk);
   const readings = validated(plain);
   const dayStart = Math.floor(readings[0]!.time / 86_400_000) * 86_400_000;
-  const database = await benchDatabase(log);
-  const stores: Store[] = [];
-  try {
-    const seconds: { seconds: number; longest: number }[] = [];
-    for (const [i, seal] of [0, options.seal].entries()) {
-      const store = await openStore(database.uri, `bench_seal_${i}_${Date.now()}`, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } });
-      stores.push(store);
-      seconds.push(await build(store, readings, seal));
-      log(`built ${store.db.databaseName}`);
-    }
-    const wholeDay = { from: new Date(dayStart).toISOString(), to: new Date(dayStart + 86_400_000).toISOString() };
-    const hour = { from: new Date(dayStart + 12 * 3_600_000).toISOString(), to: new Date(dayStart + 13 * 3_600_000).toISOString() };
-    const queries = [
-      {
-        name: 'HOUR buckets of every host over the day',
-        query: `query($from: Time!, $to: Time!) { buckets(metric: "cpu", field: "usage_user", granularity: HOUR, from: $from, to: $to) { buckets { count } } }`,
-        range: wholeDay,
-        count: readings.length,
-      },
-      {
-        name: 'MINUTE buckets of 2 hosts over an hour',
-        query: `query($from: Time!, $to: Time!) { buckets(metric: "cpu", field: "usage_user", granularity: MINUTE, from: $from, to: $to, where: [{ key: "hostname", in: ["host_0", "host_1"] }]) { buckets { count } } }`,
-        range: hour,
-        count: readings.filter(
-          (r) =>
-            r.tags.some((tag) => tag.key === 'hostname' && ['host_0', 'host_1'].includes(tag.value)) &&
-            r.time >= dayStart + 12 * 3_600_000 &&
-            r.time < dayStart + 13 * 3_600_000,
-        ).length,
-      },
-    ];
-    const apps = stores.map((store) => benchApp(store));
-    const readRows: string[][] = [];
-    for (const { name, query, range, count } of queries) {
-      for (const app of apps) {
-        const body = await graphqlBody<{ buckets: { buckets: { count: number }[] }[] }>(app, query, range);
-        const answered = (body.data?.buckets ?? []).flatMap((group) => group.buckets).reduce((sum, bucket) => sum + bucket.count, 0);
-        if (answered !== count) throw new Error(`${name}: ${answered} readings counted, the plain loop ${count}`);
+  const scratch = { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } };
+  await withScratchStores(
+    ['seal_none', 'seal_on'],
+    scratch,
+    async (stores, database) => {
+      const seconds: { seconds: number; longest: number }[] = [];
+      for (const [i, seal] of [0, options.seal].entries()) {
+        seconds.push(await build(stores[i]!, readings, seal));
+        log(`built ${stores[i]!.db.databaseName}`);
       }
-      const [openMs, sealedMs] = await alternating(
-        () => graphqlBody(apps[0]!, query, range),
-        () => graphqlBody(apps[1]!, query, range),
-        options.reps,
+      const wholeDay = { from: new Date(dayStart).toISOString(), to: new Date(dayStart + 86_400_000).toISOString() };
+      const hour = { from: new Date(dayStart + 12 * 3_600_000).toISOString(), to: new Date(dayStart + 13 * 3_600_000).toISOString() };
+      const queries = [
+        {
+          name: 'HOUR buckets of every host over the day',
+          query: `query($from: Time!, $to: Time!) { buckets(metric: "cpu", field: "usage_user", granularity: HOUR, from: $from, to: $to) { buckets { count } } }`,
+          range: wholeDay,
+          count: readings.length,
+        },
+        {
+          name: 'MINUTE buckets of 2 hosts over an hour',
+          query: `query($from: Time!, $to: Time!) { buckets(metric: "cpu", field: "usage_user", granularity: MINUTE, from: $from, to: $to, where: [{ key: "hostname", in: ["host_0", "host_1"] }]) { buckets { count } } }`,
+          range: hour,
+          count: readings.filter(
+            (r) =>
+              r.tags.some((tag) => tag.key === 'hostname' && ['host_0', 'host_1'].includes(tag.value)) &&
+              r.time >= dayStart + 12 * 3_600_000 &&
+              r.time < dayStart + 13 * 3_600_000,
+          ).length,
+        },
+      ];
+      const apps = stores.map((store) => benchApp(store));
+      const readRows: string[][] = [];
+      for (const { name, query, range, count } of queries) {
+        for (const app of apps) {
+          const body = await graphqlBody<{ buckets: { buckets: { count: number }[] }[] }>(app, query, range);
+          const answered = (body.data?.buckets ?? []).flatMap((group) => group.buckets).reduce((sum, bucket) => sum + bucket.count, 0);
+          if (answered !== count) throw new Error(`${name}: ${answered} readings counted, the plain loop ${count}`);
+        }
+        const [openMs, sealedMs] = await alternating(
+          () => graphqlBody(apps[0]!, query, range),
+          () => graphqlBody(apps[1]!, query, range),
+          options.reps,
+        );
+        readRows.push([name, format.ms(openMs), format.ms(sealedMs), format.ratio(sealedMs / openMs)]);
+      }
+      const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({ metric: 'cpu' })));
+      console.log(`\n## Reads of a day compacted without and with sealed runs\n`);
+      console.log(
+        `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
+          `${format.count(readings.length)} readings of ${options.hosts} hosts over one day, in batches of ${format.count(options.batch)}, each folded, compacted after ${options.afterFolds} folds. ` +
+          `Series-day documents: ${format.count(documents[0]!)} without sealing, ${format.count(documents[1]!)} sealed at ${format.count(options.seal)}; ` +
+          `compactions took ${seconds[0]!.seconds.toFixed(1)} s (the longest ${seconds[0]!.longest.toFixed(1)} s) and ${seconds[1]!.seconds.toFixed(1)} s (the longest ${seconds[1]!.longest.toFixed(1)} s). Medians of ${options.reps} alternating runs; both answer the plain loop's count.\n`,
       );
-      readRows.push([name, format.ms(openMs), format.ms(sealedMs), format.ratio(sealedMs / openMs)]);
-    }
-    const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({ metric: 'cpu' })));
-    console.log(`\n## Reads of a day compacted without and with sealed runs\n`);
-    console.log(
-      `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
-        `${format.count(readings.length)} readings of ${options.hosts} hosts over one day, in batches of ${format.count(options.batch)}, each folded, compacted after ${options.afterFolds} folds. ` +
-        `Series-day documents: ${format.count(documents[0]!)} without sealing, ${format.count(documents[1]!)} sealed at ${format.count(options.seal)}; ` +
-        `compactions took ${seconds[0]!.seconds.toFixed(1)} s (the longest ${seconds[0]!.longest.toFixed(1)} s) and ${seconds[1]!.seconds.toFixed(1)} s (the longest ${seconds[1]!.longest.toFixed(1)} s). Medians of ${options.reps} alternating runs; both answer the plain loop's count.\n`,
-    );
-    console.log(
-      table(['query', 'no sealing ms', `sealed at ${format.count(options.seal)} ms`, 'sealed / not'], 'lrrr', readRows).join('\n'),
-    );
-  } finally {
-    for (const store of stores) {
-      await store.db.dropDatabase().catch(() => undefined);
-      await store.client.close();
-    }
-    await database.stop();
-  }
+      console.log(
+        table(['query', 'no sealing ms', `sealed at ${format.count(options.seal)} ms`, 'sealed / not'], 'lrrr', readRows).join('\n'),
+      );
+    },
+    log,
+  );
 }

@@ -50,6 +50,7 @@ import {
   format,
   generateCpu,
   graphqlBody,
+  median,
   postGraphql,
   type PlainReading,
   nonNegativeInt,
@@ -173,9 +174,6 @@ async function fold(store: Store, name: string, readings: number): Promise<strin
   if (check !== 'exact') failures.push(`${name} fold: ${check}`);
   return [name, format.count(folded), format.rate(folded / seconds), format.count(parts), check];
 }
-
-/** The median of `values`. */
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Times the hourly aggregate on a folded metric and on the same readings with a tail of `tail` readings; returns the row. */
 async function tailRead(store: Store, readings: PlainReading[], tail: number): Promise<string[]> {

@@ -17,11 +17,10 @@ import { Command } from 'commander';
 import { recordBatch } from '../../src/engine/record.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { compactOnce, foldOnce } from '../../src/storage/fold.ts';
-import { openStore, type Store } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
 import {
   alternating,
   benchApp,
-  benchDatabase,
   describeMachine,
   describeServer,
   format,
@@ -29,6 +28,7 @@ import {
   positiveInt,
   progressLog,
   table,
+  withScratchStores,
 } from './harness/index.ts';
 
 const options = new Command()
@@ -70,62 +70,56 @@ async function build(store: Store): Promise<void> {
 const PER_HOST = `query($from: Time!, $to: Time!) { aggregate(metric: "load", field: "v", from: $from, to: $to, groupBy: ["host"]) { tags { value } count sum } }`;
 const HOURS = `query($from: Time!, $to: Time!) { buckets(metric: "load", field: "v", granularity: HOUR, from: $from, to: $to, where: [{ key: "host", in: ["h1", "h2"] }]) { buckets { start count sum } } }`;
 
-const database = await benchDatabase(log);
-const stores: Store[] = [];
-try {
-  for (const name of ['kept', 'dropped']) {
-    stores.push(await openStore(database.uri, `bench_pins_${name}_${Date.now()}`, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } }));
-  }
-  const dropped = stores[1]!;
-  for (const store of stores) {
-    await build(store);
-    log(`built ${store.db.databaseName}`);
-  }
-  const cleanup = await compactOnce(dropped, dropped.holder, { afterFolds: 1_000_000, graceMs: LONG_GRACE, pinned: true });
-  log(`deleted ${cleanup.deleted} replaced parts in the second database`);
-
-  const readings = options.batches * BATCH;
-  const count = readings;
-  let sum = 0;
-  for (let k = 0; k < readings; k++) sum += readingAt(k).fields[0]!.value;
-  const range = { from: new Date(START).toISOString(), to: new Date(START + readings * 7000).toISOString() };
-  const apps = stores.map((store) => benchApp(store));
-  for (const app of apps) {
-    const body = await graphqlBody<{ aggregate: { count: number; sum: number }[] }>(app, PER_HOST, range);
-    const total = body.data!.aggregate.reduce((acc, row) => ({ count: acc.count + row.count, sum: acc.sum + row.sum }), {
-      count: 0,
-      sum: 0,
-    });
-    if (total.count !== count || total.sum !== sum) {
-      throw new Error(`Answers differ from the plain loop: ${JSON.stringify(total)} against ${JSON.stringify({ count, sum })}`);
+await withScratchStores(
+  ['pins_kept', 'pins_dropped'],
+  { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } },
+  async (stores, database) => {
+    const dropped = stores[1]!;
+    for (const store of stores) {
+      await build(store);
+      log(`built ${store.db.databaseName}`);
     }
-  }
+    const cleanup = await compactOnce(dropped, dropped.holder, { afterFolds: 1_000_000, graceMs: LONG_GRACE, pinned: true });
+    log(`deleted ${cleanup.deleted} replaced parts in the second database`);
 
-  const rows: string[][] = [];
-  for (const [name, query] of [
-    ['aggregate per host, whole range', PER_HOST],
-    ['HOUR buckets of 2 hosts', HOURS],
-  ] as const) {
-    const [keptMs, droppedMs] = await alternating(
-      () => graphqlBody(apps[0]!, query, range),
-      () => graphqlBody(apps[1]!, query, range),
-      options.reps,
+    const readings = options.batches * BATCH;
+    const count = readings;
+    let sum = 0;
+    for (let k = 0; k < readings; k++) sum += readingAt(k).fields[0]!.value;
+    const range = { from: new Date(START).toISOString(), to: new Date(START + readings * 7000).toISOString() };
+    const apps = stores.map((store) => benchApp(store));
+    for (const app of apps) {
+      const body = await graphqlBody<{ aggregate: { count: number; sum: number }[] }>(app, PER_HOST, range);
+      const total = body.data!.aggregate.reduce((acc, row) => ({ count: acc.count + row.count, sum: acc.sum + row.sum }), {
+        count: 0,
+        sum: 0,
+      });
+      if (total.count !== count || total.sum !== sum) {
+        throw new Error(`Answers differ from the plain loop: ${JSON.stringify(total)} against ${JSON.stringify({ count, sum })}`);
+      }
+    }
+
+    const rows: string[][] = [];
+    for (const [name, query] of [
+      ['aggregate per host, whole range', PER_HOST],
+      ['HOUR buckets of 2 hosts', HOURS],
+    ] as const) {
+      const [keptMs, droppedMs] = await alternating(
+        () => graphqlBody(apps[0]!, query, range),
+        () => graphqlBody(apps[1]!, query, range),
+        options.reps,
+      );
+      rows.push([name, format.ms(keptMs), format.ms(droppedMs), format.ratio(keptMs / droppedMs)]);
+    }
+    const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({})));
+    console.log(`## Reads with and without the parts compactions replaced\n`);
+    console.log(
+      `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
+        `${readings.toLocaleString('en-US')} readings of ${options.hosts} hosts, folded every ${options.foldEvery} batches of ${BATCH}; ` +
+        `series-day documents: ${documents[0]!.toLocaleString('en-US')} with the replaced parts kept, ${documents[1]!.toLocaleString('en-US')} once they are deleted. ` +
+        `Medians of ${options.reps} alternating runs; both answer the plain loop's count and sum.\n`,
     );
-    rows.push([name, format.ms(keptMs), format.ms(droppedMs), format.ratio(keptMs / droppedMs)]);
-  }
-  const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({})));
-  console.log(`## Reads with and without the parts compactions replaced\n`);
-  console.log(
-    `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
-      `${readings.toLocaleString('en-US')} readings of ${options.hosts} hosts, folded every ${options.foldEvery} batches of ${BATCH}; ` +
-      `series-day documents: ${documents[0]!.toLocaleString('en-US')} with the replaced parts kept, ${documents[1]!.toLocaleString('en-US')} once they are deleted. ` +
-      `Medians of ${options.reps} alternating runs; both answer the plain loop's count and sum.\n`,
-  );
-  for (const line of table(['query', 'parts kept ms', 'parts deleted ms', 'kept / deleted'], 'lrrr', rows)) console.log(line);
-} finally {
-  for (const store of stores) {
-    await store.db.dropDatabase().catch(() => undefined);
-    await store.client.close();
-  }
-  await database.stop();
-}
+    for (const line of table(['query', 'parts kept ms', 'parts deleted ms', 'kept / deleted'], 'lrrr', rows)) console.log(line);
+  },
+  log,
+);

@@ -566,18 +566,18 @@ export async function compactOnce(
   const docs = byDay.flat();
   const metrics = [...new Set([...docs.map((doc) => doc.metric), ...rollups.map((rollup) => rollup.metric)])];
   const settings = await planSettingsOf(store, metrics);
-  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq);
+  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq) as DayDocument[];
   // The day summaries of the days merged whole: what the merged documents of each metric
   // add up to; of the others, the metrics' summaries visible at V merged into one.
   const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
   const summaries = [
     ...summarizeDays(
-      (merged as DayDocument[]).filter((doc) => wholeDays.has(doc.date.getTime())),
+      merged.filter((doc) => wholeDays.has(doc.date.getTime())),
       seq,
     ),
     ...(await composeSummaries(
       store,
-      (merged as DayDocument[]).filter((doc) => !wholeDays.has(doc.date.getTime())),
+      merged.filter((doc) => !wholeDays.has(doc.date.getTime())),
       seq,
     )),
   ];
@@ -614,12 +614,7 @@ export async function compactOnce(
             [`compacted.${day.getTime()}`, seq],
             [
               `runs.${day.getTime()}`,
-              runsAfter(
-                state.runs?.[String(day.getTime())],
-                from[i]!,
-                state.touched?.[String(day.getTime())] ?? 0,
-                writtenOn(merged as DayDocument[], day),
-              ),
+              runsAfter(state.runs?.[String(day.getTime())], from[i]!, state.touched?.[String(day.getTime())] ?? 0, writtenOn(merged, day)),
             ],
           ]),
         ),

@@ -830,6 +830,37 @@ describe('compactions in tiers', () => {
 });
 
 /**
+ * The fold job as these tests run it: folds of up to 20,000 readings, a day compacted
+ * once 2 folds wrote to it, replaced parts kept for {@link LONG_GRACE}; `options`
+ * override or add to these.
+ */
+const compactingJob = (app: TestApp, options: Partial<Parameters<typeof foldJob>[1]> = {}) =>
+  foldJob(app.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 2, compactGraceMs: LONG_GRACE, ...options });
+
+/**
+ * For each fold number of `folds`, records `spread(20, 21,000 + fold x 20)` (the readings
+ * `keep` keeps; all by default) of `metric` as batch `<metric>-<fold>`, then runs `job`.
+ * @returns the readings recorded, in order.
+ */
+async function foldEach(
+  app: TestApp,
+  job: ReturnType<typeof foldJob>,
+  metric: string,
+  folds: readonly number[],
+  keep: (reading: Sent) => boolean = () => true,
+): Promise<Sent[]> {
+  const signal = new AbortController().signal;
+  const sent: Sent[] = [];
+  for (const fold of folds) {
+    const batch = spread(20, 21_000 + fold * 20).filter(keep);
+    await record(app, [metric], batch, `${metric}-${fold}`);
+    sent.push(...batch);
+    await job.run(signal);
+  }
+  return sent;
+}
+
+/**
  * Five rounds of two batches over both days, each followed by a run of `job`
  * (`compactAfterFolds: 2`: one compaction a round).
  * @returns the readings sent and the fold state after each round.
@@ -870,7 +901,7 @@ describe('the fold job', () => {
   afterAll(async () => t.close());
 
   it('compacts in tiers: a day whole at its 1st, 2nd and 4th compaction of runs of one size, its recent parts only at the 3rd and 5th', async () => {
-    const job = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 2, compactGraceMs: LONG_GRACE });
+    const job = compactingJob(t);
     const { sent, states } = await compactFiveTimes(t, job, metric, 'job-tiers', 3_000);
     for (const state of states) {
       expect(state.touched?.[String(DAY0)] ?? 0).toBe(0);
@@ -927,13 +958,7 @@ describe('the fold job with a fan-in of 4 (COMPACT_FAN_IN)', () => {
   afterAll(async () => t.close());
 
   it('merges a day whole at its 1st and 4th compaction of runs of one size, keeping up to three runs of a size between', async () => {
-    const job = foldJob(t.store, {
-      intervalMs: 1_000,
-      maxReadings: 20_000,
-      compactAfterFolds: 2,
-      compactFanIn: 4,
-      compactGraceMs: LONG_GRACE,
-    });
+    const job = compactingJob(t, { compactFanIn: 4 });
     const { sent, states } = await compactFiveTimes(t, job, metric, 'job-fan-in', 9_000);
     const runs = states.map(runSizes);
     // Base 4: 2, then 2+2, 2+2+2, then the whole day (8), then 8+2.
@@ -968,13 +993,7 @@ describe('the fold job with sealed runs (COMPACT_SEAL_READINGS)', () => {
   it('stops merging a run once its documents hold the sealing readings on average, and merges only the runs after it', async () => {
     // Each batch puts about 3.3 readings on each of the 3 hosts' series-days of each day:
     // a run of 2 folds holds about 7 per document (open), one of 4 about 13 (sealed at 10).
-    const job = foldJob(t.store, {
-      intervalMs: 1_000,
-      maxReadings: 20_000,
-      compactAfterFolds: 2,
-      compactSealReadings: 10,
-      compactGraceMs: LONG_GRACE,
-    });
+    const job = compactingJob(t, { compactSealReadings: 10 });
     const { sent, states } = await compactFiveTimes(t, job, metric, 'job-seal', 15_000);
     // Without sealing: 2, 4, 4+2, 8, 8+2 (the first test of 'the fold job'). Sealed at
     // the 2nd compaction, the first 4 folds stay one run; the 4th merges only the 2 runs after it.
@@ -1031,31 +1050,11 @@ describe('sealed runs after a stopped holder and after a deletion', () => {
 
   it('records the same run when another holder completes a compaction after its holder stopped, and merges a day whole again after a deletion', async () => {
     const crashMetric = 'job_seal_crash';
-    const job = foldJob(t.store, {
-      intervalMs: 1_000,
-      maxReadings: 20_000,
-      compactAfterFolds: 2,
-      compactSealReadings: 10,
-      compactGraceMs: LONG_GRACE,
-    });
-    const signal = new AbortController().signal;
-    const sent: Sent[] = [];
+    const job = compactingJob(t, { compactSealReadings: 10 });
     // Four folds and two compactions: the run of the first 4 folds is sealed (as in the test before).
-    for (let fold = 0; fold < 4; fold++) {
-      const batch = spread(20, 21_000 + fold * 20);
-      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
-      sent.push(...batch);
-      await job.run(signal);
-    }
+    const sent = await foldEach(t, job, crashMetric, [0, 1, 2, 3]);
     // Two folds more, folded without compacting (a fold job that compacts only after 100).
-    const foldOnly = foldJob(t.store, { intervalMs: 1_000, maxReadings: 20_000, compactAfterFolds: 100, compactGraceMs: LONG_GRACE });
-    const late: Sent[] = [];
-    for (let fold = 4; fold < 6; fold++) {
-      const batch = spread(20, 21_000 + fold * 20);
-      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
-      late.push(...batch);
-      await foldOnly.run(signal);
-    }
+    const late = await foldEach(t, compactingJob(t, { compactAfterFolds: 100 }), crashMetric, [4, 5]);
     sent.push(...late);
     const before = await stateOf(t);
     const sealed = [DAY0, DAY1].map((day) => before.runs?.[String(day)]?.at(-1));
@@ -1084,12 +1083,7 @@ describe('sealed runs after a stopped holder and after a deletion', () => {
     const { deleteSeries } = await ask<{ deleteSeries: { series: number } }>(t, DELETE_SERIES, { id: `${crashMetric},host=h1` });
     expect(deleteSeries.series).toBe(1);
     const kept = sent.filter((r) => r.host !== 'h1');
-    for (let fold = 6; fold < 8; fold++) {
-      const batch = spread(20, 21_000 + fold * 20).filter((r) => r.host !== 'h1');
-      await record(t, [crashMetric], batch, `seal-crash-${fold}`);
-      kept.push(...batch);
-      await job.run(signal);
-    }
+    kept.push(...(await foldEach(t, job, crashMetric, [6, 7], (r) => r.host !== 'h1')));
     const merged = await stateOf(t);
     expect([DAY0, DAY1].map((day) => spansOf(merged, day))).toEqual([[{ from: 0, folds: 8 }], [{ from: 0, folds: 8 }]]);
     const visible = await visibleDocs(t, crashMetric);

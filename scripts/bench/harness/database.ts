@@ -107,16 +107,33 @@ export async function withScratchStore<T>(
   work: (store: Store, database: BenchDatabase) => Promise<T>,
   say?: (message: string) => void,
 ): Promise<T> {
+  return withScratchStores([name], options, (stores, database) => work(stores[0]!, database), say);
+}
+
+/**
+ * Like {@link withScratchStore}, with one store per name of `names`, each over a new
+ * database `bench_<name>_<ms since epoch>` of the same benchmark database, opened in
+ * order with the same `options`: for benchmarks that compare the same data written two
+ * ways. Afterwards every store opened is dropped and closed and the database stopped,
+ * whether `work` (or opening a later store) succeeded or not.
+ * @returns what `work` returned.
+ */
+export async function withScratchStores<T>(
+  names: readonly string[],
+  options: Parameters<typeof openStore>[2],
+  work: (stores: Store[], database: BenchDatabase) => Promise<T>,
+  say?: (message: string) => void,
+): Promise<T> {
   const database = await benchDatabase(say);
+  const stores: Store[] = [];
   try {
-    const store = await openStore(database.uri, `bench_${name}_${Date.now()}`, options);
-    try {
-      return await work(store, database);
-    } finally {
-      await store.db.dropDatabase();
+    for (const name of names) stores.push(await openStore(database.uri, `bench_${name}_${Date.now()}`, options));
+    return await work(stores, database);
+  } finally {
+    for (const store of stores) {
+      await store.db.dropDatabase().catch(() => undefined);
       await store.client.close();
     }
-  } finally {
     await database.stop();
   }
 }
