@@ -7,6 +7,7 @@ import {
   type SlotLevel,
   type StatisticsSettings,
 } from './model/statistics-settings.ts';
+import { DEFAULT_RAW_READINGS } from './model/day-document.ts';
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 
@@ -193,6 +194,11 @@ export const ConfigSchema = z
       .default(2_000)
       .describe(
         'Readings per series-day document, on average, at which a run of a day\'s compacted documents is sealed: later compactions merge only the runs after it (docs/ingest-design.md, "Sealed runs"). The average is over the day\'s series-days, so it fits days of dense series; there a series-day then ends as a few documents of this size to about COMPACT_FAN_IN times it, and a compaction rewrites at most about COMPACT_FAN_IN times this many readings of it plus the folds since the last one, instead of the whole day at every power of two of its compactions. Sparse days, whose documents never hold that many, merge as before, and a day a deletion voided is merged whole once more. 0: no run is sealed.',
+      ),
+    RAW_READINGS: integer(0, 1_000)
+      .default(DEFAULT_RAW_READINGS)
+      .describe(
+        'Most readings of a series-day document that folds and compactions write in the raw form: the readings as they came, with the day totals, instead of hour and minute slots and sketches (docs/ingest-design.md, "Store less"). Every query reads both forms; the raw form keeps a sparse series (a flight route with a few flights a day) in a fraction of the bytes, and a compaction turns a document that grows past this into slots. Counters are always written as slots. 0: never.',
       ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)

@@ -82,6 +82,7 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
       foldLeaseMs: config.FOLD_LEASE_MS,
+      rawReadings: config.RAW_READINGS,
     }).catch(async (error: unknown) => {
       await stop?.();
       throw error;

@@ -1,6 +1,7 @@
 import { Double, type ObjectId } from 'mongodb';
 import type { Stats } from './stats.ts';
 import type { TagMap } from './series.ts';
+import type { SlotLevel } from './statistics-settings.ts';
 
 /**
  * How the slots of a series-day document come to exist (a per-metric setting):
@@ -141,6 +142,47 @@ export interface DayDocument {
    * (`$push` with `$sort` by time and `$slice` in the same update that adds them).
    */
   recent?: RecentReading[];
+  /**
+   * The raw form: every reading of the document, oldest first, each with its quantile
+   * sketch bin per field (see {@link RawReading}). A document in the raw form keeps its
+   * identity and its day totals (`fields`) and no `hours`, `q` or `recent`: the
+   * pipelines read each raw reading as a minute slot of one reading (see `slotsOf` in
+   * `query/buckets-pipeline.ts`), its latest readings are these. It suits documents of
+   * few readings (a flight route's day, a fold's part of a second), where the slot form
+   * repeats each reading at the day, hour and minute levels with a sketch at each
+   * (docs/ingest-design.md, "Store less").
+   */
+  r?: RawReading[];
+  /**
+   * In the raw form: the levels the document would keep sketches at in the slot form,
+   * as a sum of {@link RAW_SKETCH_BITS} (absent: none), so a raw document answers a
+   * percentile exactly where the slot form would: a minute bucket of a metric that
+   * sketches no minutes gets none from either form.
+   */
+  kl?: number;
+}
+
+/**
+ * The bit of each sketch level in `DayDocument.kl`: tested on the server by arithmetic
+ * (`$mod` of `$floor` of a division; `$bitAnd` needs MongoDB 6.3).
+ */
+export const RAW_SKETCH_BITS: Readonly<Record<SlotLevel, number>> = { day: 1, hour: 2, quarter: 4, minute: 8 };
+
+/**
+ * Most readings of a series-day document written in the raw form unless configured
+ * (`RAW_READINGS`, `Store.rawReadings`): chosen by `npm run bench:raw-form`
+ * (docs/ingest-design.md, "Store less").
+ */
+export const DEFAULT_RAW_READINGS = 16;
+
+/**
+ * One reading of a document in the raw form (see {@link DayDocument.r}): its time, its
+ * field values by field name, and the key of each value's sketch bin by field name
+ * (`sketchKey` of `model/sketch.ts`; only for the fields the metric sketches), so a
+ * server computes no logarithm and every server bins a value alike.
+ */
+export interface RawReading extends RecentReading {
+  k?: Record<string, string>;
 }
 
 /** Dotted update paths of the three levels of a series-day document. */

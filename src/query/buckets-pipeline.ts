@@ -1,6 +1,6 @@
 import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
-import { LAYOUT_VERSION } from '../model/day-document.ts';
+import { LAYOUT_VERSION, RAW_SKETCH_BITS } from '../model/day-document.ts';
 import type { RowStats, Stats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
@@ -253,13 +253,41 @@ interface SlotReader {
   keep: (entry: (field: string) => string) => Document | null;
   /** What a slot contributes besides its time. */
   read: (entry: (field: string) => string) => Document;
+  /**
+   * What one reading of a document in the raw form (see `DayDocument.r`), bound as
+   * `$$r`, contributes as a minute slot of one reading when read for a piece of `level`
+   * (null: the same for every level); {@link rawSlots} keeps the readings that hold
+   * any of the fields.
+   */
+  raw: ((level: SketchLevel) => Document) | Document;
 }
+
+/** A raw reading's value of `field` (`$$r` bound to an entry of `DayDocument.r`). */
+const rawValue = (field: string) => `$$r.f.${field}`;
+/** True when the raw reading bound as `$$r` has a value of `field`. */
+const rawHas = (field: string) => ({ $isNumber: rawValue(field) });
+/** Each field's entry of a raw reading, `v0`, `v1`, …, left out for a field it has no value of. */
+const rawEntries = (fields: readonly string[], entry: (field: string) => Document) =>
+  Object.fromEntries(fields.map((field, i) => [`v${i}`, { $cond: [rawHas(field), entry(field), '$$REMOVE'] }]));
+/** The raw reading bound as `$$r` as the `{t, v}` pair of `field`, as first and last are stored. */
+const rawPair = (field: string) => ({ t: '$$r.t', v: rawValue(field) });
 
 /** Reads the statistics: `x`, `{v0, v1, …}` the statistics of each field, of slots where any field has readings. */
 const STATS_READER = (fields: readonly string[]): SlotReader => ({
   root: '',
   keep: (entry) => anyReadings(fields, entry),
   read: (entry) => ({ x: fieldStats(fields, entry) }),
+  raw: {
+    x: rawEntries(fields, (field) => ({
+      n: 1,
+      sum: rawValue(field),
+      min: rawValue(field),
+      max: rawValue(field),
+      sq: { $multiply: [rawValue(field), rawValue(field)] },
+      first: rawPair(field),
+      last: rawPair(field),
+    })),
+  },
 });
 
 /**
@@ -276,6 +304,27 @@ const SKETCH_READER = (fields: readonly string[]): SlotReader => ({
       })),
     },
   }),
+  // A raw reading's bin of each field it has a bin key for (the fields the metric
+  // sketches), where the slot form would have a sketch: a quarter hour is read from its
+  // quarter-hour sketch, else from its minutes' (see `quartersOfHour`).
+  raw: (level) => ({
+    b: {
+      $cond: [
+        level === 'quarter' ? { $or: [rawSketches('quarter'), rawSketches('minute')] } : rawSketches(level),
+        {
+          $concatArrays: fields.map((field, i) => ({
+            $cond: [{ $eq: [{ $type: `$$r.k.${field}` }, 'string'] }, [{ f: i, k: `$$r.k.${field}`, c: 1 }], []],
+          })),
+        },
+        [],
+      ],
+    },
+  }),
+});
+
+/** True when the raw document's `kl` (see `DayDocument.kl`) lists `level`: its bit, by arithmetic. */
+const rawSketches = (level: SketchLevel) => ({
+  $eq: [{ $mod: [{ $floor: { $divide: [{ $ifNull: ['$kl', 0] }, RAW_SKETCH_BITS[level]] } }, 2] }, 1],
 });
 
 /**
@@ -389,7 +438,73 @@ export function slotsOf(
   if (quarters.length > 0) parts.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader)));
   const minutes = minuteRangesOf(pieces);
   if (minutes.length > 0) parts.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader)));
-  return parts.length === 1 ? parts[0] : { $concatArrays: parts };
+  const slots = parts.length === 1 ? parts[0] : { $concatArrays: parts };
+  return { $cond: [{ $isArray: '$r' }, rawSlots(fields, pieces, reader), slots] };
+}
+
+/** The ms since the document's midnight (`$$day`) of the raw reading bound as `$$r` (a long). */
+const RAW_OFFSET = { $subtract: [{ $toLong: '$$r.t' }, DAY_START] };
+
+/** The raw readings (`$r`) of the document that lie in `pieces`, as an expression for the array. */
+function rawIn(pieces: readonly DayPiece<SketchLevel>[], keep: Document | null = null): unknown {
+  const ranges = joinRanges(pieces.map((piece): [number, number] => [piece.from, piece.to]).sort((a, b) => a[0] - b[0]));
+  const cond = allOf([inRanges(RAW_OFFSET, ranges, DAY_MS), keep]);
+  return cond === null ? '$r' : { $filter: { input: '$r', as: 'r', cond } };
+}
+
+/**
+ * Expression for the slots of a document in the raw form (see `DayDocument.r`) under
+ * `pieces`, as {@link slotsOf} lists slots: each reading in the pieces (whatever their
+ * levels) that has any of the fields becomes a minute slot of one reading, `time` the
+ * start of its minute (a long). A piece lies inside one bucket, and so does each of its
+ * minutes, so each reading counts in the bucket the piece's slot would have. A reader
+ * whose `raw` depends on the level (the sketches') reads the pieces of each level apart.
+ */
+function rawSlots(fields: readonly string[], pieces: readonly DayPiece<SketchLevel>[], reader: SlotReader): unknown {
+  const minuteStart = { $subtract: [RAW_OFFSET, { $mod: [RAW_OFFSET, MINUTE_MS] }] };
+  const slots = (of: readonly DayPiece<SketchLevel>[], read: Document) => ({
+    $map: {
+      input: rawIn(of, anyOf(fields.map(rawHas))),
+      as: 'r',
+      in: { time: { $add: [DAY_START, minuteStart] }, ...read },
+    },
+  });
+  const raw = reader.raw;
+  if (typeof raw !== 'function') return slots(pieces, raw);
+  // What a reading gives depends on the level of the piece it lies in: one list per level.
+  const levels = [...new Set(pieces.map((piece) => piece.level))];
+  const lists = levels.map((level) =>
+    slots(
+      pieces.filter((piece) => piece.level === level),
+      raw(level),
+    ),
+  );
+  return lists.length === 1 ? lists[0] : { $concatArrays: lists };
+}
+
+/**
+ * The merged statistics of `fields` over the raw readings (see `DayDocument.r`) of
+ * `pieces`, as {@link mergedStats} gives them: `{v0: {n, sum, min, max, sq}, …}` (with
+ * `first` and `last` when `statistics` has them). Readings without a value of a field
+ * are left out of its statistics.
+ */
+function rawMergedStats(fields: readonly string[], pieces: readonly DayPiece[], statistics: readonly Statistic[]): unknown {
+  const each = (field: string, value: unknown) => ({ $map: { input: '$$rs', as: 'r', in: { $cond: [rawHas(field), value, null] } } });
+  const merge = (field: string, statistic: Statistic): unknown => {
+    switch (statistic) {
+      case 'n':
+        return { $size: { $filter: { input: '$$rs', as: 'r', cond: rawHas(field) } } };
+      case 'sq':
+        return { $sum: each(field, { $multiply: [rawValue(field), rawValue(field)] }) };
+      case 'first':
+      case 'last':
+        return { [MERGE[statistic]]: each(field, rawPair(field)) };
+      default:
+        return { [MERGE[statistic]]: each(field, rawValue(field)) };
+    }
+  };
+  const body = Object.fromEntries(fields.map((field, i) => [`v${i}`, Object.fromEntries(statistics.map((s) => [s, merge(field, s)]))]));
+  return { $let: { vars: { rs: rawIn(pieces) }, in: body } };
 }
 
 type Statistic = 'n' | 'sum' | 'min' | 'max' | 'sq' | 'first' | 'last';
@@ -573,6 +688,13 @@ export function planReads(
 ): unknown {
   if (plan.parts === null || context === null) return slotsOf(fields, plan.pieces);
   const parts = plan.parts;
+  const raw = parts.map((part) => ({ k: partKey(part, plan, context), x: rawMergedStats(fields, part.pieces, statistics) }));
+  return { $cond: [{ $isArray: '$r' }, raw, slotPartReads(fields, plan, context, statistics)] };
+}
+
+/** {@link planReads} of a plan in parts, for a document in the slot form. */
+function slotPartReads(fields: readonly string[], plan: DayPlan, context: KeyContext, statistics: readonly Statistic[]): unknown {
+  const parts = plan.parts!;
   const halves = splitDay(plan);
   if (halves !== null) {
     const [small, large] = halves;
@@ -844,9 +966,11 @@ export function bucketsPipeline(query: BucketQuery): Document[] {
   const paths = new ReadPaths().group(query.grouping);
   if (query.firstLast) paths.add('v');
   addSlotsRead(paths, '', fields, plans, context !== null);
+  const wholeDays = plans.every((plan) => plan.pieces.length === 1 && plan.pieces[0]!.level === 'day');
+  // Day totals are in both forms; anything finer is read from a raw document's readings (see `rawSlots`).
+  if (!wholeDays) paths.add('r');
   const project = [paths.stage()];
 
-  const wholeDays = plans.every((plan) => plan.pieces.length === 1 && plan.pieces[0]!.level === 'day');
   if (wholeDays) {
     // Day totals answer everything: one $group over the documents, no $unwind.
     let t: unknown;
@@ -998,6 +1122,10 @@ function slotRows(
   const paths = new ReadPaths().group(query.grouping);
   if (options.series) paths.add('series');
   addSlotsRead(paths, prefix, query.fields, plans, false);
+  // A raw document is read from its readings at every level, sketches included, at the
+  // levels it lists (`kl`; see `rawSlots`).
+  paths.add('r');
+  if (prefix === 'q.') paths.add('kl');
   const key: Document = {
     ...(query.granularity === null ? {} : { t: bucketStartExpression('$s.time', query.granularity.cut, zone, query.from, query.to) }),
     ...(group === undefined ? {} : { g: '$g' }),
@@ -1056,6 +1184,8 @@ const COUNTER_READER = (fields: readonly string[]): SlotReader => ({
       ]),
     ),
   }),
+  // One reading: no delta inside the slot, so its increase is known and 0.
+  raw: { x: rawEntries(fields, (field) => ({ n: 1, f: rawPair(field), l: rawPair(field), i: 0 })) },
 });
 
 /**

@@ -9,7 +9,7 @@ import { NO_HORIZONS } from '../model/retention.ts';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import { ALL_LEVELS, planWrites, type DayWrite, type PlanLevels, type WritePlan } from './plan.ts';
-import { dayDocument } from './rollup-plan.ts';
+import { dayDocument, rawDayDocument } from './rollup-plan.ts';
 import type { Reading } from './validate.ts';
 
 /** Whether a slot path (see `SlotPath`) lies at the minute level, or at the hour level or below. */
@@ -68,13 +68,16 @@ export function planReadings(readings: readonly Reading[], settings: PlanSetting
  * document `dayDocument` makes, of layout version `version`, with the fold (or
  * compaction) number `f` and the `_id` `"<series>:<day ms>:<f>"`, so a second attempt
  * of the same fold inserts the same ids and fails on them (error 11000) instead of
- * adding the readings twice.
+ * adding the readings twice. In the raw form (`rawDayDocument`) when `rawMost` is
+ * above 0 and the write can be (at most `rawMost` readings, all of them among its latest
+ * readings, not a counter's).
  */
-export function partDocument(write: DayWrite, fold: number, version: number = LAYOUT_VERSION): Record<string, unknown> {
-  return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...dayDocument(write, version), f: fold };
+export function partDocument(write: DayWrite, fold: number, version: number = LAYOUT_VERSION, rawMost = 0): Record<string, unknown> {
+  const raw = rawMost > 0 ? rawDayDocument(write, rawMost, version) : null;
+  return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...(raw ?? dayDocument(write, version)), f: fold };
 }
 
-/** The parts of a fold's writes ({@link partDocument}). */
-export function foldDocuments(writes: readonly DayWrite[], fold: number): Record<string, unknown>[] {
-  return writes.map((write) => partDocument(write, fold));
+/** The parts of a fold's writes ({@link partDocument}), in the raw form up to `rawMost` readings (0: never). */
+export function foldDocuments(writes: readonly DayWrite[], fold: number, rawMost = 0): Record<string, unknown>[] {
+  return writes.map((write) => partDocument(write, fold, LAYOUT_VERSION, rawMost));
 }

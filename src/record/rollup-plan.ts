@@ -1,10 +1,12 @@
 import { Double } from 'mongodb';
 import type { DayDocument, StoredStats } from '../model/day-document.ts';
-import { LAYOUT_VERSION, quarterSketchPath, SlotPath, sketchPath } from '../model/day-document.ts';
+import { LAYOUT_VERSION, quarterSketchPath, RAW_SKETCH_BITS, SlotPath, sketchPath } from '../model/day-document.ts';
+import type { SlotLevel } from '../model/statistics-settings.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
-import { mergeSketch } from '../model/sketch.ts';
+import { mergeSketch, sketchKey } from '../model/sketch.ts';
 import { chainIncrease, type CounterPiece } from '../model/counter.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
+import { HOUR_MS, MINUTE_MS } from '../model/time.ts';
 import { seriesId, seriesKey, sortTags, tagList, tagMap, tagPair, type TagMap } from '../model/series.ts';
 import { ALL_LEVELS, type DayWrite, type PlanLevels, type SlotWrite, type WritePlan } from './plan.ts';
 
@@ -157,14 +159,12 @@ function storedSlot(stats: StoredStats, sketch: Record<string, number> | undefin
 }
 
 /**
- * A stored series-day document as the write that would have produced its day and hour
- * slots (pure): what a rebuild merges into rollup documents. Slots without readings
- * (an unused pre-allocated slot) are left out. A document of layout version 1 has no
- * first and last readings: the document's first and last times stand in, and the caller
- * marks the rollup document as version 1 (see {@link oldestVersion}).
+ * A write of the identity of stored document `doc` with `readings` readings, and no slot,
+ * sketch or latest reading yet; its first and last times are the document's (its day's
+ * midnight where it has none).
  */
-export function storedDayWrite(doc: DayDocument): DayWrite {
-  const write: DayWrite = {
+function emptyWrite(doc: DayDocument, readings: number): DayWrite {
+  return {
     series: doc.series,
     metric: doc.metric,
     tags: doc.tags,
@@ -177,8 +177,20 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
     fields: new Set(),
     first: doc.first?.getTime() ?? doc.date.getTime(),
     last: doc.last?.getTime() ?? doc.date.getTime(),
-    readings: doc.readings ?? 0,
+    readings,
   };
+}
+
+/**
+ * A stored series-day document as the write that would have produced its day and hour
+ * slots (pure): what a rebuild merges into rollup documents. Slots without readings
+ * (an unused pre-allocated slot) are left out. A document of layout version 1 has no
+ * first and last readings: the document's first and last times stand in, and the caller
+ * marks the rollup document as version 1 (see {@link oldestVersion}).
+ */
+export function storedDayWrite(doc: DayDocument): DayWrite {
+  if (Array.isArray(doc.r)) return rawWrite(doc, false);
+  const write = emptyWrite(doc, doc.readings ?? 0);
   const add = (path: string, stats: StoredStats | undefined, sketch: Record<string, number> | undefined, field: string) => {
     if (stats === undefined || !(stats.n > 0)) return;
     write.fields.add(field);
@@ -199,6 +211,7 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
  * quarter-hour sketches and its latest readings. What a compaction merges.
  */
 export function storedFullWrite(doc: DayDocument): DayWrite {
+  if (Array.isArray(doc.r)) return rawWrite(doc, true);
   const write = storedDayWrite(doc);
   for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
     for (const [minute, fields] of Object.entries(slot.minutes ?? {})) {
@@ -220,6 +233,54 @@ export function storedFullWrite(doc: DayDocument): DayWrite {
     }
   }
   write.recent = (doc.recent ?? []).map((reading) => ({ t: reading.t.getTime(), f: reading.f }));
+  write.recentKept = write.recent.length;
+  return write;
+}
+
+/**
+ * A document in the raw form (see `DayDocument.r`) as the write of its readings (pure):
+ * the day and hour slots of every field, and with `full` the minute slots, the
+ * quarter-hour sketches and the latest readings (every reading), as
+ * {@link storedDayWrite} and {@link storedFullWrite} give them for the slot form. A
+ * reading's sketch bin (`k`) counts in the sketches of its field at the levels the
+ * document lists (`kl`). Counter increases (`inc`) are left out (unknown): the raw form
+ * is not written for counters.
+ */
+function rawWrite(doc: DayDocument, full: boolean): DayWrite {
+  const day = doc.date.getTime();
+  const sketches = (level: SlotLevel) => Math.floor((doc.kl ?? 0) / RAW_SKETCH_BITS[level]) % 2 === 1;
+  const [dayBins, hourBins, quarterBins, minuteBins] = (['day', 'hour', 'quarter', 'minute'] as const).map(sketches);
+  const write = emptyWrite(doc, doc.readings ?? doc.r!.length);
+  const add = (path: string, t: number, v: number, key: string | undefined) => {
+    const slot: SlotWrite = {
+      stats: { n: 1, sum: v, min: v, max: v, sq: v * v },
+      first: { t, v },
+      last: { t, v },
+      sketch: key === undefined ? null : new Map([[key, 1]]),
+    };
+    const existing = write.slots.get(path);
+    if (existing === undefined) write.slots.set(path, slot);
+    else mergeSlot(existing, slot);
+  };
+  for (const reading of doc.r!) {
+    const t = reading.t.getTime();
+    const hour = Math.floor((t - day) / HOUR_MS);
+    const minute = Math.floor((t - day - hour * HOUR_MS) / MINUTE_MS);
+    for (const [field, v] of Object.entries(reading.f)) {
+      const key = reading.k?.[field];
+      write.fields.add(field);
+      add(SlotPath.day(field), t, v, dayBins ? key : undefined);
+      add(SlotPath.hour(hour, field), t, v, hourBins ? key : undefined);
+      if (!full) continue;
+      add(SlotPath.minute(hour, minute, field), t, v, minuteBins ? key : undefined);
+      if (key === undefined || !quarterBins) continue;
+      const path = quarterSketchPath(hour, Math.floor(minute / 15), field);
+      const bins = write.quarters.get(path) ?? new Map<string, number>();
+      bins.set(key, (bins.get(key) ?? 0) + 1);
+      write.quarters.set(path, bins);
+    }
+    if (full) write.recent.push({ t, f: reading.f });
+  }
   write.recentKept = write.recent.length;
   return write;
 }
@@ -422,6 +483,21 @@ function kept(target: Record<string, unknown>, path: string, within: PathTree | 
   return true;
 }
 
+/** A slot's statistics as stored: doubles throughout, `{t: date, v: double}` first and last pairs, `inc` when known. */
+function slotAsStored({ stats, first, last, inc }: SlotWrite): Record<string, unknown> {
+  const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
+  return {
+    n: new Double(stats.n),
+    sum: new Double(stats.sum),
+    min: new Double(stats.min),
+    max: new Double(stats.max),
+    sq: new Double(stats.sq),
+    first: pair(first),
+    last: pair(last),
+    ...(inc === undefined ? {} : { inc: new Double(inc) }),
+  };
+}
+
 /**
  * The whole document a write makes when its document does not exist yet (pure): what
  * `dayUpdate`'s upsert would store, with the same BSON types (doubles for statistics,
@@ -446,20 +522,9 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, w
     fields: {},
     hours: {},
   };
-  const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
-  for (const [path, { stats, first, last, sketch, inc }] of write.slots) {
-    if (kept(doc, path, within)) {
-      setPath(doc, path, {
-        n: new Double(stats.n),
-        sum: new Double(stats.sum),
-        min: new Double(stats.min),
-        max: new Double(stats.max),
-        sq: new Double(stats.sq),
-        first: pair(first),
-        last: pair(last),
-        ...(inc === undefined ? {} : { inc: new Double(inc) }),
-      });
-    }
+  for (const [path, slot] of write.slots) {
+    if (kept(doc, path, within)) setPath(doc, path, slotAsStored(slot));
+    const sketch = slot.sketch;
     if (sketch === null) continue;
     const at = sketchPath(path);
     if (kept(doc, at, within)) setPath(doc, at, Object.fromEntries(sketch));
@@ -476,3 +541,61 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, w
   }
   return doc;
 }
+
+/**
+ * The document a write makes in the raw form (see `DayDocument.r`), or null when the
+ * write cannot be written so: it holds more than `most` readings, or not all of its
+ * readings (its latest readings keep fewer than it has: a metric keeping fewer latest
+ * readings than `most`), or it is a counter's (its slots keep `inc`, which the raw form
+ * does not: `rawWrite` could not give it back to a compaction). Pure. The identity and the day totals (`fields`) are those of
+ * {@link dayDocument}; instead of hours, sketches and latest readings it keeps every
+ * reading, oldest first, with the sketch bin key of each value of a field the write
+ * sketches, and the levels it sketches (`kl`, see `RAW_SKETCH_BITS`): what the slot
+ * form's sketches would count, and where.
+ */
+export function rawDayDocument(write: DayWrite, most: number, version: number = LAYOUT_VERSION): Record<string, unknown> | null {
+  if (write.readings > most || write.recent.length !== write.readings) return null;
+  for (const slot of write.slots.values()) if (slot.inc !== undefined) return null;
+  const fields: Record<string, unknown> = {};
+  const sketched = new Set<string>();
+  const levels = new Set<SlotLevel>();
+  for (const [path, slot] of write.slots) {
+    const level = slotLevelOf(path);
+    if (slot.sketch !== null) {
+      levels.add(level);
+      sketched.add(path.slice(path.lastIndexOf('.') + 1));
+    }
+    if (level === 'day') fields[path.slice('fields.'.length)] = slotAsStored(slot);
+  }
+  for (const path of write.quarters.keys()) {
+    levels.add('quarter');
+    sketched.add(path.slice(path.lastIndexOf('.') + 1));
+  }
+  const r = [...write.recent]
+    .sort((a, b) => a.t - b.t)
+    .map((reading) => {
+      const keys = Object.entries(reading.f).filter(([field]) => sketched.has(field));
+      return {
+        t: new Date(reading.t),
+        f: reading.f,
+        ...(keys.length === 0 ? {} : { k: Object.fromEntries(keys.map(([field, value]) => [field, sketchKey(value)])) }),
+      };
+    });
+  return {
+    series: write.series,
+    metric: write.metric,
+    tags: write.tags,
+    tagPairs: write.tagPairs,
+    date: write.date,
+    v: version,
+    readings: write.readings,
+    first: new Date(write.first),
+    last: new Date(write.last),
+    fields,
+    r,
+    ...(levels.size === 0 ? {} : { kl: [...levels].reduce((sum, level) => sum + RAW_SKETCH_BITS[level], 0) }),
+  };
+}
+
+/** The level of a slot path (`fields.delay`: day, `hours.7.fields.delay`: hour, `hours.7.minutes.30.delay`: minute). */
+const slotLevelOf = (path: string): SlotLevel => (path.startsWith('fields.') ? 'day' : path.includes('.minutes.') ? 'minute' : 'hour');

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
       ingest: { maxTailReadings: config.INGEST_MAX_TAIL_READINGS, maxTailSeconds: config.INGEST_MAX_TAIL_SECONDS },
       foldLeaseMs: config.FOLD_LEASE_MS,
+      rawReadings: config.RAW_READINGS,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

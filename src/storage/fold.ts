@@ -151,7 +151,8 @@ async function insertParts(
 const PART_SLICE_READINGS = 4_000;
 
 /**
- * Builds the parts of fold `seq` from its series-day `writes` (`foldDocuments`) and
+ * Builds the parts of fold `seq` from its series-day `writes` (`foldDocuments`, in the
+ * raw form up to `store.rawReadings` readings) and
  * inserts them with {@link insertOnce}, in slices of about {@link PART_SLICE_READINGS}
  * readings: each slice is built while the one before is being inserted, and sent as soon
  * as it is built, so the database is not left idle while Node builds documents (building
@@ -169,9 +170,10 @@ async function insertFoldParts(
   writes: readonly DayWrite[],
   seq: number,
 ): Promise<{ docs: Record<string, unknown>[]; inserted: number }> {
+  const rawMost = store.rawReadings;
   const collection = store.buckets as unknown as Collection<Document>;
   if (faultArmed('fold:mid-parts')) {
-    const docs = foldDocuments(writes, seq);
+    const docs = foldDocuments(writes, seq, rawMost);
     return { docs, inserted: await insertParts(store, holder, collection, docs, 'fold:mid-parts') };
   }
   const docs: Record<string, unknown>[] = [];
@@ -185,7 +187,7 @@ async function insertFoldParts(
     let end = start;
     let readings = 0;
     while (end < writes.length && (end === start || readings < PART_SLICE_READINGS)) readings += writes[end++]!.readings;
-    const slice = foldDocuments(writes.slice(start, end), seq);
+    const slice = foldDocuments(writes.slice(start, end), seq, rawMost);
     docs.push(...slice);
     // At most two slices in flight: the one the database inserts and the next, queued.
     if (inserts.length >= 2) inserted += await inserts.shift()!;
@@ -566,7 +568,7 @@ export async function compactOnce(
   const docs = byDay.flat();
   const metrics = [...new Set([...docs.map((doc) => doc.metric), ...rollups.map((rollup) => rollup.metric)])];
   const settings = await planSettingsOf(store, metrics);
-  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq) as DayDocument[];
+  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq, store.rawReadings) as DayDocument[];
   // The day summaries of the days merged whole: what the merged documents of each metric
   // add up to; of the others, the metrics' summaries visible at V merged into one.
   const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
@@ -799,12 +801,15 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
  * group) and day, each group merged into one document (`mergeStoredDocuments`) with
  * `f: seq`, none for a day before its metric's retention horizons.
  * @param latestReadings latest readings kept per document of a metric (0 for rollups, which keep none).
+ * @param rawMost documents of at most this many readings are written in the raw form
+ *   (`partDocument`; 0: never, as for rollups, whose documents keep no readings anyway).
  */
 function mergeDays(
   docs: readonly DayDocument[],
   settings: Pick<PlanSettings, 'horizonsOf'>,
   latestReadings: (metric: string) => number,
   seq: number,
+  rawMost = 0,
 ): Document[] {
   const groups = groupBy(docs, (doc) => `${doc.series}:${doc.date.getTime()}`);
   const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, latestReadings(group[0]!.metric)));
@@ -814,7 +819,7 @@ function mergeDays(
       settings.horizonsOf,
     ),
   );
-  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version));
+  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version, rawMost));
 }
 
 /**

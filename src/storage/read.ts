@@ -756,7 +756,7 @@ export async function latestReadings(store: Store, id: string, n: number, option
       const cursor = findVisible(store.buckets, { series: id }, view, {
         ...driver,
         sort: { date: -1 },
-        projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1 },
+        projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1, r: 1 },
         batchSize: 16,
       });
       let day: number | null = null;
@@ -786,7 +786,8 @@ export async function latestReadings(store: Store, id: string, n: number, option
             dayCutoff = Math.max(dayCutoff, date + DAY_MS);
             continue;
           }
-          const recent = doc.recent ?? [];
+          // A document in the raw form keeps every reading (`r`) and no `recent`.
+          const recent = doc.r ?? doc.recent ?? [];
           for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
           if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
         }

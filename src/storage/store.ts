@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { MetricKind } from '../model/counter.ts';
-import type { DayDocument, DocumentLayout } from '../model/day-document.ts';
+import { DEFAULT_RAW_READINGS, type DayDocument, type DocumentLayout } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
@@ -125,6 +125,12 @@ export interface Store {
   rollupGraceMs: number;
   /** Optional statistics given to metrics created from now on (and used for entries without any). */
   defaultStatistics: StatisticsSettings;
+  /**
+   * Most readings of a series-day document written in the raw form (`RAW_READINGS`, see
+   * `DayDocument.r`): folds and compactions write a document of at most this many
+   * readings as its readings and day totals instead of slots and sketches; 0: never.
+   */
+  rawReadings: number;
   /**
    * Series id -> fields known to be in the series registry, remembered for a short
    * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
@@ -330,6 +336,8 @@ export interface StoreSettings {
   ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
   /** How long the fold lease lasts, in ms (default 30,000; see `Store.foldLeaseMs`). */
   foldLeaseMs?: number;
+  /** Most readings of a document written in the raw form (default {@link DEFAULT_RAW_READINGS}; see `Store.rawReadings`). */
+  rawReadings?: number;
 }
 
 /**
@@ -358,6 +366,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
     defaultLayout: settings.defaultLayout ?? 'sparse',
     rollupGraceMs: settings.rollupGraceMs ?? 60_000,
     defaultStatistics: settings.defaultStatistics ?? DEFAULT_STATISTICS,
+    rawReadings: settings.rawReadings ?? DEFAULT_RAW_READINGS,
   };
 }
 

@@ -3,7 +3,7 @@
  * back with every query, including DataLoader batching (counted as aggregate commands
  * sent to the database).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 let t: TestApp;
@@ -344,6 +344,12 @@ describe('readings without a time', () => {
 
 describe('per-metric bucket layout', () => {
   it('a metric set to PREALLOCATED before its first reading records and answers exactly, in the same documents as SPARSE', async () => {
+    // The slots of the parts are what this checks: no part in the raw form (`RAW_READINGS` 0).
+    const rawReadings = t.store.rawReadings;
+    t.store.rawReadings = 0;
+    onTestFinished(() => {
+      t.store.rawReadings = rawReadings;
+    });
     const set = await t.graphql(`mutation { setMetricLayout(metric: "dense", layout: PREALLOCATED) { name layout fields } }`);
     expect(set).toEqual({ data: { setMetricLayout: { name: 'dense', layout: 'PREALLOCATED', fields: [] } } });
     // Two batches of host a on 2024-05-01, each folded on its own: two parts of the day, minute 10:20 in both.

@@ -335,7 +335,8 @@ const sketchTotal = (bins: Record<string, number> | undefined) => Object.values(
 
 /**
  * In the database: every series-day and rollup document a reader sees has sketches that
- * count as many values as its day and hour slots, and together they count, per day and
+ * count as many values as its day and hour slots (in the raw form: sketch bins on as
+ * many readings as its day totals count), and together they count, per day and
  * per hour, the readings of the plain loop; no document of a fold above the visible
  * fold number is left, no fold or compaction is under way, and every log entry is
  * folded and visible.
@@ -358,6 +359,17 @@ async function expectStored(db: Db, readings: readonly Sent[], rollup: boolean):
       .find({ metric: METRIC, ...visibleIn(view) })
       .toArray()) {
       const day = doc.date.getTime();
+      if (Array.isArray(doc.r)) {
+        // The raw form: each reading carries its sketch bin, and counts in its own hour.
+        const binned = doc.r.filter((reading) => typeof reading.k?.[FIELD] === 'string');
+        expect(binned.length, `${name} ${doc.series} ${doc.date.toISOString()} (raw)`).toBe(doc.fields[FIELD]!.n);
+        days.set(day, (days.get(day) ?? 0) + binned.length);
+        for (const reading of binned) {
+          const at = Math.floor(reading.t.getTime() / HOUR) * HOUR;
+          hours.set(at, (hours.get(at) ?? 0) + 1);
+        }
+        continue;
+      }
       const sketched = sketchTotal(doc.q?.fields?.[FIELD]);
       expect(sketched, `${name} ${doc.series} ${doc.date.toISOString()}`).toBe(doc.fields[FIELD]!.n);
       days.set(day, (days.get(day) ?? 0) + sketched);

@@ -70,6 +70,8 @@ export async function openTestApp(
     database?: string;
     /** Bounds of the unfolded log (default: none, as no folder runs; see `Store.ingest`). */
     ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
+    /** Most readings of a document written in the raw form (default: the server's, see `Store.rawReadings`). */
+    rawReadings?: number;
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -80,6 +82,7 @@ export async function openTestApp(
     writeConcern: { w: 'majority', journal: options.journal ?? true },
     // No folder runs in the background here: tests fold with settle(), so no backlog bound.
     ingest: options.ingest ?? { maxTailReadings: 0, maxTailSeconds: 0 },
+    rawReadings: options.rawReadings,
   });
   const commands: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {

@@ -141,3 +141,21 @@ export function closeTo(actual: number | null | undefined, expected: number | nu
   if (actual === null || actual === undefined) return false;
   return Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected));
 }
+
+/**
+ * Flights as the `recordReadings` mutation takes them (`ReadingInput`): metric `metric`,
+ * tags `origin` and `destination`, fields `delay` and `distance`, time as ISO text.
+ */
+export const flightInputs = (flights: readonly RawFlight[], metric = 'flights') =>
+  flights.map((f) => ({
+    metric,
+    tags: [
+      { key: 'origin', value: f.origin },
+      { key: 'destination', value: f.destination },
+    ],
+    time: new Date(f.time).toISOString(),
+    fields: [
+      { name: 'delay', value: f.delay },
+      { name: 'distance', value: f.distance },
+    ],
+  }));

@@ -331,6 +331,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
         n: number;
         sum: number;
         hours: Record<string, DayDocument['hours'][string]>[];
+        raw: NonNullable<DayDocument['r']>[];
       }>(
         store,
         [
@@ -340,7 +341,9 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
               _id: { host: '$tags.host', date: '$date' },
               n: { $sum: '$fields.used.n' },
               sum: { $sum: '$fields.used.sum' },
-              hours: { $push: '$hours' },
+              hours: { $push: { $ifNull: ['$hours', {}] } },
+              // Documents in the raw form keep their readings instead of slots.
+              raw: { $push: { $ifNull: ['$r', []] } },
             },
           },
         ],
@@ -362,6 +365,13 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
             put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
             for (const [minute, stats] of Object.entries(slot.minutes ?? {}))
               put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+          }
+        }
+        for (const readings of row.raw) {
+          for (const reading of readings) {
+            const value = reading.f.used!;
+            put(`${day}|${reading.t.getUTCHours()}`, 1, value);
+            put(`${day}|${reading.t.getUTCHours()}|${reading.t.getUTCMinutes()}`, 1, value);
           }
         }
       }
@@ -410,7 +420,11 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
       const day = `${doc.tags.host}|${doc.date.getTime()}`;
       put(day, doc.fields.used!.n, doc.fields.used!.sum);
       expect(doc.readings).toBe(doc.fields.used!.n);
-      for (const [hour, slot] of Object.entries(doc.hours)) {
+      for (const reading of doc.r ?? []) {
+        put(`${day}|${reading.t.getUTCHours()}`, 1, reading.f.used!);
+        put(`${day}|${reading.t.getUTCHours()}|${reading.t.getUTCMinutes()}`, 1, reading.f.used!);
+      }
+      for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
         put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
         for (const [minute, stats] of Object.entries(slot.minutes)) put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
       }

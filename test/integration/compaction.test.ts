@@ -330,8 +330,8 @@ const fOf = (doc: DayDocument) => (doc as DayDocument & { f?: number }).f;
 /**
  * Checks that the documents of `metric` visible now are exactly one per series-day of
  * `readings`, each with `f` = `c` and `_id` `<series>:<day>:<c>`, holding the plain
- * loop's count of readings of that series-day and, as latest readings, its newest
- * min(`kept`, count) readings (times, oldest first).
+ * loop's count of readings of that series-day and, as latest readings (or readings, in
+ * the raw form), its newest min(`kept`, count) readings (times, oldest first).
  */
 async function expectMerged(app: TestApp, metric: string, readings: readonly Sent[], c: number, kept: number): Promise<void> {
   const docs = await visibleDocs(app, metric);
@@ -342,7 +342,8 @@ async function expectMerged(app: TestApp, metric: string, readings: readonly Sen
     expect(String(doc._id)).toBe(`${doc.series}:${doc.date.getTime()}:${c}`);
     expect(doc.readings).toBe(own.length);
     expect(doc.fields.v!.n).toBe(own.length);
-    expect((doc.recent ?? []).map((reading) => reading.t.getTime())).toEqual(own.slice(-kept).map((r) => r.time));
+    // In the raw form (`r`), a document's readings are its latest readings.
+    expect((doc.r ?? doc.recent ?? []).map((reading) => reading.t.getTime())).toEqual(own.slice(-kept).map((r) => r.time));
   }
 }
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import {
   closeTo,
+  flightInputs,
   loadFlights20k,
   referenceStart,
   referenceStats,
@@ -51,18 +52,7 @@ beforeAll(async () => {
   for (let i = 0; i < flights.length; i += 1000) {
     // Everything recorded so far is folded; the last batch stays in the tail.
     if (i === flights.length - 1000) expect(await t.settle()).toBe(i);
-    const readings = flights.slice(i, i + 1000).map((f) => ({
-      metric: 'flights',
-      tags: [
-        { key: 'origin', value: f.origin },
-        { key: 'destination', value: f.destination },
-      ],
-      time: new Date(f.time).toISOString(),
-      fields: [
-        { name: 'delay', value: f.delay },
-        { name: 'distance', value: f.distance },
-      ],
-    }));
+    const readings = flightInputs(flights.slice(i, i + 1000));
     const response = await t.graphql<{ recordReadings: { recorded: number } }>(RECORD, { readings });
     expect(response.errors).toBeUndefined();
     expect(response.data?.recordReadings.recorded).toBe(readings.length);

@@ -30,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SeriesDocument } from '../../src/storage/store.ts';
 import { seriesId } from '../../src/model/series.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { loadFlights20k, type RawFlight } from '../helpers/reference.ts';
+import { flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
 import { referenceBuckets, referenceKey, type ZonedGranularity } from '../helpers/zoned-reference.ts';
 
 let t: TestApp;
@@ -61,18 +61,7 @@ const SET_STATISTICS = `mutation($metric: String!, $levels: [SlotLevel!]!, $late
 
 async function record(metric: string, rows: readonly RawFlight[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 1000) {
-    const readings = rows.slice(i, i + 1000).map((f) => ({
-      metric,
-      tags: [
-        { key: 'origin', value: f.origin },
-        { key: 'destination', value: f.destination },
-      ],
-      time: new Date(f.time).toISOString(),
-      fields: [
-        { name: 'delay', value: f.delay },
-        { name: 'distance', value: f.distance },
-      ],
-    }));
+    const readings = flightInputs(rows.slice(i, i + 1000), metric);
     const response = await t.graphql<{ recordReadings: { recorded: number } }>(RECORD, { readings });
     expect(response.errors).toBeUndefined();
     expect(response.data?.recordReadings.recorded).toBe(readings.length);

@@ -102,7 +102,8 @@ describe('bucketsPipeline', () => {
     // The document's date picks its day's plan: the middle days take the day totals as they are.
     const tree = stages[3]?.$project.slot.$let.in;
     expect(tree.$cond[0]).toEqual({ $lt: ['$date', new Date('2001-01-06T00:00:00Z')] });
-    expect(tree.$cond[2].$cond[1]).toEqual([{ time: '$$day', x: { v0: '$fields.delay' } }]);
+    // The slot form's branch of the `$cond` on the raw form (`r`).
+    expect(tree.$cond[2].$cond[1].$cond[2]).toEqual([{ time: '$$day', x: { v0: '$fields.delay' } }]);
     expect(JSON.stringify(tree.$cond[1])).toContain('minutes');
   });
 
@@ -194,7 +195,8 @@ describe('bucketsPipeline', () => {
     );
     expect(day[3]?.$group.sum1).toEqual({ $sum: '$fields.distance.sum' });
     const hour = bucketsPipeline(query({ fields: ['delay', 'distance'], granularity: granularity('HOUR') }));
-    const slots = hour[3]?.$project.slot.$let.in.$map;
+    // The slot form's branch (`$cond` on `r`, the raw form).
+    const slots = hour[3]?.$project.slot.$let.in.$cond[2].$map;
     expect(slots.in.x).toEqual({ v0: '$$h.v.fields.delay', v1: '$$h.v.fields.distance' });
     expect(slots.input.$filter.cond).toEqual({
       $or: [{ $gt: ['$$h.v.fields.delay.n', 0] }, { $gt: ['$$h.v.fields.distance.n', 0] }],
@@ -263,7 +265,8 @@ describe('read projection: each document is cut down to the paths the pipeline r
     const paths = projected(
       bucketsPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T07:00:00Z'), to: at('2001-01-01T10:00:00Z') })),
     );
-    expect(paths).toEqual(['date', 'hours.7.fields.delay', 'hours.8.fields.delay', 'hours.9.fields.delay']);
+    // `r`: a document in the raw form is read from its readings (every level finer than the day).
+    expect(paths).toEqual(['date', 'hours.7.fields.delay', 'hours.8.fields.delay', 'hours.9.fields.delay', 'r']);
   });
 
   it('a MINUTE query keeps the minutes of its range (a few by name, else the whole hour) and the entries of their hours', () => {
@@ -278,11 +281,12 @@ describe('read projection: each document is cut down to the paths the pipeline r
       'hours.10.minutes.59.delay',
       'hours.11.fields.delay',
       'hours.11.minutes.0.delay',
+      'r',
     ]);
     const hours = projected(
       bucketsPipeline(query({ granularity: granularity('MINUTE'), from: at('2001-01-01T10:40:00Z'), to: at('2001-01-01T12:00:00Z') })),
     );
-    expect(hours).toEqual(['date', 'hours.10.fields.delay', 'hours.10.minutes', 'hours.11.fields.delay', 'hours.11.minutes']);
+    expect(hours).toEqual(['date', 'hours.10.fields.delay', 'hours.10.minutes', 'hours.11.fields.delay', 'hours.11.minutes', 'r']);
   });
 
   it('first and last readings keep whole field entries and the layout version; groups keep their tags or the series id', () => {
@@ -304,20 +308,21 @@ describe('read projection: each document is cut down to the paths the pipeline r
 
   it('the sketch pipeline keeps the sketches of the slots it reads, under q, and nothing of the statistics', () => {
     const day = projected(sketchPipeline(query({ grouping: { by: 'tags', keys: ['origin'] } })));
-    expect(day).toEqual(['date', 'q.fields.delay', 'tags.origin']);
+    // A raw document has no sketches: its readings' bins are read at every level, the day's too.
+    expect(day).toEqual(['date', 'kl', 'q.fields.delay', 'r', 'tags.origin']);
     const hour = projected(
       sketchPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T22:00:00Z'), to: at('2001-01-02T00:00:00Z') })),
     );
-    expect(hour).toEqual(['date', 'q.hours.22.fields.delay', 'q.hours.23.fields.delay']);
+    expect(hour).toEqual(['date', 'kl', 'q.hours.22.fields.delay', 'q.hours.23.fields.delay', 'r']);
   });
 
   it('the counter pipeline keeps the series and the whole entry of the field in the slots it reads', () => {
     const day = projected(counterPipeline(query({ grouping: { by: 'tags', keys: ['origin'] } })));
-    expect(day).toEqual(['date', 'fields.delay', 'series', 'tags.origin']);
+    expect(day).toEqual(['date', 'fields.delay', 'r', 'series', 'tags.origin']);
     const hour = projected(
       counterPipeline(query({ granularity: granularity('HOUR'), from: at('2001-01-01T22:00:00Z'), to: at('2001-01-02T00:00:00Z') })),
     );
-    expect(hour).toEqual(['date', 'hours.22.fields.delay', 'hours.23.fields.delay', 'series']);
+    expect(hour).toEqual(['date', 'hours.22.fields.delay', 'hours.23.fields.delay', 'r', 'series']);
   });
 
   it('a Kolkata HOUR sketch pipeline reads the quarter hours of every hour (and their minutes, for hours without quarters); its statistics read minutes', () => {
@@ -331,6 +336,7 @@ describe('read projection: each document is cut down to the paths the pipeline r
     // 00:30 to 02:30 UTC: the quarters 2 and 3 of hour 0, all of hour 1, 0 and 1 of hour 2.
     expect(projected(sketchPipeline(q))).toEqual([
       'date',
+      'kl',
       'q.hours.0.minutes',
       'q.hours.0.quarters.2.delay',
       'q.hours.0.quarters.3.delay',
@@ -342,6 +348,7 @@ describe('read projection: each document is cut down to the paths the pipeline r
       'q.hours.2.minutes',
       'q.hours.2.quarters.0.delay',
       'q.hours.2.quarters.1.delay',
+      'r',
     ]);
     // An hour's quarters when it has any, else its minutes in the same quarters.
     expect(text(sketchPipeline(q))).toContain(JSON.stringify({ $eq: [{ $type: '$$this.v.quarters' }, 'object'] }));
