@@ -181,7 +181,8 @@ await withScratchStores(
       for (const { name, query, variables, count } of QUERIES) {
         for (const [i, app] of apps.entries()) {
           const answered = counted(await graphqlBody<Record<string, unknown>>(app, query, variables));
-          if (answered !== count) throw new Error(`${name}: ${answered} readings counted in ${stores[i]!.db.databaseName}, the plain loop ${count}`);
+          if (answered !== count)
+            throw new Error(`${name}: ${answered} readings counted in ${stores[i]!.db.databaseName}, the plain loop ${count}`);
         }
         const [slotMs, rawMs] = await alternating(
           () => graphqlBody(apps[0]!, query, variables),
