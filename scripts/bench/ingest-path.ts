@@ -29,6 +29,7 @@
  *   npm run bench:ingest-path -- --sustain 600 --compact-seal-readings 0   # no run sealed
  *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS)
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
+ *   npm run bench:ingest-path -- --sustain 300 --raw-readings 0   # every document in the slot form
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
  */
@@ -41,6 +42,7 @@ import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSetting
 import { foldAll } from '../../src/storage/fold.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
 import { readView, visibleIn } from '../../src/storage/visibility.ts';
+import { DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import {
   batches,
@@ -89,6 +91,12 @@ const given = new Command()
     2_000,
   )
   .option(
+    '--raw-readings <n>',
+    "most readings of a document written in the raw form (RAW_READINGS, the server's default; 0: never)",
+    nonNegativeInt,
+    DEFAULT_RAW_READINGS,
+  )
+  .option(
     '--sketch-levels <levels>',
     `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
     sketchLevels,
@@ -102,6 +110,7 @@ const given = new Command()
     compactAfterFolds: number;
     compactFanIn: number;
     compactSealReadings: number;
+    rawReadings: number;
     writers: number;
     foldDelay?: boolean;
     sketchLevels?: SlotLevel[];
@@ -235,6 +244,7 @@ async function sustain(seconds: number): Promise<void> {
       const store = await openStore(database.uri, `bench_ingest_sustain_${Date.now()}`, {
         writeConcern: { w: 1, journal: true },
         defaultStatistics: statistics,
+        rawReadings: given.rawReadings,
       });
       const app = benchApp(store);
       const folded = { readings: 0, folds: 0, seconds: 0 };
@@ -337,7 +347,7 @@ async function sustain(seconds: number): Promise<void> {
         }
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
         console.log(
-          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}.\n`,
+          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form.\n`,
         );
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(
@@ -384,6 +394,7 @@ await withBenchDatabase(
         writeConcern: { w: 1, journal: true },
         defaultStatistics: statistics,
         ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
+        rawReadings: given.rawReadings,
       });
       try {
         log(`${name}: acknowledging ${readings.length} readings through GraphQL and insertMany`);

@@ -15,6 +15,8 @@
  * - reads through the GraphQL app, medians of alternating runs on the two databases,
  *   every answer's count checked against a plain loop over the flights.
  *
+ * The reads over every day take the app's 30 s query limit at about 200,000 flights.
+ *
  *   npm run bench:raw-form                       # 50,000 flights, raw up to 16 readings
  *   npm run bench:raw-form -- --flights 20000 --raw 8 --reps 5
  */
