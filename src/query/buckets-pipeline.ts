@@ -1184,8 +1184,9 @@ const COUNTER_READER = (fields: readonly string[]): SlotReader => ({
       ]),
     ),
   }),
-  // One reading: no delta inside the slot, so its increase is known and 0.
-  raw: { x: rawEntries(fields, (field) => ({ n: 1, f: rawPair(field), l: rawPair(field), i: 0 })) },
+  // No increase (`i`): counters are never written in the raw form, so a raw document was
+  // written while its metric was not one, and its increases are unknown (`StoredStats.inc`).
+  raw: { x: rawEntries(fields, (field) => ({ n: 1, f: rawPair(field), l: rawPair(field) })) },
 });
 
 /**

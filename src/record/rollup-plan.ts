@@ -3,7 +3,7 @@ import type { DayDocument, StoredStats } from '../model/day-document.ts';
 import { LAYOUT_VERSION, quarterSketchPath, RAW_SKETCH_BITS, SlotPath, sketchPath } from '../model/day-document.ts';
 import type { SlotLevel } from '../model/statistics-settings.ts';
 import { dayKey, type RollupDefinition } from '../model/rollup.ts';
-import { mergeSketch, sketchKey } from '../model/sketch.ts';
+import { mergeSketch, sketchCount, sketchKey } from '../model/sketch.ts';
 import { chainIncrease, type CounterPiece } from '../model/counter.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
 import { HOUR_MS, MINUTE_MS } from '../model/time.ts';
@@ -266,7 +266,9 @@ function rawWrite(doc: DayDocument, full: boolean): DayWrite {
     const t = reading.t.getTime();
     const hour = Math.floor((t - day) / HOUR_MS);
     const minute = Math.floor((t - day - hour * HOUR_MS) / MINUTE_MS);
-    for (const [field, v] of Object.entries(reading.f)) {
+    for (const [field, value] of Object.entries(reading.f)) {
+      // A number as the driver reads it; a `Double` as `rawDayDocument` writes it.
+      const v = Number(value);
       const key = reading.k?.[field];
       write.fields.add(field);
       add(SlotPath.day(field), t, v, dayBins ? key : undefined);
@@ -279,7 +281,7 @@ function rawWrite(doc: DayDocument, full: boolean): DayWrite {
       bins.set(key, (bins.get(key) ?? 0) + 1);
       write.quarters.set(path, bins);
     }
-    if (full) write.recent.push({ t, f: reading.f });
+    if (full) write.recent.push({ t, f: Object.fromEntries(Object.entries(reading.f).map(([field, value]) => [field, Number(value)])) });
   }
   write.recentKept = write.recent.length;
   return write;
@@ -547,11 +549,14 @@ export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, w
  * write cannot be written so: it holds more than `most` readings, or not all of its
  * readings (its latest readings keep fewer than it has: a metric keeping fewer latest
  * readings than `most`), or it is a counter's (its slots keep `inc`, which the raw form
- * does not: `rawWrite` could not give it back to a compaction). Pure. The identity and the day totals (`fields`) are those of
+ * does not: `rawWrite` could not give it back to a compaction; a compaction also passes
+ * 0 for a counter whose increases it found unknown), or its slots are not whole (see
+ * {@link wholeSlots}). Pure. The identity and the day totals (`fields`) are those of
  * {@link dayDocument}; instead of hours, sketches and latest readings it keeps every
- * reading, oldest first, with the sketch bin key of each value of a field the write
- * sketches, and the levels it sketches (`kl`, see `RAW_SKETCH_BITS`): what the slot
- * form's sketches would count, and where.
+ * reading, oldest first, its values as doubles (as the slot form's statistics are: a
+ * square of an int32 would be a 64-bit integer on the server), with the sketch bin key
+ * of each value of a field the write sketches, and the levels it sketches (`kl`, see
+ * `RAW_SKETCH_BITS`): what the slot form's sketches would count, and where.
  */
 export function rawDayDocument(write: DayWrite, most: number, version: number = LAYOUT_VERSION): Record<string, unknown> | null {
   if (write.readings > most || write.recent.length !== write.readings) return null;
@@ -571,13 +576,14 @@ export function rawDayDocument(write: DayWrite, most: number, version: number = 
     levels.add('quarter');
     sketched.add(path.slice(path.lastIndexOf('.') + 1));
   }
+  if (!wholeSlots(write, sketched, levels)) return null;
   const r = [...write.recent]
     .sort((a, b) => a.t - b.t)
     .map((reading) => {
       const keys = Object.entries(reading.f).filter(([field]) => sketched.has(field));
       return {
         t: new Date(reading.t),
-        f: reading.f,
+        f: Object.fromEntries(Object.entries(reading.f).map(([field, value]) => [field, new Double(value)])),
         ...(keys.length === 0 ? {} : { k: Object.fromEntries(keys.map(([field, value]) => [field, sketchKey(value)])) }),
       };
     });
@@ -595,6 +601,37 @@ export function rawDayDocument(write: DayWrite, most: number, version: number = 
     r,
     ...(levels.size === 0 ? {} : { kl: [...levels].reduce((sum, level) => sum + RAW_SKETCH_BITS[level], 0) }),
   };
+}
+
+/**
+ * Whether a write's slots are what its readings alone would make, so that the raw form,
+ * which keeps only the readings, says the same: every field's minute slots count every
+ * reading of its day (none trimmed away at a retention horizon, `trimToHorizons`), and
+ * every field of `sketched` has at each level of `levels`, in every slot, a sketch
+ * counting every reading of the slot, and no sketch elsewhere. A compaction of parts
+ * written under other statistics settings (sketches of some readings only) is not.
+ */
+function wholeSlots(write: DayWrite, sketched: ReadonlySet<string>, levels: ReadonlySet<SlotLevel>): boolean {
+  const minutes = new Map<string, number>();
+  const quarters = new Map<string, number>();
+  for (const [path, slot] of write.slots) {
+    const field = path.slice(path.lastIndexOf('.') + 1);
+    const level = slotLevelOf(path);
+    if (level === 'minute') minutes.set(field, (minutes.get(field) ?? 0) + slot.stats.n);
+    const kept = sketched.has(field) && levels.has(level);
+    if (kept ? slot.sketch === null || sketchCount(slot.sketch) !== slot.stats.n : slot.sketch !== null) return false;
+  }
+  for (const [path, bins] of write.quarters) {
+    const field = path.slice(path.lastIndexOf('.') + 1);
+    quarters.set(field, (quarters.get(field) ?? 0) + sketchCount(bins));
+  }
+  for (const [path, slot] of write.slots) {
+    if (slotLevelOf(path) !== 'day') continue;
+    const field = path.slice('fields.'.length);
+    if (minutes.get(field) !== slot.stats.n) return false;
+    if (levels.has('quarter') && sketched.has(field) && quarters.get(field) !== slot.stats.n) return false;
+  }
+  return true;
 }
 
 /** The level of a slot path (`fields.delay`: day, `hours.7.fields.delay`: hour, `hours.7.minutes.30.delay`: minute). */

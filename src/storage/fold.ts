@@ -802,11 +802,13 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
  * `f: seq`, none for a day before its metric's retention horizons.
  * @param latestReadings latest readings kept per document of a metric (0 for rollups, which keep none).
  * @param rawMost documents of at most this many readings are written in the raw form
- *   (`partDocument`; 0: never, as for rollups, whose documents keep no readings anyway).
+ *   (`partDocument`; 0: never, as for rollups, whose documents keep no readings anyway),
+ *   except a counter's: its increases may have become unknown in the merge, which the
+ *   raw form could not say.
  */
 function mergeDays(
   docs: readonly DayDocument[],
-  settings: Pick<PlanSettings, 'horizonsOf'>,
+  settings: Pick<PlanSettings, 'horizonsOf' | 'kindOf'>,
   latestReadings: (metric: string) => number,
   seq: number,
   rawMost = 0,
@@ -819,7 +821,8 @@ function mergeDays(
       settings.horizonsOf,
     ),
   );
-  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version, rawMost));
+  const rawOf = (metric: string) => (settings.kindOf?.(metric) === 'counter' ? 0 : rawMost);
+  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version, rawOf(write.metric)));
 }
 
 /**

@@ -355,4 +355,55 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
       expectSame(compacted[i], slotAnswers[i], `${c.name}, written raw and compacted`);
     });
   });
+
+  it('answer large values exactly: raw values are doubles, so squares do not become 64-bit integers', async () => {
+    // One reading a fold: each a raw part. Squares of 2e9 (an int32) pass 2^63 when added up as integers.
+    const D = Date.UTC(2024, 4, 1);
+    const sent = [
+      { time: D + 10 * 3_600_000 + 60_000, value: 2_000_000_000 },
+      { time: D + 10 * 3_600_000 + 120_000, value: 2_000_000_000 },
+      { time: D + 10 * 3_600_000 + 180_000, value: -1_500_000_000 },
+      { time: D + 86_400_000 + 12 * 3_600_000, value: 2_000_000_000 },
+      { time: D + 86_400_000 + 13 * 3_600_000, value: 1_000_000_000 },
+    ];
+    for (const reading of sent) {
+      const answer = await written.graphql(RECORD, {
+        readings: [
+          {
+            metric: 'big',
+            tags: [{ key: 'host', value: 'a' }],
+            time: new Date(reading.time).toISOString(),
+            fields: [{ name: 'v', value: reading.value }],
+          },
+        ],
+      });
+      expect(answer.errors).toBeUndefined();
+      expect(await written.settle()).toBe(1);
+    }
+    const parts = await written.store.buckets.find({ metric: 'big' }).toArray();
+    expect(parts).toHaveLength(5);
+    expect(parts.every((part) => Array.isArray(part.r))).toBe(true);
+    const stats = (values: number[]) => {
+      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length;
+      return { count: values.length, sum: values.reduce((a, b) => a + b, 0), stddev: Math.sqrt(variance) };
+    };
+    const hourly = await written.graphql<{ buckets: { buckets: { count: number; sum: number; stddev: number }[] }[] }>(
+      `{ buckets(metric: "big", field: "v", granularity: HOUR, from: "2024-05-01T10:00:00Z", to: "2024-05-01T11:00:00Z") { buckets { count sum stddev } } }`,
+    );
+    expect(hourly.errors).toBeUndefined();
+    const hour = hourly.data!.buckets[0]!.buckets[0]!;
+    const expectedHour = stats(sent.slice(0, 3).map((r) => r.value));
+    expect([hour.count, hour.sum]).toEqual([expectedHour.count, expectedHour.sum]);
+    expect(closeTo(hour.stddev, expectedHour.stddev), `${hour.stddev} vs ${expectedHour.stddev}`).toBe(true);
+    // A ragged range: its first day from the documents, its second whole (from a day summary), merged.
+    const total = await written.graphql<{ aggregate: { count: number; sum: number; stddev: number }[] }>(
+      `{ aggregate(metric: "big", field: "v", from: "2024-05-01T06:00:00Z", to: "2024-05-03T00:00:00Z") { count sum stddev } }`,
+    );
+    expect(total.errors).toBeUndefined();
+    const all = total.data!.aggregate[0]!;
+    const expectedAll = stats(sent.map((r) => r.value));
+    expect([all.count, all.sum]).toEqual([expectedAll.count, expectedAll.sum]);
+    expect(closeTo(all.stddev, expectedAll.stddev), `${all.stddev} vs ${expectedAll.stddev}`).toBe(true);
+  });
 });

@@ -5,6 +5,7 @@
  * have (what compactions and rollup rebuilds merge). Checked against a plain loop over
  * the readings and against the slot form the same readings plan to.
  */
+import { Double } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
 import { sketchKey } from '../../src/model/sketch.ts';
@@ -57,7 +58,7 @@ describe('rawDayDocument', () => {
     expect(r.map((reading) => reading.t.getTime())).toEqual(sorted.map((input) => input.time!.getTime()));
     r.forEach((reading, i) => {
       const fields = Object.fromEntries(sorted[i]!.fields.map((field) => [field.name, field.value]));
-      expect(reading.f).toEqual(fields);
+      expect(Object.fromEntries(Object.entries(reading.f).map(([name, value]) => [name, Number(value)]))).toEqual(fields);
       expect(reading.k).toEqual(Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, sketchKey(value)])));
     });
     // Day totals as a plain loop adds them up.
@@ -70,6 +71,32 @@ describe('rawDayDocument', () => {
       Math.max(...delays),
     ]);
     expect(Number(fields.distance!.n)).toBe(8);
+  });
+
+  it('keeps values as doubles, as the slot form keeps its statistics', () => {
+    const doc = rawDayDocument(writeOf(readings(4, 9)), 16)!;
+    for (const reading of doc.r as { f: Record<string, unknown> }[]) {
+      for (const value of Object.values(reading.f)) expect(value).toBeInstanceOf(Double);
+    }
+  });
+
+  it('is null for a write whose slots its readings alone would not make: trimmed at a horizon, or sketched for some readings only', () => {
+    const trimmed = writeOf(readings(6, 10));
+    for (const path of [...trimmed.slots.keys()]) if (path.includes('.minutes.')) trimmed.slots.delete(path);
+    expect(rawDayDocument(trimmed, 16)).toBeNull();
+    // As after a compaction of a part written without sketches and one with them.
+    const partly = writeOf(readings(6, 11));
+    const hour = [...partly.slots.entries()].find(
+      ([path, slot]) => path.startsWith('hours.') && !path.includes('.minutes.') && slot.stats.n > 1,
+    )!;
+    const [first] = hour[1].sketch!.keys();
+    hour[1].sketch!.set(first!, hour[1].sketch!.get(first!)! - 1);
+    expect(rawDayDocument(partly, 16)).toBeNull();
+    const unsketched = writeOf(readings(6, 11));
+    // The day sketch of one field only, as a part written before that field was sketched.
+    unsketched.slots.get('fields.delay')!.sketch = null;
+    expect(rawDayDocument(unsketched, 16)).toBeNull();
+    expect(rawDayDocument(writeOf(readings(6, 11)), 16)).not.toBeNull();
   });
 
   it('is null past the limit, and when the latest readings kept do not hold every reading', () => {
