@@ -422,6 +422,37 @@ describe('late readings', () => {
     }
   });
 
+  it('a day of few readings stays in the slot form, its parts and once compacted, so an increase a merge left unknown stays unknown', async () => {
+    // Two folds of two readings each, interleaved in one minute: their merge cannot chain the increase.
+    const metric = 'few';
+    await ask(t, DECLARE, { metric });
+    const at = START + 7 * HOUR;
+    await record(t, metric, [
+      { host: 'a', time: at + 10_000, value: 100 },
+      { host: 'a', time: at + 30_000, value: 110 },
+    ]);
+    await foldAll(t.store, t.store.holder);
+    await record(t, metric, [
+      { host: 'a', time: at + 20_000, value: 105 },
+      { host: 'a', time: at + 40_000, value: 120 },
+    ]);
+    await foldAll(t.store, t.store.holder);
+    // Far fewer readings than RAW_READINGS, yet no document in the raw form (`r`): a counter's never is.
+    const parts = await t.store.buckets.find({ metric }).toArray();
+    expect(parts).toHaveLength(2);
+    expect(parts.map((part) => part.r)).toEqual([undefined, undefined]);
+    await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
+    await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
+    const docs = await t.store.buckets.find({ metric }).toArray();
+    expect(docs.map((doc) => [doc.readings, doc.r])).toEqual([[4, undefined]]);
+    const answer = await ask<{ buckets: { buckets: { count: number; increase: number | null }[] }[] }>(
+      t,
+      `query { buckets(metric: "few", field: "n", granularity: MINUTE, from: "${iso(at)}", to: "${iso(at + MINUTE)}", fill: NONE) { buckets { count increase } } }`,
+      {},
+    );
+    expect(answer.buckets[0]!.buckets).toEqual([{ count: 4, increase: null }]);
+  });
+
   it('in a minute of its own between readings of an hour: the hour is null until a compaction recomputes it from its minutes', async () => {
     // 05:05, between the readings of 05:00 and 05:10.
     const at = START + 5 * HOUR + 5 * MINUTE;
