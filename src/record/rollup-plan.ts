@@ -266,9 +266,9 @@ function rawWrite(doc: DayDocument, full: boolean): DayWrite {
     const t = reading.t.getTime();
     const hour = Math.floor((t - day) / HOUR_MS);
     const minute = Math.floor((t - day - hour * HOUR_MS) / MINUTE_MS);
-    for (const [field, value] of Object.entries(reading.f)) {
-      // A number as the driver reads it; a `Double` as `rawDayDocument` writes it.
-      const v = Number(value);
+    // Numbers as the driver reads them; `Double`s as `rawDayDocument` writes them.
+    const values = Object.fromEntries(Object.entries(reading.f).map(([field, value]) => [field, Number(value)]));
+    for (const [field, v] of Object.entries(values)) {
       const key = reading.k?.[field];
       write.fields.add(field);
       add(SlotPath.day(field), t, v, dayBins ? key : undefined);
@@ -281,7 +281,7 @@ function rawWrite(doc: DayDocument, full: boolean): DayWrite {
       bins.set(key, (bins.get(key) ?? 0) + 1);
       write.quarters.set(path, bins);
     }
-    if (full) write.recent.push({ t, f: Object.fromEntries(Object.entries(reading.f).map(([field, value]) => [field, Number(value)])) });
+    if (full) write.recent.push({ t, f: values });
   }
   write.recentKept = write.recent.length;
   return write;
@@ -485,6 +485,25 @@ function kept(target: Record<string, unknown>, path: string, within: PathTree | 
   return true;
 }
 
+/**
+ * What a document of `write` stores besides its statistics, in both forms: series,
+ * metric, tags, tag pairs, day, layout version `version`, readings, and the first and
+ * last reading times as dates.
+ */
+function storedIdentity(write: DayWrite, version: number): Record<string, unknown> {
+  return {
+    series: write.series,
+    metric: write.metric,
+    tags: write.tags,
+    tagPairs: write.tagPairs,
+    date: write.date,
+    v: version,
+    readings: write.readings,
+    first: new Date(write.first),
+    last: new Date(write.last),
+  };
+}
+
 /** A slot's statistics as stored: doubles throughout, `{t: date, v: double}` first and last pairs, `inc` when known. */
 function slotAsStored({ stats, first, last, inc }: SlotWrite): Record<string, unknown> {
   const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
@@ -511,19 +530,7 @@ function slotAsStored({ stats, first, last, inc }: SlotWrite): Record<string, un
  *   so a reader's tail builds only what its pipeline reads (`storage/read.ts`).
  */
 export function dayDocument(write: DayWrite, version: number = LAYOUT_VERSION, within?: PathTree): Record<string, unknown> {
-  const doc: Record<string, unknown> = {
-    series: write.series,
-    metric: write.metric,
-    tags: write.tags,
-    tagPairs: write.tagPairs,
-    date: write.date,
-    v: version,
-    readings: write.readings,
-    first: new Date(write.first),
-    last: new Date(write.last),
-    fields: {},
-    hours: {},
-  };
+  const doc: Record<string, unknown> = { ...storedIdentity(write, version), fields: {}, hours: {} };
   for (const [path, slot] of write.slots) {
     if (kept(doc, path, within)) setPath(doc, path, slotAsStored(slot));
     const sketch = slot.sketch;
@@ -568,13 +575,13 @@ export function rawDayDocument(write: DayWrite, most: number, version: number = 
     const level = slotLevelOf(path);
     if (slot.sketch !== null) {
       levels.add(level);
-      sketched.add(path.slice(path.lastIndexOf('.') + 1));
+      sketched.add(fieldOfPath(path));
     }
-    if (level === 'day') fields[path.slice('fields.'.length)] = slotAsStored(slot);
+    if (level === 'day') fields[fieldOfPath(path)] = slotAsStored(slot);
   }
   for (const path of write.quarters.keys()) {
     levels.add('quarter');
-    sketched.add(path.slice(path.lastIndexOf('.') + 1));
+    sketched.add(fieldOfPath(path));
   }
   if (!wholeSlots(write, sketched, levels)) return null;
   const r = [...write.recent]
@@ -588,15 +595,7 @@ export function rawDayDocument(write: DayWrite, most: number, version: number = 
       };
     });
   return {
-    series: write.series,
-    metric: write.metric,
-    tags: write.tags,
-    tagPairs: write.tagPairs,
-    date: write.date,
-    v: version,
-    readings: write.readings,
-    first: new Date(write.first),
-    last: new Date(write.last),
+    ...storedIdentity(write, version),
     fields,
     r,
     ...(levels.size === 0 ? {} : { kl: [...levels].reduce((sum, level) => sum + RAW_SKETCH_BITS[level], 0) }),
@@ -612,27 +611,28 @@ export function rawDayDocument(write: DayWrite, most: number, version: number = 
  * written under other statistics settings (sketches of some readings only) is not.
  */
 function wholeSlots(write: DayWrite, sketched: ReadonlySet<string>, levels: ReadonlySet<SlotLevel>): boolean {
+  const days = new Map<string, number>();
   const minutes = new Map<string, number>();
   const quarters = new Map<string, number>();
+  const add = (into: Map<string, number>, field: string, n: number) => into.set(field, (into.get(field) ?? 0) + n);
   for (const [path, slot] of write.slots) {
-    const field = path.slice(path.lastIndexOf('.') + 1);
+    const field = fieldOfPath(path);
     const level = slotLevelOf(path);
-    if (level === 'minute') minutes.set(field, (minutes.get(field) ?? 0) + slot.stats.n);
+    if (level === 'day') days.set(field, slot.stats.n);
+    else if (level === 'minute') add(minutes, field, slot.stats.n);
     const kept = sketched.has(field) && levels.has(level);
     if (kept ? slot.sketch === null || sketchCount(slot.sketch) !== slot.stats.n : slot.sketch !== null) return false;
   }
-  for (const [path, bins] of write.quarters) {
-    const field = path.slice(path.lastIndexOf('.') + 1);
-    quarters.set(field, (quarters.get(field) ?? 0) + sketchCount(bins));
-  }
-  for (const [path, slot] of write.slots) {
-    if (slotLevelOf(path) !== 'day') continue;
-    const field = path.slice('fields.'.length);
-    if (minutes.get(field) !== slot.stats.n) return false;
-    if (levels.has('quarter') && sketched.has(field) && quarters.get(field) !== slot.stats.n) return false;
+  for (const [path, bins] of write.quarters) add(quarters, fieldOfPath(path), sketchCount(bins));
+  for (const [field, n] of days) {
+    if (minutes.get(field) !== n) return false;
+    if (levels.has('quarter') && sketched.has(field) && quarters.get(field) !== n) return false;
   }
   return true;
 }
 
 /** The level of a slot path (`fields.delay`: day, `hours.7.fields.delay`: hour, `hours.7.minutes.30.delay`: minute). */
-const slotLevelOf = (path: string): SlotLevel => (path.startsWith('fields.') ? 'day' : path.includes('.minutes.') ? 'minute' : 'hour');
+const slotLevelOf = (path: string): SlotLevel => (path.startsWith('fields.') ? 'day' : isMinutePath(path) ? 'minute' : 'hour');
+
+/** The field of a slot or quarter-hour sketch path: its last step (`hours.7.fields.delay`: `delay`). */
+const fieldOfPath = (path: string) => path.slice(path.lastIndexOf('.') + 1);
