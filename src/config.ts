@@ -7,7 +7,7 @@ import {
   type SlotLevel,
   type StatisticsSettings,
 } from './model/statistics-settings.ts';
-import { DEFAULT_RAW_READINGS } from './model/day-document.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './model/day-document.ts';
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 
@@ -199,6 +199,11 @@ export const ConfigSchema = z
       .default(DEFAULT_RAW_READINGS)
       .describe(
         'Most readings of a series-day document that folds and compactions write in the raw form: the readings as they came, with the day totals, instead of hour and minute slots and sketches (docs/ingest-design.md, "Store less"). Every query reads both forms; the raw form keeps a sparse series (a flight route with a few flights a day) in a fraction of the bytes, and a compaction turns a document that grows past this into slots. Counters are always written as slots. 0: never.',
+      ),
+    PACKED_MINUTES: integer(0, 60)
+      .default(DEFAULT_PACKED_MINUTES)
+      .describe(
+        'Fewest minutes with readings of an hour whose minute slots folds and compactions write packed: as arrays per field, the minute\'s count and the times of its first and last reading kept once, where every reading of the hour carries every field (a dense series such as a host\'s CPU fields every 10 s; docs/ingest-design.md, "Dense minutes"). From two minutes an hour, fewer bytes than minute objects (about half for dense series); every query reads both forms. Counters are always written unpacked. 0: never.',
       ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)

@@ -83,6 +83,7 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
       rollupGraceMs: config.ROLLUP_REBUILD_GRACE_MS,
       foldLeaseMs: config.FOLD_LEASE_MS,
       rawReadings: config.RAW_READINGS,
+      packedMinutes: config.PACKED_MINUTES,
     }).catch(async (error: unknown) => {
       await stop?.();
       throw error;

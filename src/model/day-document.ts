@@ -55,9 +55,46 @@ export interface RecentReading {
 export interface HourSlot {
   /** Whole-hour statistics per field. */
   fields: FieldStats;
-  /** Per-minute statistics, keyed by the minute of the hour as a string `"0"`..`"59"`. */
-  minutes: Record<string, FieldStats>;
+  /**
+   * Per-minute statistics, keyed by the minute of the hour as a string `"0"`..`"59"`.
+   * Absent in an hour whose minutes are packed (`mc`).
+   */
+  minutes?: Record<string, FieldStats>;
+  /** The hour's minute slots as arrays (see {@link PackedMinutes}), instead of `minutes`. */
+  mc?: PackedMinutes;
 }
+
+/**
+ * The minute slots of an hour as arrays indexed by the minute of the hour (from 0 to
+ * the last minute with readings): the packed form of `HourSlot.minutes`, written for an
+ * hour where every reading carries every field of the hour (dense series: a TSBS host's
+ * ten fields every 10 s), so a minute's count and the times of its first and last
+ * reading are the same for every field and kept once (`n`, `tf`, `tl`; the times as
+ * int32 offsets from the hour's start, 4 bytes less than a date each), and each field
+ * keeps six numbers a minute. A minute without readings has `n` 0 and null elsewhere.
+ * Against the object form (`minutes.30.usage_user: {n, sum, sq, min, max, first: {t, v},
+ * last: {t, v}}`), about half the bytes (docs/ingest-design.md, "Dense minutes").
+ * Written by `packHours` (`record/packed-minutes.ts`); the pipelines read a packed
+ * minute as the slot it stands for (`minuteEntries` in `query/buckets-pipeline.ts`).
+ *
+ * ```
+ * { n: [6, 6, …], tf: [0, 60000, …], tl: [50000, 110000, …],
+ *   f: { usage_user: { sum: […], sq: […], min: […], max: […], first: […], last: […] }, … } }
+ * ```
+ */
+export interface PackedMinutes {
+  /** Readings per minute (int32), the same for every field; 0 for a minute without readings. */
+  n: number[];
+  /** The time of each minute's first reading, in ms since the hour's start (int32; null without readings). */
+  tf: (number | null)[];
+  /** The time of each minute's last reading, in ms since the hour's start (int32; null without readings). */
+  tl: (number | null)[];
+  /** Per field, each statistic per minute as a double (null without readings): `first` and `last` are the values at `tf` and `tl`. */
+  f: Record<string, Record<PackedStatistic, (number | null)[]>>;
+}
+
+/** The statistics a packed minute keeps per field (see {@link PackedMinutes}). */
+export type PackedStatistic = 'sum' | 'sq' | 'min' | 'max' | 'first' | 'last';
 
 /**
  * One series-day document: one series, one UTC day, with the day's statistics and nested
@@ -174,6 +211,28 @@ export const RAW_SKETCH_BITS: Readonly<Record<SlotLevel, number>> = { day: 1, ho
  * (docs/ingest-design.md, "Store less").
  */
 export const DEFAULT_RAW_READINGS = 16;
+
+/**
+ * Fewest minutes with readings of an hour written with its minutes packed (see
+ * {@link PackedMinutes}) unless configured (`PACKED_MINUTES`, `Store.packedMinutes`):
+ * an hour of one minute is smaller in the object form, of two or more in the packed
+ * one (BSON sizes counted in docs/ingest-design.md, "Dense minutes").
+ */
+export const DEFAULT_PACKED_MINUTES = 2;
+
+/**
+ * The forms in which a fold or compaction writes its documents (`partDocument` in
+ * `record/fold-plan.ts`): the raw form for documents of at most `rawReadings` readings
+ * (0: never, see {@link DayDocument.r}), packed minutes for hours of at least
+ * `packedMinutes` minutes with readings (0: never, see {@link PackedMinutes}).
+ */
+export interface DocumentForms {
+  rawReadings: number;
+  packedMinutes: number;
+}
+
+/** Neither the raw form nor packed minutes: every document in the slot form (rollups, counters). */
+export const SLOT_FORM: Readonly<DocumentForms> = { rawReadings: 0, packedMinutes: 0 };
 
 /**
  * One reading of a document in the raw form (see {@link DayDocument.r}): its time, its

@@ -1,6 +1,6 @@
 import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
-import { LAYOUT_VERSION, RAW_SKETCH_BITS } from '../model/day-document.ts';
+import { LAYOUT_VERSION, type PackedStatistic, RAW_SKETCH_BITS } from '../model/day-document.ts';
 import type { RowStats, Stats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
@@ -328,18 +328,64 @@ const rawSketches = (level: SketchLevel) => ({
 });
 
 /**
+ * Expression for the minute slots of `fields` of the hour at `hour` (a path expression:
+ * `$$this.v`, `$hours.7`), which starts at `hourStart` (an expression, ms since epoch), as `$objectToArray` of its `minutes` object lists them, `[{k,
+ * v: {<field>: {n, sum, sq, min, max, first, last}}}]` (`k` the minute of the hour, a
+ * string or a number), whichever form the hour keeps: an hour with packed minutes (`mc`,
+ * see `PackedMinutes`) gives each minute with readings at its index, each field it packs
+ * with the minute's shared count and first and last times; no `inc` (counters are never
+ * packed, so a packed hour's increases are unknown, see `StoredStats.inc`).
+ */
+function minuteEntries(hour: string, hourStart: unknown, fields: readonly string[]): unknown {
+  const at = (array: string) => ({ $arrayElemAt: [array, '$$pi'] });
+  // A packed time is an offset from the hour's start; first and last pairs compare as dates.
+  const time = (array: string) => ({ $toDate: { $add: [hourStart, at(array)] } });
+  const field = (f: string) => {
+    const column = (statistic: PackedStatistic) => at(`$$pm.f.${f}.${statistic}`);
+    const stats = {
+      n: at('$$pm.n'),
+      sum: column('sum'),
+      sq: column('sq'),
+      min: column('min'),
+      max: column('max'),
+      first: { t: time('$$pm.tf'), v: column('first') },
+      last: { t: time('$$pm.tl'), v: column('last') },
+    };
+    return { $cond: [{ $isArray: `$$pm.f.${f}.sum` }, stats, '$$REMOVE'] };
+  };
+  const packed = {
+    $let: {
+      vars: { pm: `${hour}.mc` },
+      in: {
+        $map: {
+          input: {
+            $filter: { input: { $range: [0, { $size: '$$pm.n' }] }, as: 'pi', cond: { $gt: [{ $arrayElemAt: ['$$pm.n', '$$pi'] }, 0] } },
+          },
+          as: 'pi',
+          in: { k: '$$pi', v: Object.fromEntries(fields.map((f) => [f, field(f)])) },
+        },
+      },
+    },
+  };
+  return { $cond: [{ $isArray: `${hour}.mc.n` }, packed, { $objectToArray: { $ifNull: [`${hour}.minutes`, {}] } }] };
+}
+
+/**
  * Expression for the minute slots of the hour bound as `$$this` (an entry `{k, v}` of
  * `$objectToArray` of the hours) that lie in `minutes` (index ranges in the day), as
- * {@link slotsOf} lists slots.
+ * {@link slotsOf} lists slots; the statistics in either form (see {@link minuteEntries}).
  */
-function minutesOfHour(minutes: readonly [number, number][], reader: SlotReader): unknown {
+function minutesOfHour(minutes: readonly [number, number][], reader: SlotReader, fields: readonly string[]): unknown {
   const entry = (f: string) => `$$m.v.${f}`;
   const minuteOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 60] }, { $toInt: '$$m.k' }] };
   return {
     $map: {
       input: {
         $filter: {
-          input: { $objectToArray: reader.root === '' ? '$$this.v.minutes' : { $ifNull: ['$$this.v.minutes', {}] } },
+          input:
+            reader.root === ''
+              ? minuteEntries('$$this.v', hourTime('$$this.k'), fields)
+              : { $objectToArray: { $ifNull: ['$$this.v.minutes', {}] } },
           as: 'm',
           cond: allOf([inRanges(minuteOfDay, minutes, 1440), reader.keep(entry)]) ?? true,
         },
@@ -359,7 +405,7 @@ function minutesOfHour(minutes: readonly [number, number][], reader: SlotReader)
  * the quarters is read once. (Under the statistics, which keep no quarters, it reads the
  * minute slots.)
  */
-function quartersOfHour(quarters: readonly [number, number][], reader: SlotReader): unknown {
+function quartersOfHour(quarters: readonly [number, number][], reader: SlotReader, fields: readonly string[]): unknown {
   const entry = (f: string) => `$$qh.v.${f}`;
   const quarterOfDay = { $add: [{ $multiply: [hourIndex('$$this.k'), 4] }, { $toInt: '$$qh.k' }] };
   const fromQuarters = {
@@ -378,6 +424,7 @@ function quartersOfHour(quarters: readonly [number, number][], reader: SlotReade
   const fromMinutes = minutesOfHour(
     quarters.map(([from, to]) => [from * 15, to * 15]),
     reader,
+    fields,
   );
   return { $cond: [{ $eq: [{ $type: '$$this.v.quarters' }, 'object'] }, fromQuarters, fromMinutes] };
 }
@@ -435,9 +482,9 @@ export function slotsOf(
     },
   });
   const quarters = quarterRangesOf(pieces);
-  if (quarters.length > 0) parts.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader)));
+  if (quarters.length > 0) parts.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader, fields)));
   const minutes = minuteRangesOf(pieces);
-  if (minutes.length > 0) parts.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader)));
+  if (minutes.length > 0) parts.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader, fields)));
   const slots = parts.length === 1 ? parts[0] : { $concatArrays: parts };
   return { $cond: [{ $isArray: '$r' }, rawSlots(fields, pieces, reader), slots] };
 }
@@ -570,7 +617,7 @@ function mergedStats(
   }
   for (const [hour, ranges] of byHour) {
     const test = inRanges({ $toInt: '$$m.k' }, ranges, 60);
-    const all = { $objectToArray: { $ifNull: [`$hours.${hour}.minutes`, {}] } };
+    const all = minuteEntries(`$hours.${hour}`, { $add: [DAY_START, hour * HOUR_MS] }, fields);
     vars[`m${hour}`] = test === null ? all : { $filter: { input: all, as: 'm', cond: test } };
     sources.push({ list: `$$m${hour}`, path: (f) => `$$e.v.${f}` });
   }
@@ -883,7 +930,10 @@ function addSlotsRead(
     } else {
       paths.add(`${root}hours.${hour}.minutes`);
     }
-    if (root === '') paths.slot(`hours.${hour}.fields`, fields);
+    if (root !== '') continue;
+    paths.slot(`hours.${hour}.fields`, fields);
+    // Packed minutes (`mc`, see `PackedMinutes`): the shared arrays and the fields' columns, whole.
+    paths.add(`hours.${hour}.mc.n`, `hours.${hour}.mc.tf`, `hours.${hour}.mc.tl`).slot(`hours.${hour}.mc.f`, fields);
   }
 }
 

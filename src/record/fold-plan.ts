@@ -6,9 +6,10 @@
 import type { MetricKind } from '../model/counter.ts';
 import type { Horizons } from '../model/retention.ts';
 import { NO_HORIZONS } from '../model/retention.ts';
-import { LAYOUT_VERSION } from '../model/day-document.ts';
+import { type DocumentForms, LAYOUT_VERSION, SLOT_FORM } from '../model/day-document.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import { ALL_LEVELS, planWrites, type DayWrite, type PlanLevels, type WritePlan } from './plan.ts';
+import { packHours } from './packed-minutes.ts';
 import { dayDocument, rawDayDocument } from './rollup-plan.ts';
 import type { Reading } from './validate.ts';
 
@@ -68,16 +69,28 @@ export function planReadings(readings: readonly Reading[], settings: PlanSetting
  * document `dayDocument` makes, of layout version `version`, with the fold (or
  * compaction) number `f` and the `_id` `"<series>:<day ms>:<f>"`, so a second attempt
  * of the same fold inserts the same ids and fails on them (error 11000) instead of
- * adding the readings twice. In the raw form (`rawDayDocument`) when `rawMost` is
- * above 0 and the write can be (at most `rawMost` readings, all of them among its latest
- * readings, not a counter's).
+ * adding the readings twice. In the forms `forms` allows: the raw form
+ * (`rawDayDocument`) when the write can be (at most `forms.rawReadings` readings, all of
+ * them among its latest readings, not a counter's); else the slot form, with the minutes
+ * of each hour of at least `forms.packedMinutes` minutes packed where they can be
+ * (`packHours`).
  */
-export function partDocument(write: DayWrite, fold: number, version: number = LAYOUT_VERSION, rawMost = 0): Record<string, unknown> {
-  const raw = rawMost > 0 ? rawDayDocument(write, rawMost, version) : null;
-  return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...(raw ?? dayDocument(write, version)), f: fold };
+export function partDocument(
+  write: DayWrite,
+  fold: number,
+  version: number = LAYOUT_VERSION,
+  forms: Readonly<DocumentForms> = SLOT_FORM,
+): Record<string, unknown> {
+  const raw = forms.rawReadings > 0 ? rawDayDocument(write, forms.rawReadings, version) : null;
+  const doc = raw ?? dayDocument(write, version);
+  if (raw === null) packHours(doc, forms.packedMinutes);
+  return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...doc, f: fold };
 }
 
-/** The parts of a fold's writes ({@link partDocument}), in the raw form up to `rawMost` readings (0: never). */
-export function foldDocuments(writes: readonly DayWrite[], fold: number, rawMost = 0): Record<string, unknown>[] {
-  return writes.map((write) => partDocument(write, fold, LAYOUT_VERSION, rawMost));
+export function foldDocuments(
+  writes: readonly DayWrite[],
+  fold: number,
+  forms: Readonly<DocumentForms> = SLOT_FORM,
+): Record<string, unknown>[] {
+  return writes.map((write) => partDocument(write, fold, LAYOUT_VERSION, forms));
 }

@@ -8,6 +8,7 @@ import { chainIncrease, type CounterPiece } from '../model/counter.ts';
 import { isEarlier, mergeStats, type TimedValue } from '../model/stats.ts';
 import { HOUR_MS, MINUTE_MS } from '../model/time.ts';
 import { seriesId, seriesKey, sortTags, tagList, tagMap, tagPair, type TagMap } from '../model/series.ts';
+import { unpackedMinutes } from './packed-minutes.ts';
 import { ALL_LEVELS, type DayWrite, type PlanLevels, type SlotWrite, type WritePlan } from './plan.ts';
 
 /** The tags of `tags` whose keys a rollup keeps (the others are merged away). */
@@ -207,14 +208,16 @@ export function storedDayWrite(doc: DayDocument): DayWrite {
 
 /**
  * A stored series-day document (or part) as the write that would have produced all of
- * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots, its
- * quarter-hour sketches and its latest readings. What a compaction merges.
+ * it (pure): {@link storedDayWrite}'s day and hour slots, plus its minute slots (packed
+ * ones unpacked, see `DayDocument.hours`), its quarter-hour sketches and its latest
+ * readings. What a compaction merges.
  */
 export function storedFullWrite(doc: DayDocument): DayWrite {
   if (Array.isArray(doc.r)) return rawWrite(doc, true);
   const write = storedDayWrite(doc);
   for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
-    for (const [minute, fields] of Object.entries(slot.minutes ?? {})) {
+    const minutes = slot.mc === undefined ? (slot.minutes ?? {}) : unpackedMinutes(slot.mc, doc.date.getTime() + Number(hour) * HOUR_MS);
+    for (const [minute, fields] of Object.entries(minutes)) {
       for (const [field, stats] of Object.entries(fields ?? {})) {
         if (stats === undefined || !(stats.n > 0)) continue;
         write.fields.add(field);

@@ -77,6 +77,7 @@ async function main(): Promise<void> {
       ingest: { maxTailReadings: config.INGEST_MAX_TAIL_READINGS, maxTailSeconds: config.INGEST_MAX_TAIL_SECONDS },
       foldLeaseMs: config.FOLD_LEASE_MS,
       rawReadings: config.RAW_READINGS,
+      packedMinutes: config.PACKED_MINUTES,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

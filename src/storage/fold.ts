@@ -6,7 +6,7 @@
 import type { Collection, Document, Filter } from 'mongodb';
 import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSettings } from '../record/fold-plan.ts';
 import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
-import type { DayDocument } from '../model/day-document.ts';
+import { type DayDocument, type DocumentForms, SLOT_FORM } from '../model/day-document.ts';
 import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary } from '../model/day-summary.ts';
 import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
@@ -17,7 +17,7 @@ import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
-import { CollectionName, type Store } from './store.ts';
+import { CollectionName, documentForms, type Store } from './store.ts';
 import {
   FOLDS_ID,
   findVisible,
@@ -170,10 +170,10 @@ async function insertFoldParts(
   writes: readonly DayWrite[],
   seq: number,
 ): Promise<{ docs: Record<string, unknown>[]; inserted: number }> {
-  const rawMost = store.rawReadings;
+  const forms = documentForms(store);
   const collection = store.buckets as unknown as Collection<Document>;
   if (faultArmed('fold:mid-parts')) {
-    const docs = foldDocuments(writes, seq, rawMost);
+    const docs = foldDocuments(writes, seq, forms);
     return { docs, inserted: await insertParts(store, holder, collection, docs, 'fold:mid-parts') };
   }
   const docs: Record<string, unknown>[] = [];
@@ -187,7 +187,7 @@ async function insertFoldParts(
     let end = start;
     let readings = 0;
     while (end < writes.length && (end === start || readings < PART_SLICE_READINGS)) readings += writes[end++]!.readings;
-    const slice = foldDocuments(writes.slice(start, end), seq, rawMost);
+    const slice = foldDocuments(writes.slice(start, end), seq, forms);
     docs.push(...slice);
     // At most two slices in flight: the one the database inserts and the next, queued.
     if (inserts.length >= 2) inserted += await inserts.shift()!;
@@ -568,7 +568,13 @@ export async function compactOnce(
   const docs = byDay.flat();
   const metrics = [...new Set([...docs.map((doc) => doc.metric), ...rollups.map((rollup) => rollup.metric)])];
   const settings = await planSettingsOf(store, metrics);
-  const merged = mergeDays(docs, settings, (metric) => settings.settingsOf(metric).latestReadings, seq, store.rawReadings) as DayDocument[];
+  const merged = mergeDays(
+    docs,
+    settings,
+    (metric) => settings.settingsOf(metric).latestReadings,
+    seq,
+    documentForms(store),
+  ) as DayDocument[];
   // The day summaries of the days merged whole: what the merged documents of each metric
   // add up to; of the others, the metrics' summaries visible at V merged into one.
   const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
@@ -801,17 +807,17 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
  * group) and day, each group merged into one document (`mergeStoredDocuments`) with
  * `f: seq`, none for a day before its metric's retention horizons.
  * @param latestReadings latest readings kept per document of a metric (0 for rollups, which keep none).
- * @param rawMost documents of at most this many readings are written in the raw form
- *   (`partDocument`; 0: never, as for rollups, whose documents keep no readings anyway),
- *   except a counter's: its increases may have become unknown in the merge, which the
- *   raw form could not say.
+ * @param forms the forms the documents are written in (`partDocument`; by default the
+ *   slot form only, as for rollups, whose documents keep no readings or minutes anyway),
+ *   except a counter's, always in the slot form: its increases may have become unknown
+ *   in the merge, which neither the raw form nor packed minutes could say.
  */
 function mergeDays(
   docs: readonly DayDocument[],
   settings: Pick<PlanSettings, 'horizonsOf' | 'kindOf'>,
   latestReadings: (metric: string) => number,
   seq: number,
-  rawMost = 0,
+  forms: Readonly<DocumentForms> = SLOT_FORM,
 ): Document[] {
   const groups = groupBy(docs, (doc) => `${doc.series}:${doc.date.getTime()}`);
   const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, latestReadings(group[0]!.metric)));
@@ -821,8 +827,10 @@ function mergeDays(
       settings.horizonsOf,
     ),
   );
-  const rawOf = (metric: string) => (settings.kindOf?.(metric) === 'counter' ? 0 : rawMost);
-  return writes.filter(({ write }) => kept.has(write)).map(({ write, version }) => partDocument(write, seq, version, rawOf(write.metric)));
+  const formsOf = (metric: string) => (settings.kindOf?.(metric) === 'counter' ? SLOT_FORM : forms);
+  return writes
+    .filter(({ write }) => kept.has(write))
+    .map(({ write, version }) => partDocument(write, seq, version, formsOf(write.metric)));
 }
 
 /**

@@ -45,12 +45,14 @@ export interface RetentionRemoval {
 }
 
 /**
- * The update paths of every hour's minute slots and minute sketches, and of its
- * quarter-hour sketches: a query reads those only beside the minute slots' statistics.
+ * The update paths of every hour's minute slots (in either form: `minutes`, or packed,
+ * `mc`) and minute sketches, and of its quarter-hour sketches: a query reads those only
+ * beside the minute slots' statistics.
  */
 const MINUTE_PATHS: Record<string, ''> = Object.fromEntries(
   Array.from({ length: 24 }, (_, hour) => [
     [`hours.${hour}.minutes`, ''],
+    [`hours.${hour}.mc`, ''],
     [`q.hours.${hour}.minutes`, ''],
     [`q.hours.${hour}.quarters`, ''],
   ]).flat(),

@@ -2,7 +2,13 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { MetricKind } from '../model/counter.ts';
-import { DEFAULT_RAW_READINGS, type DayDocument, type DocumentLayout } from '../model/day-document.ts';
+import {
+  DEFAULT_PACKED_MINUTES,
+  DEFAULT_RAW_READINGS,
+  type DayDocument,
+  type DocumentForms,
+  type DocumentLayout,
+} from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
@@ -131,6 +137,13 @@ export interface Store {
    * readings as its readings and day totals instead of slots and sketches; 0: never.
    */
   rawReadings: number;
+  /**
+   * Fewest minutes with readings of an hour whose minute slots folds and compactions
+   * write packed (`PACKED_MINUTES`, see `PackedMinutes`): arrays per field with the
+   * minute's count and first and last times kept once, where every reading of the hour
+   * carries every field; 0: never.
+   */
+  packedMinutes: number;
   /**
    * Series id -> fields known to be in the series registry, remembered for a short
    * time (`registryCacheTtlMs`) so a steady stream of writes does not re-register the
@@ -338,6 +351,8 @@ export interface StoreSettings {
   foldLeaseMs?: number;
   /** Most readings of a document written in the raw form (default {@link DEFAULT_RAW_READINGS}; see `Store.rawReadings`). */
   rawReadings?: number;
+  /** Fewest minutes of an hour written packed (default {@link DEFAULT_PACKED_MINUTES}; see `Store.packedMinutes`). */
+  packedMinutes?: number;
 }
 
 /**
@@ -367,6 +382,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
     rollupGraceMs: settings.rollupGraceMs ?? 60_000,
     defaultStatistics: settings.defaultStatistics ?? DEFAULT_STATISTICS,
     rawReadings: settings.rawReadings ?? DEFAULT_RAW_READINGS,
+    packedMinutes: settings.packedMinutes ?? DEFAULT_PACKED_MINUTES,
   };
 }
 
@@ -409,3 +425,9 @@ export async function openStore(
 export function redact(uri: string): string {
   return uri.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
 }
+
+/** The forms in which folds and compactions of `store` write their documents (`Store.rawReadings`, `Store.packedMinutes`). */
+export const documentForms = (store: Pick<Store, 'rawReadings' | 'packedMinutes'>): DocumentForms => ({
+  rawReadings: store.rawReadings,
+  packedMinutes: store.packedMinutes,
+});

@@ -412,11 +412,11 @@ describe('per-metric bucket layout', () => {
     expect(parts.map((part) => part.date)).toEqual([new Date('2024-05-01T00:00:00Z'), new Date('2024-05-01T00:00:00Z')]);
     // No skeleton: each part holds the hour and minute slots of its own readings only.
     const slots = (part: (typeof parts)[number]) =>
-      Object.fromEntries(Object.entries(part.hours).map(([hour, slot]) => [hour, Object.keys(slot.minutes).sort()]));
+      Object.fromEntries(Object.entries(part.hours).map(([hour, slot]) => [hour, Object.keys(slot.minutes ?? {}).sort()]));
     expect(slots(parts[0]!)).toEqual({ '10': ['19', '20', '21'], '13': ['0'] });
     expect(slots(parts[1]!)).toEqual({ '10': ['19', '20', '21'], '23': ['59'] });
     const reading = { t: new Date('2024-05-01T10:20:30Z'), v: 7 };
-    expect(parts[0]!.hours['10']!.minutes['20']!.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
+    expect(parts[0]!.hours['10']!.minutes?.['20']?.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
     // The layout changes no byte of the statistics: the parts equal those of the SPARSE twin.
     const twin = await t.store.buckets.find({ metric: 'loose' }).sort({ f: 1 }).toArray();
     const content = ({ _id, series, metric, ...rest }: Record<string, unknown>) => rest;

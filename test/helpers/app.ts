@@ -72,6 +72,8 @@ export async function openTestApp(
     ingest?: { maxTailReadings?: number; maxTailSeconds?: number };
     /** Most readings of a document written in the raw form (default: the server's, see `Store.rawReadings`). */
     rawReadings?: number;
+    /** Fewest minutes of an hour written packed (default: the server's, see `Store.packedMinutes`). */
+    packedMinutes?: number;
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -83,6 +85,7 @@ export async function openTestApp(
     // No folder runs in the background here: tests fold with settle(), so no backlog bound.
     ingest: options.ingest ?? { maxTailReadings: 0, maxTailSeconds: 0 },
     rawReadings: options.rawReadings,
+    packedMinutes: options.packedMinutes,
   });
   const commands: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {

@@ -2,6 +2,7 @@
  * Independent reference computations for the tests: plain loops over the raw data,
  * sharing no code with the server.
  */
+import { expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -140,6 +141,31 @@ export function closeTo(actual: number | null | undefined, expected: number | nu
   if (expected === null) return actual === null;
   if (actual === null || actual === undefined) return false;
   return Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected));
+}
+
+/**
+ * Asserts two GraphQL answers are equal, deeply, where numbers that are not integers
+ * may differ by 1e-9 relative ({@link closeTo}): sums and means added up in another order
+ * (two forms of the same documents read by their own pipelines). `at` names the place
+ * in the failure message.
+ */
+export function expectSameAnswer(actual: unknown, expected: unknown, at: string): void {
+  if (typeof expected === 'number' && typeof actual === 'number' && !Number.isInteger(expected)) {
+    expect(closeTo(actual, expected), `${at}: ${actual} vs ${expected}`).toBe(true);
+    return;
+  }
+  if (Array.isArray(expected)) {
+    expect(Array.isArray(actual), at).toBe(true);
+    expect((actual as unknown[]).length, `${at}: length`).toBe(expected.length);
+    for (const [i, item] of expected.entries()) expectSameAnswer((actual as unknown[])[i], item, `${at}[${i}]`);
+    return;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    expect(Object.keys(actual as object).sort(), `${at}: keys`).toEqual(Object.keys(expected).sort());
+    for (const [key, value] of Object.entries(expected)) expectSameAnswer((actual as Record<string, unknown>)[key], value, `${at}.${key}`);
+    return;
+  }
+  expect(actual, at).toEqual(expected);
 }
 
 /**

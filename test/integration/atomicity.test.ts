@@ -164,14 +164,14 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     expect(doc.f).toBe(visible);
     // Written whole, in either layout: only the slots that hold readings.
     expect(Object.keys(doc.hours)).toEqual(['13']);
-    expect(Object.keys(doc.hours['13']!.minutes)).toEqual(['45']);
-    for (const stats of [doc.fields.usage, doc.hours['13']?.fields.usage, doc.hours['13']?.minutes['45']?.usage]) {
+    expect(Object.keys(doc.hours['13']!.minutes ?? {})).toEqual(['45']);
+    for (const stats of [doc.fields.usage, doc.hours['13']?.fields.usage, doc.hours['13']?.minutes?.['45']?.usage]) {
       expect(stats).toBeDefined();
       expect({ n: stats!.n, min: stats!.min, max: stats!.max }).toEqual(expected);
       expect(stats!.sum).toBe(sum);
       expect(stats!.sq).toBe(sq);
     }
-    expect(doc.hours['13']?.minutes['45']?.count?.sum).toBe(WRITERS);
+    expect(doc.hours['13']?.minutes?.['45']?.count?.sum).toBe(WRITERS);
     expect(doc.first).toEqual(new Date(Math.min(...times)));
     expect(doc.last).toEqual(new Date(Math.max(...times)));
 
@@ -185,7 +185,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     const levels = {
       day: doc.fields.usage,
       hour: doc.hours['13']?.fields.usage,
-      minute: doc.hours['13']?.minutes['45']?.usage,
+      minute: doc.hours['13']?.minutes?.['45']?.usage,
     };
     for (const [level, stats] of Object.entries(levels)) {
       expect({ level, first: stats?.first, last: stats?.last }).toEqual({
@@ -365,6 +365,10 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
             put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
             for (const [minute, stats] of Object.entries(slot.minutes ?? {}))
               put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+            // Packed minutes (`mc`): each minute's count and sum at its index.
+            slot.mc?.n.forEach((n, minute) => {
+              if (n > 0) put(`${day}|${hour}|${minute}`, n, slot.mc!.f.used!.sum[minute]!);
+            });
           }
         }
         for (const readings of row.raw) {
@@ -426,7 +430,10 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
       }
       for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
         put(`${day}|${hour}`, slot.fields.used!.n, slot.fields.used!.sum);
-        for (const [minute, stats] of Object.entries(slot.minutes)) put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+        for (const [minute, stats] of Object.entries(slot.minutes ?? {})) put(`${day}|${hour}|${minute}`, stats.used!.n, stats.used!.sum);
+        slot.mc?.n.forEach((n, minute) => {
+          if (n > 0) put(`${day}|${hour}|${minute}`, n, slot.mc!.f.used!.sum[minute]!);
+        });
       }
     }
     expect(stored).toEqual(loop);

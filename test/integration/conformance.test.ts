@@ -467,6 +467,9 @@ const OPERATORS: Record<string, string> = {
   $isNumber: '4.4',
   $floor: '3.2',
   $size: '2.6',
+  // Packed minutes (`PackedMinutes`): a minute's element of each array.
+  $range: '3.2',
+  $arrayElemAt: '3.2',
   $objectToArray: '3.4.4',
   $mergeObjects: '3.6',
   $toInt: '4.0',

@@ -25,7 +25,7 @@ import { rawDayDocument, storedFullWrite } from '../../src/record/rollup-plan.ts
 import { compactOnce } from '../../src/storage/fold.ts';
 import { backfillRollup } from '../../src/storage/rollups.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { closeTo, flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
+import { closeTo, expectSameAnswer, flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
 
 /** Parts of at most this many readings are rewritten in the raw form. */
 const RAW_MOST = 16;
@@ -206,29 +206,6 @@ async function answers(app: TestApp = t): Promise<unknown[]> {
   return out;
 }
 
-/**
- * Deep equality where numbers that are not integers may differ by 1e-9 relative (sums
- * and means are added up in another order by each form's pipeline).
- */
-function expectSame(actual: unknown, expected: unknown, at: string): void {
-  if (typeof expected === 'number' && typeof actual === 'number' && !Number.isInteger(expected)) {
-    expect(closeTo(actual, expected), `${at}: ${actual} vs ${expected}`).toBe(true);
-    return;
-  }
-  if (Array.isArray(expected)) {
-    expect(Array.isArray(actual), at).toBe(true);
-    expect((actual as unknown[]).length, `${at}: length`).toBe(expected.length);
-    for (const [i, item] of expected.entries()) expectSame((actual as unknown[])[i], item, `${at}[${i}]`);
-    return;
-  }
-  if (expected !== null && typeof expected === 'object') {
-    expect(Object.keys(actual as object).sort(), `${at}: keys`).toEqual(Object.keys(expected).sort());
-    for (const [key, value] of Object.entries(expected)) expectSame((actual as Record<string, unknown>)[key], value, `${at}.${key}`);
-    return;
-  }
-  expect(actual, at).toEqual(expected);
-}
-
 /** Rewrites every part in the slot form of at most {@link RAW_MOST} readings in the raw form; returns how many, and how many parts were in the slot form. */
 async function rewriteRaw(): Promise<{ raw: number; parts: number }> {
   const docs = await t.store.buckets.find({ r: { $exists: false } }).toArray();
@@ -286,7 +263,7 @@ describe('documents in the raw form', { timeout: 600_000 }, () => {
 
     const rawAnswers = await answers();
     CASES.forEach((c, i) => {
-      expectSame(rawAnswers[i], slotAnswers[i], c.name);
+      expectSameAnswer(rawAnswers[i], slotAnswers[i], c.name);
     });
 
     // A compaction reads the raw parts in Node and merges them with the slot-form parts.
@@ -295,7 +272,7 @@ describe('documents in the raw form', { timeout: 600_000 }, () => {
     expect(compacted.merged).toBeGreaterThan(compacted.documents);
     const afterCompaction = await answers();
     CASES.forEach((c, i) => {
-      expectSame(afterCompaction[i], slotAnswers[i], `${c.name}, compacted`);
+      expectSameAnswer(afterCompaction[i], slotAnswers[i], `${c.name}, compacted`);
     });
 
     // Raw again, then a rollup built from the raw parts answers the daily buckets.
@@ -307,7 +284,7 @@ describe('documents in the raw form', { timeout: 600_000 }, () => {
     const fromRollup = await t.graphql(CASES[daily]!.query, CASES[daily]!.variables);
     expect(fromRollup.errors).toBeUndefined();
     expect((fromRollup as { extensions?: { reads?: { rollup: string | null }[] } }).extensions?.reads?.[0]?.rollup).toBe('by_origin');
-    expectSame(fromRollup.data, slotAnswers[daily], 'daily buckets from the rollup');
+    expectSameAnswer(fromRollup.data, slotAnswers[daily], 'daily buckets from the rollup');
   });
 });
 
@@ -331,7 +308,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     expect(parts.some((part) => Array.isArray(part.r))).toBe(true);
     const folded = await answers(written);
     CASES.forEach((c, i) => {
-      expectSame(folded[i], slotAnswers[i], `${c.name}, written raw`);
+      expectSameAnswer(folded[i], slotAnswers[i], `${c.name}, written raw`);
     });
 
     // Every day (a compaction takes a bounded number of days), then once more: deletes the parts the last one replaced.
@@ -352,7 +329,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     expect(rawCount).toBeLessThan(documents.length);
     const compacted = await answers(written);
     CASES.forEach((c, i) => {
-      expectSame(compacted[i], slotAnswers[i], `${c.name}, written raw and compacted`);
+      expectSameAnswer(compacted[i], slotAnswers[i], `${c.name}, written raw and compacted`);
     });
   });
 

@@ -274,19 +274,32 @@ describe('read projection: each document is cut down to the paths the pipeline r
       bucketsPipeline(query({ granularity: granularity('MINUTE'), from: at('2001-01-01T10:58:00Z'), to: at('2001-01-01T11:01:00Z') })),
     );
     // The hours' counts are tested before their minutes are walked.
+    // Packed minutes (`mc`): the shared arrays and the field's columns of each hour.
+    const packed = (hour: number) => [`hours.${hour}.mc.f.delay`, `hours.${hour}.mc.n`, `hours.${hour}.mc.tf`, `hours.${hour}.mc.tl`];
     expect(edge).toEqual([
       'date',
       'hours.10.fields.delay',
+      ...packed(10),
       'hours.10.minutes.58.delay',
       'hours.10.minutes.59.delay',
       'hours.11.fields.delay',
+      ...packed(11),
       'hours.11.minutes.0.delay',
       'r',
     ]);
     const hours = projected(
       bucketsPipeline(query({ granularity: granularity('MINUTE'), from: at('2001-01-01T10:40:00Z'), to: at('2001-01-01T12:00:00Z') })),
     );
-    expect(hours).toEqual(['date', 'hours.10.fields.delay', 'hours.10.minutes', 'hours.11.fields.delay', 'hours.11.minutes', 'r']);
+    expect(hours).toEqual([
+      'date',
+      'hours.10.fields.delay',
+      ...packed(10),
+      'hours.10.minutes',
+      'hours.11.fields.delay',
+      ...packed(11),
+      'hours.11.minutes',
+      'r',
+    ]);
   });
 
   it('first and last readings keep whole field entries and the layout version; groups keep their tags or the series id', () => {

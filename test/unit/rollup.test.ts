@@ -123,7 +123,7 @@ describe('dayDocument', () => {
     expect(doc).toMatchObject({ metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, v: 1, readings: 2, date: new Date(JAN5) });
     expect(Number(doc.fields.delay!.n)).toBe(2);
     expect(Number(doc.hours['7']!.fields.delay!.sum)).toBe(4);
-    expect(Number(doc.hours['7']!.minutes['31']!.delay!.min)).toBe(-1);
+    expect(Number(doc.hours['7']!.minutes!['31']!.delay!.min)).toBe(-1);
     expect(doc.fields.delay!.first).toMatchObject({ t: new Date('2001-01-05T07:30:10Z') });
     expect(Object.values(doc.q!.fields!.delay!).reduce((a, b) => a + b, 0)).toBe(2);
     expect(doc.recent!.map((r) => r.t.toISOString())).toEqual(['2001-01-05T07:30:10.000Z', '2001-01-05T07:31:00.000Z']);
