@@ -30,6 +30,7 @@
  *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS)
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *   npm run bench:ingest-path -- --sustain 300 --raw-readings 0   # every document in the slot form
+ *   npm run bench:ingest-path -- --sustain 300 --packed-minutes 0   # no minutes packed
  *
  * Prints Markdown tables on stdout, progress on stderr; exits with 1 when a check fails.
  */
@@ -42,7 +43,7 @@ import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSetting
 import { foldAll } from '../../src/storage/fold.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
 import { readView, visibleIn } from '../../src/storage/visibility.ts';
-import { DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import {
   batches,
@@ -97,6 +98,12 @@ const given = new Command()
     DEFAULT_RAW_READINGS,
   )
   .option(
+    '--packed-minutes <n>',
+    "fewest minutes of an hour whose minute slots are written packed (PACKED_MINUTES, the server's default; 0: never)",
+    nonNegativeInt,
+    DEFAULT_PACKED_MINUTES,
+  )
+  .option(
     '--sketch-levels <levels>',
     `sketch levels of the metrics: a comma-separated subset of ${SLOT_LEVELS.join(',')}, or none`,
     sketchLevels,
@@ -111,6 +118,7 @@ const given = new Command()
     compactFanIn: number;
     compactSealReadings: number;
     rawReadings: number;
+    packedMinutes: number;
     writers: number;
     foldDelay?: boolean;
     sketchLevels?: SlotLevel[];
@@ -245,6 +253,7 @@ async function sustain(seconds: number): Promise<void> {
         writeConcern: { w: 1, journal: true },
         defaultStatistics: statistics,
         rawReadings: given.rawReadings,
+        packedMinutes: given.packedMinutes,
       });
       const app = benchApp(store);
       const folded = { readings: 0, folds: 0, seconds: 0 };
@@ -347,7 +356,7 @@ async function sustain(seconds: number): Promise<void> {
         }
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
         console.log(
-          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form.\n`,
+          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form; ${given.packedMinutes === 0 ? 'no minutes packed' : `minutes packed in hours of at least ${given.packedMinutes}`}.\n`,
         );
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(
@@ -395,6 +404,7 @@ await withBenchDatabase(
         defaultStatistics: statistics,
         ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
         rawReadings: given.rawReadings,
+        packedMinutes: given.packedMinutes,
       });
       try {
         log(`${name}: acknowledging ${readings.length} readings through GraphQL and insertMany`);

@@ -21,23 +21,20 @@
  *   npm run bench:raw-form -- --flights 20000 --raw 8 --reps 5
  */
 import { Command } from 'commander';
-import { recordBatch } from '../../src/engine/record.ts';
-import { compactOnce, foldAll } from '../../src/storage/fold.ts';
-import { CollectionName, type Store } from '../../src/storage/store.ts';
 import {
-  alternating,
-  batches,
+  bytesAtRest,
   benchApp,
-  collectionSizes,
   describeMachine,
   describeServer,
   format,
-  graphqlBody,
-  NaiveModel,
+  oneDocumentPerReading,
+  oneDocumentRow,
   positiveInt,
   progressLog,
+  recordFoldCompact,
   sparseDataSet,
   table,
+  timedReads,
   validated,
   withScratchStores,
 } from './harness/index.ts';
@@ -55,29 +52,6 @@ const data = await sparseDataSet(new Date('2002-01-01T00:00:00Z'), options.fligh
 const readings = validated(data.readings);
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
-
-/** Records every flight into `store` in batches of 1,000, folds them all and compacts every day to one document per series. */
-async function build(store: Store): Promise<void> {
-  for (const batch of batches(readings, 1000)) await recordBatch(store, batch, { receivedAt: Date.now() });
-  await foldAll(store, store.holder);
-  for (;;) {
-    const outcome = await compactOnce(store, store.holder, { afterFolds: 1, graceMs: 0 });
-    if (outcome.compaction === null) break;
-  }
-  // Once more: deletes the parts the last compaction replaced.
-  await compactOnce(store, store.holder, { afterFolds: 1, graceMs: 0 });
-}
-
-/** Bytes of the series-day documents (data, indexes) and of every collection at rest but the ingest log. */
-async function sizes(store: Store): Promise<{ data: number; index: number; all: number }> {
-  const buckets = await collectionSizes(store.db, CollectionName.buckets);
-  let all = 0;
-  for (const name of Object.values(CollectionName)) {
-    const figures = await collectionSizes(store.db, name);
-    all += figures.storage + figures.index;
-  }
-  return { data: buckets.storage, index: buckets.index, all };
-}
 
 const first = Math.floor(readings.reduce((least, r) => Math.min(least, r.time), Infinity) / DAY) * DAY;
 /** The minute after the last reading's: queries take ranges in whole minutes (the end floored to its minute). */
@@ -121,15 +95,6 @@ const QUERIES = [
   },
 ];
 
-/** The readings an answer counts: every bucket of every group, or every group of an aggregate. */
-function counted(body: { data?: Record<string, unknown> }): number {
-  const data = body.data ?? {};
-  if ('aggregate' in data) return (data.aggregate as { count: number }[]).reduce((sum, group) => sum + group.count, 0);
-  return (data.buckets as { buckets: { count: number }[] }[])
-    .flatMap((group) => group.buckets)
-    .reduce((sum, bucket) => sum + bucket.count, 0);
-}
-
 await withScratchStores(
   ['raw_none', `raw_${options.raw}`],
   { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } },
@@ -140,89 +105,62 @@ await withScratchStores(
     const figures: { data: number; index: number; all: number; documents: number; raw: number; rawReadings: number }[] = [];
     for (const store of stores) {
       const started = performance.now();
-      await build(store);
+      await recordFoldCompact(store, readings);
       log(`${store.db.databaseName}: recorded, folded and compacted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       const docs = await store.buckets.find({}, { projection: { readings: 1, 'r.t': 1 } }).toArray();
       const raw = docs.filter((doc) => Array.isArray(doc.r));
       figures.push({
-        ...(await sizes(store)),
+        ...(await bytesAtRest(store)),
         documents: docs.length,
         raw: raw.length,
         rawReadings: raw.reduce((sum, doc) => sum + (doc.readings ?? 0), 0),
       });
     }
-    const naive = await NaiveModel.open(stores[0]!.client, `${stores[0]!.db.databaseName}_naive`, data);
-    try {
-      for (const batch of batches(naive.convert(data.readings), 1000)) await naive.write(batch);
-      const one = await naive.storage();
-      const perReading = (bytes: number) => format.count(Math.round(bytes / readings.length));
-      const oneTotal = one.storageBytes + one.indexBytes;
-      const sizeRows = figures.map((f, i) => [
-        i === 0 ? 'slot form only (RAW_READINGS 0)' : `raw up to ${options.raw} readings`,
-        format.count(f.documents),
-        `${format.count(f.raw)} (${format.count(f.rawReadings)} readings)`,
-        perReading(f.data),
-        perReading(f.index),
-        perReading(f.data + f.index),
-        perReading(f.all),
-        format.ratio(f.all / oneTotal),
-      ]);
-      sizeRows.push([
-        'one document per reading',
-        format.count(one.documents),
-        '',
-        perReading(one.storageBytes),
-        perReading(one.indexBytes),
-        perReading(oneTotal),
-        perReading(oneTotal),
-        '1.00x',
-      ]);
+    const one = await oneDocumentPerReading(stores[0]!, data);
+    const perReading = (bytes: number) => format.count(Math.round(bytes / readings.length));
+    const oneTotal = one.storageBytes + one.indexBytes;
+    const sizeRows = figures.map((f, i) => [
+      i === 0 ? 'slot form only (RAW_READINGS 0)' : `raw up to ${options.raw} readings`,
+      format.count(f.documents),
+      `${format.count(f.raw)} (${format.count(f.rawReadings)} readings)`,
+      perReading(f.data),
+      perReading(f.index),
+      perReading(f.data + f.index),
+      perReading(f.all),
+      format.ratio(f.all / oneTotal),
+    ]);
+    sizeRows.push(oneDocumentRow(one, readings.length));
 
-      const apps = stores.map((store) => benchApp(store));
-      const readRows: string[][] = [];
-      for (const { name, query, variables, count } of QUERIES) {
-        for (const [i, app] of apps.entries()) {
-          const answered = counted(await graphqlBody<Record<string, unknown>>(app, query, variables));
-          if (answered !== count)
-            throw new Error(`${name}: ${answered} readings counted in ${stores[i]!.db.databaseName}, the plain loop ${count}`);
-        }
-        const [slotMs, rawMs] = await alternating(
-          () => graphqlBody(apps[0]!, query, variables),
-          () => graphqlBody(apps[1]!, query, variables),
-          options.reps,
-        );
-        readRows.push([name, format.count(count), format.ms(slotMs), format.ms(rawMs), format.ratio(rawMs / slotMs)]);
-      }
+    const apps = [benchApp(stores[0]!), benchApp(stores[1]!)] as const;
+    const names = [stores[0]!.db.databaseName, stores[1]!.db.databaseName] as const;
+    const readRows = await timedReads(apps, names, QUERIES, options.reps);
 
-      const day = new Date().toISOString().slice(0, 10);
-      console.log(`\n## The raw form of series-day documents\n`);
-      console.log(
-        `_${day}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
-          `${format.count(readings.length)} real flights (${data.description.replace(/^flights-3m.parquet, [\d,]+ real US flights /, '')}), ` +
-          `recorded in batches of 1,000, folded and compacted to one document per series-day. Bytes per reading (uncompressed BSON on the embedded server); ` +
-          `"at rest": every collection but the ingest log (registries and day summaries too).\n`,
-      );
-      console.log(
-        table(
-          [
-            'documents written',
-            'series-day documents',
-            'in the raw form',
-            'data B/reading',
-            'indexes B/reading',
-            'both',
-            'at rest',
-            'at rest / one per reading',
-          ],
-          'lrrrrrrr',
-          sizeRows,
-        ).join('\n'),
-      );
-      console.log(`\nReads through the GraphQL app, medians of ${options.reps} alternating runs; both answer the plain loop's count.\n`);
-      console.log(table(['query', 'readings', 'slot form ms', `raw up to ${options.raw} ms`, 'raw / slot'], 'lrrrr', readRows).join('\n'));
-    } finally {
-      await naive.db.dropDatabase().catch(() => undefined);
-    }
+    const day = new Date().toISOString().slice(0, 10);
+    console.log(`\n## The raw form of series-day documents\n`);
+    console.log(
+      `_${day}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +
+        `${format.count(readings.length)} real flights (${data.description.replace(/^flights-3m.parquet, [\d,]+ real US flights /, '')}), ` +
+        `recorded in batches of 1,000, folded and compacted to one document per series-day. Bytes per reading (uncompressed BSON on the embedded server); ` +
+        `"at rest": every collection but the ingest log (registries and day summaries too).\n`,
+    );
+    console.log(
+      table(
+        [
+          'documents written',
+          'series-day documents',
+          'in the raw form',
+          'data B/reading',
+          'indexes B/reading',
+          'both',
+          'at rest',
+          'at rest / one per reading',
+        ],
+        'lrrrrrrr',
+        sizeRows,
+      ).join('\n'),
+    );
+    console.log(`\nReads through the GraphQL app, medians of ${options.reps} alternating runs; both answer the plain loop's count.\n`);
+    console.log(table(['query', 'readings', 'slot form ms', `raw up to ${options.raw} ms`, 'raw / slot'], 'lrrrr', readRows).join('\n'));
   },
   log,
 );

@@ -8,6 +8,7 @@
  * - `models.ts`: the storage models compared (ours, naive, time-series);
  * - `queries.ts`: the benchmark queries, as GraphQL and as pipelines, and their answers compared;
  * - `bulk-load.ts`: loading readings through the record path or in bulk, comparing stores;
+ * - `forms.ts`: two document forms compared: databases built, bytes at rest, reads timed;
  * - `timing.ts`: warm-ups, repetitions, medians and percentiles;
  * - `table.ts`: number formats, Markdown tables, targets, the JSON under `bench-results/`;
  * - `cli.ts`: option parsers and the progress log.
@@ -27,6 +28,7 @@ export * from './cli.ts';
 export * from './commands.ts';
 export * from './database.ts';
 export * from './datasets.ts';
+export * from './forms.ts';
 export * from './models.ts';
 export * from './queries.ts';
 export * from './table.ts';
