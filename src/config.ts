@@ -203,7 +203,7 @@ export const ConfigSchema = z
     PACKED_MINUTES: integer(0, 60)
       .default(DEFAULT_PACKED_MINUTES)
       .describe(
-        'Fewest minutes with readings of an hour whose minute slots folds and compactions write packed: as arrays per field, the minute\'s count and the times of its first and last reading kept once, where every reading of the hour carries every field (a dense series such as a host\'s CPU fields every 10 s; docs/ingest-design.md, "Dense minutes"). From two minutes an hour, fewer bytes than minute objects (about half for dense series); every query reads both forms. Counters are always written unpacked. 0: never.',
+        'Fewest minutes with readings of an hour whose minute slots folds and compactions write packed: as arrays per field, the minute\'s count and the times of its first and last reading kept once, where the fields of each minute share its count and times (every reading carries every field: a dense series such as a host\'s CPU fields every 10 s; docs/ingest-design.md, "Dense minutes"). From two minutes an hour, fewer bytes than minute objects (about half for dense series); every query reads both forms. Counters are always written unpacked. 0: never.',
       ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)

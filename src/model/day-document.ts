@@ -67,9 +67,9 @@ export interface HourSlot {
 /**
  * The minute slots of an hour as arrays indexed by the minute of the hour (from 0 to
  * the last minute with readings): the packed form of `HourSlot.minutes`, written for an
- * hour where every reading carries every field of the hour (dense series: a TSBS host's
- * ten fields every 10 s), so a minute's count and the times of its first and last
- * reading are the same for every field and kept once (`n`, `tf`, `tl`; the times as
+ * hour whose minutes hold every field with the same count and the same first and last
+ * reading times (as when every reading carries every field: dense series, a TSBS host's
+ * ten fields every 10 s), so a minute's count and those times are kept once (`n`, `tf`, `tl`; the times as
  * int32 offsets from the hour's start, 4 bytes less than a date each), and each field
  * keeps six numbers a minute. A minute without readings has `n` 0 and null elsewhere.
  * Against the object form (`minutes.30.usage_user: {n, sum, sq, min, max, first: {t, v},

@@ -932,8 +932,8 @@ function addSlotsRead(
     }
     if (root !== '') continue;
     paths.slot(`hours.${hour}.fields`, fields);
-    // Packed minutes (`mc`, see `PackedMinutes`): the shared arrays and the fields' columns, whole.
-    paths.add(`hours.${hour}.mc.n`, `hours.${hour}.mc.tf`, `hours.${hour}.mc.tl`).slot(`hours.${hour}.mc.f`, fields);
+    // Packed minutes (`mc`, see `PackedMinutes`), whole: one path, as most documents have none.
+    paths.add(`hours.${hour}.mc`);
   }
 }
 

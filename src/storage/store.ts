@@ -140,8 +140,8 @@ export interface Store {
   /**
    * Fewest minutes with readings of an hour whose minute slots folds and compactions
    * write packed (`PACKED_MINUTES`, see `PackedMinutes`): arrays per field with the
-   * minute's count and first and last times kept once, where every reading of the hour
-   * carries every field; 0: never.
+   * minute's count and first and last times kept once, where each minute's fields share
+   * them (as when every reading carries every field); 0: never.
    */
   packedMinutes: number;
   /**

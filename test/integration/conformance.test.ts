@@ -468,7 +468,7 @@ const OPERATORS: Record<string, string> = {
   $floor: '3.2',
   $size: '2.6',
   // Packed minutes (`PackedMinutes`): a minute's element of each array.
-  $range: '3.2',
+  $range: '3.4',
   $arrayElemAt: '3.2',
   $objectToArray: '3.4.4',
   $mergeObjects: '3.6',

@@ -105,6 +105,29 @@ describe('packHours and unpackedMinutes', () => {
     }
   });
 
+  it('pack minutes whose fields share count and times though readings skip fields, each field exact', () => {
+    // Each minute: both fields at :00, x alone at :10, y alone at :20, both at :30: each field 3 readings from :00 to :30.
+    const seconds = Array.from({ length: 5 }, (_, minute) => [0, 10, 20, 30].map((s) => minute * 60 + s)).flat();
+    const inputs = readings(seconds, 9).map((input, i) =>
+      i % 4 === 1
+        ? { ...input, fields: input.fields.filter((f) => f.name === 'x') }
+        : i % 4 === 2
+          ? { ...input, fields: input.fields.filter((f) => f.name === 'y') }
+          : input,
+    );
+    const mc = documentOf(inputs, 2).hours['7']!.mc!;
+    expect(mc.n).toEqual([3, 3, 3, 3, 3]);
+    const unpacked = unpackedMinutes(mc, DAY + 7 * 3_600_000);
+    for (const [minute, fields] of Object.entries(plainMinutes(inputs))) {
+      for (const [field, stats] of Object.entries(fields)) {
+        const got = unpacked[minute]![field]!;
+        expect({ ...got, sum: 0, sq: 0 }, `${minute}.${field}`).toEqual({ ...stats, sum: 0, sq: 0 });
+        expect(got.sum).toBeCloseTo(stats.sum, 9);
+        expect(got.sq).toBeCloseTo(stats.sq, 6);
+      }
+    }
+  });
+
   it('leave an hour in the object form when it cannot be packed', () => {
     // Fewer minutes than the least.
     expect(documentOf(readings(everyTenSeconds(3), 2), 4).hours['7']!.mc).toBeUndefined();
