@@ -4,11 +4,12 @@ import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
 import { dayUpdate, type DayWrite } from '../record/plan.ts';
-import { partDocument } from '../record/fold-plan.ts';
+import { partDocument, trimToHorizons } from '../record/fold-plan.ts';
 import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
 import { isTimeLimitError } from './failures.ts';
 import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
+import { planSettingsOf } from './registry.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
 import { FOLDS_ID, findVisible, foldState, visibleAt } from './visibility.ts';
@@ -223,7 +224,9 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  *    takes a lease on the day (compare and set on `n0` and no other live lease), so two
  *    server instances never rebuild the same day at once;
  * 2. reads the visible fold number V and every series-day document of the metric and
- *    day visible at V, merges them per rollup group (`mergeIntoRollup`) and replaces the
+ *    day visible at V, cuts them to the metric's retention horizons (`trimToHorizons`: no
+ *    hour slots for a day past the hour horizon, even from a raw document's readings),
+ *    merges them per rollup group (`mergeIntoRollup`) and replaces the
  *    day's rollup documents visible at V with the result (deleted, then inserted whole
  *    with `f: V` and the ids of fold V's parts: `partDocument`); rollup parts of later
  *    folds (`f > V`) stay, and add the readings the series-day documents read here did
@@ -269,7 +272,11 @@ export async function rebuildRollupDay(
     }
     return view.visible;
   });
-  const merged = mergeIntoRollup(writes, rollup);
+  // Cut to the metric's retention horizons as a fold's writes are: a document in the raw
+  // form of a day past the hour horizon still holds its readings, whose hour slots the
+  // horizon removed everywhere else.
+  const { horizonsOf } = await planSettingsOf(store, [rollup.metric]);
+  const merged = mergeIntoRollup(trimToHorizons(writes, horizonsOf), rollup);
   const collection = documentsOf(store, rollup);
   // `date` first: a planner that serves one condition of this filter alone (the embedded
   // server) takes the first it has an index for, and `date_f` selects one day.

@@ -23,7 +23,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
 import { rawDayDocument, storedFullWrite } from '../../src/record/rollup-plan.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
+import { rollupCollectionName } from '../../src/model/rollup.ts';
 import { backfillRollup } from '../../src/storage/rollups.ts';
+import { applyRetention, setRetention } from '../../src/storage/retention.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTo, expectSameAnswer, flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
 
@@ -382,5 +384,31 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     const expectedAll = stats(sent.map((r) => r.value));
     expect([all.count, all.sum]).toEqual([expectedAll.count, expectedAll.sum]);
     expect(closeTo(all.stddev, expectedAll.stddev), `${all.stddev} vs ${expectedAll.stddev}`).toBe(true);
+  });
+
+  it('build no hour slots into a rollup from raw documents of days past the hour horizon', async () => {
+    // Hours and minutes kept 30 days as of 2001-03-01: days before 2001-01-30 lose them.
+    const now = Date.parse('2001-03-01T00:00:00Z');
+    const horizon = new Date(now - 30 * 86_400_000);
+    await setRetention(written.store, 'flights', { minutes: 30, hours: 30, days: null }, new Date(now));
+    await applyRetention(written.store, now);
+    const before = { metric: 'flights', date: { $lt: horizon } };
+    expect(await written.store.buckets.countDocuments({ ...before, r: { $exists: true } })).toBeGreaterThan(0);
+    expect(await written.store.buckets.countDocuments({ ...before, hours: { $exists: true } })).toBe(0);
+    const defined = await written.graphql(`mutation { defineRollup(metric: "flights", name: "by_origin", tagKeys: ["origin"]) { state } }`);
+    expect(defined.errors).toBeUndefined();
+    await backfillRollup(written.store, 'flights', 'by_origin', { graceMs: 0 });
+    const rollupDocs = written.store.db.collection<DayDocument>(rollupCollectionName('flights', ['origin']));
+    // Past the horizon the rollup holds day totals only, as its sources in the slot form do; after it, hours too.
+    const withHours = async (date: Record<string, Date>) => {
+      const docs = await rollupDocs.find({ date }, { projection: { hours: 1 } }).toArray();
+      return { docs: docs.length, withHours: docs.filter((doc) => Object.keys(doc.hours ?? {}).length > 0).length };
+    };
+    const past = await withHours({ $lt: horizon });
+    expect(past.docs).toBeGreaterThan(0);
+    expect(past.withHours).toBe(0);
+    const kept = await withHours({ $gte: horizon });
+    expect(kept.withHours).toBe(kept.docs);
+    expect(kept.docs).toBeGreaterThan(0);
   });
 });
