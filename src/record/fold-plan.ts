@@ -87,6 +87,11 @@ export function partDocument(
   return { _id: `${write.series}:${write.date.getTime()}:${fold}`, ...doc, f: fold };
 }
 
+/**
+ * The parts of a fold's writes, one per write ({@link partDocument} with fold number
+ * `fold` and the current layout version), in the forms `forms` allows (by default the
+ * slot form only: rollups). Pure.
+ */
 export function foldDocuments(
   writes: readonly DayWrite[],
   fold: number,

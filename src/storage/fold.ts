@@ -152,7 +152,7 @@ const PART_SLICE_READINGS = 4_000;
 
 /**
  * Builds the parts of fold `seq` from its series-day `writes` (`foldDocuments`, in the
- * raw form up to `store.rawReadings` readings) and
+ * forms the store allows: `documentForms`) and
  * inserts them with {@link insertOnce}, in slices of about {@link PART_SLICE_READINGS}
  * readings: each slice is built while the one before is being inserted, and sent as soon
  * as it is built, so the database is not left idle while Node builds documents (building
