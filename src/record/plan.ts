@@ -27,6 +27,50 @@ export interface SlotWrite {
 /** The levels at which a metric sketches a field (see `keepsSketch`). */
 type SketchedLevels = Record<SlotLevel, boolean>;
 
+/**
+ * The slot and quarter-sketch paths of one field (`SlotPath`, `quarterSketchPath`),
+ * filled as a plan first needs each: `hours` by hour of the day, `minutes` by minute of
+ * the day (hour × 60 + minute), `quarters` by quarter hour of the day (hour × 4 +
+ * quarter). A fold plans up to `FOLD_MAX_READINGS` readings of a few fields each; building
+ * every path again for every reading made strings to hash and collect at each of them.
+ */
+interface FieldPaths {
+  day: string;
+  hours: string[];
+  minutes: string[];
+  quarters: string[];
+}
+
+/** `SlotPath.hour(hour, field)`, from `paths` (see {@link FieldPaths}). */
+function hourPathOf(paths: FieldPaths, hour: number, field: string): string {
+  let path = paths.hours[hour];
+  if (path === undefined) {
+    path = SlotPath.hour(hour, field);
+    paths.hours[hour] = path;
+  }
+  return path;
+}
+
+/** `SlotPath.minute(hour, minute, field)`, from `paths` (see {@link FieldPaths}). */
+function minutePathOf(paths: FieldPaths, hour: number, minute: number, field: string): string {
+  let path = paths.minutes[hour * 60 + minute];
+  if (path === undefined) {
+    path = SlotPath.minute(hour, minute, field);
+    paths.minutes[hour * 60 + minute] = path;
+  }
+  return path;
+}
+
+/** `quarterSketchPath(hour, quarter, field)`, from `paths` (see {@link FieldPaths}). */
+function quarterPathOf(paths: FieldPaths, hour: number, quarter: number, field: string): string {
+  let path = paths.quarters[hour * 4 + quarter];
+  if (path === undefined) {
+    path = quarterSketchPath(hour, quarter, field);
+    paths.quarters[hour * 4 + quarter] = path;
+  }
+  return path;
+}
+
 /** A reading as kept in a document's latest readings: time in ms since the epoch, field values by name. */
 export interface RecentWrite {
   t: number;
@@ -273,7 +317,7 @@ export function planWrites(
   const series = new Map<string, SeriesWrite>();
   const metrics = new Map<string, MetricWrite>();
   // Which levels sketch a field, decided once per metric and field rather than per reading.
-  const sketchedLevels = new Map<string, SketchedLevels>();
+  const sketchedLevels = new Map<string, Map<string, SketchedLevels>>();
   // Each quarter-hour sketch, with the hour and day sketches to merge it into once it is complete.
   const merges: { bins: SketchBins; hour: SketchBins | null; day: SketchBins | null }[] = [];
   // Counter metrics (decided once per metric), and the readings of each counter field per series-day.
@@ -288,16 +332,22 @@ export function planWrites(
   };
   const counterReadings = new Map<string, CounterReadings>();
   const sketched = (metric: string, field: string): SketchedLevels => {
-    const key = `${metric}\u0000${field}`;
-    let at = sketchedLevels.get(key);
+    let ofMetric = sketchedLevels.get(metric);
+    if (ofMetric === undefined) {
+      ofMetric = new Map();
+      sketchedLevels.set(metric, ofMetric);
+    }
+    let at = ofMetric.get(field);
     if (at === undefined) {
       const settings = settingsOf(metric);
       const keeps = (level: SlotLevel) => levels.sketches && keepsSketch(settings, level, field);
       at = { day: keeps('day'), hour: keeps('hour'), quarter: keeps('quarter'), minute: keeps('minute') };
-      sketchedLevels.set(key, at);
+      ofMetric.set(field, at);
     }
     return at;
   };
+  // Each field's slot paths, built once per plan rather than once per reading.
+  const pathsByField = new Map<string, FieldPaths>();
 
   for (const reading of readings) {
     const day = floorTo(reading.time, DAY_MS);
@@ -351,12 +401,17 @@ export function planWrites(
       if (levels.recent) values[name] = value;
       const pair = { t: reading.time, v: value };
       const sketchedAt = sketched(reading.metric, name);
+      let paths = pathsByField.get(name);
+      if (paths === undefined) {
+        paths = { day: SlotPath.day(name), hours: [], minutes: [], quarters: [] };
+        pathsByField.set(name, paths);
+      }
       // The value's bin key, computed once; with quarter hours, the day and hour sketches are derived from them afterwards.
       const key = sketchedAt.day || sketchedAt.hour || sketchedAt.quarter || sketchedAt.minute ? sketchKey(value) : null;
       const counted = sketchedAt.quarter ? null : key;
-      const daySlot = addToSlot(write, SlotPath.day(name), pair, sketchedAt.day, counted, counter);
-      const hourSlot = levels.hours ? addToSlot(write, SlotPath.hour(hour, name), pair, sketchedAt.hour, counted, counter) : null;
-      if (levels.hours && levels.minutes) addToSlot(write, SlotPath.minute(hour, minute, name), pair, sketchedAt.minute, key, counter);
+      const daySlot = addToSlot(write, paths.day, pair, sketchedAt.day, counted, counter);
+      const hourSlot = levels.hours ? addToSlot(write, hourPathOf(paths, hour, name), pair, sketchedAt.hour, counted, counter) : null;
+      if (levels.hours && levels.minutes) addToSlot(write, minutePathOf(paths, hour, minute, name), pair, sketchedAt.minute, key, counter);
       if (counter) {
         const counterKey = `${docKey}\u0000${name}`;
         const entry = counterReadings.get(counterKey);
@@ -364,7 +419,7 @@ export function planWrites(
         else entry.pairs.push(pair);
       }
       if (sketchedAt.quarter) {
-        const { bins, created } = quarterSketch(write, quarterSketchPath(hour, quarter, name));
+        const { bins, created } = quarterSketch(write, quarterPathOf(paths, hour, quarter, name));
         addKeyToSketch(bins, key!);
         if (created) merges.push({ bins, hour: hourSlot?.sketch ?? null, day: daySlot.sketch });
       }
