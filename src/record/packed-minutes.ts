@@ -43,6 +43,12 @@ function packableFields(minutes: Record<string, FieldStats>, least: number): str
   return fields;
 }
 
+/** The columns of a packed field, in the order of `PackedStatistic`. */
+const PACKED_STATISTICS: readonly PackedStatistic[] = ['sum', 'sq', 'min', 'max', 'first', 'last'];
+
+/** A statistic as a packed column stores it: a BSON double (typed as the column's number). */
+const stored = (value: unknown) => new Double(numberOf(value)) as unknown as number;
+
 /** The packed form of the minute slots of the hour starting at `hourStart` (ms since epoch) whose fields are `fields` (see {@link packableFields}). */
 function packed(minutes: Record<string, FieldStats>, fields: readonly string[], hourStart: number): PackedMinutes {
   const span = Math.max(...Object.keys(minutes).map(Number)) + 1;
@@ -62,14 +68,16 @@ function packed(minutes: Record<string, FieldStats>, fields: readonly string[], 
     for (const field of fields) {
       const slot = slots?.[field];
       const columns = mc.f[field]!;
-      const value = (of: (stats: StoredStats) => unknown) =>
-        slot === undefined ? null : (new Double(numberOf(of(slot))) as unknown as number);
-      columns.sum.push(value((s) => s.sum));
-      columns.sq.push(value((s) => s.sq));
-      columns.min.push(value((s) => s.min));
-      columns.max.push(value((s) => s.max));
-      columns.first.push(value((s) => s.first!.v));
-      columns.last.push(value((s) => s.last!.v));
+      if (slot === undefined) {
+        for (const statistic of PACKED_STATISTICS) columns[statistic].push(null);
+        continue;
+      }
+      columns.sum.push(stored(slot.sum));
+      columns.sq.push(stored(slot.sq));
+      columns.min.push(stored(slot.min));
+      columns.max.push(stored(slot.max));
+      columns.first.push(stored(slot.first!.v));
+      columns.last.push(stored(slot.last!.v));
     }
   }
   return mc;
