@@ -141,6 +141,43 @@ describe('planWrites', () => {
     expect((dayUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
   });
 
+  it('gives every slot of every level the statistics of exactly its readings, over metrics sharing field names, days, hours and minutes', () => {
+    // 600 readings of two metrics that share the field `delay`, over two days, each
+    // reading at some minute of some hour; a field only some readings carry.
+    const inputs: ReadingInput[] = Array.from({ length: 600 }, (_, k) => ({
+      metric: k % 3 === 0 ? 'arrivals' : 'flights',
+      tags: [{ key: 'origin', value: k % 2 === 0 ? 'LAS' : 'PHX' }],
+      time: new Date(Date.UTC(2001, 0, 5) + ((k * 7919) % 2880) * 60_000 + (k % 60) * 1000),
+      fields: [{ name: 'delay', value: ((k * 37) % 41) - 20 }, ...(k % 5 === 0 ? [{ name: 'taxi', value: k % 17 }] : [])],
+    }));
+    const readings = [0, 100, 200, 300, 400, 500].flatMap((from) => validate(inputs.slice(from, from + 100)));
+    const plan = planWrites(readings);
+    // The plain loop: count, sum, min and max of each (metric, origin, slot) from ISO text prefixes.
+    const expected = new Map<string, { n: number; sum: number; min: number; max: number }>();
+    for (const input of inputs) {
+      const iso = (input.time as Date).toISOString();
+      const day = iso.slice(0, 10);
+      const hour = Number(iso.slice(11, 13));
+      const minute = Number(iso.slice(14, 16));
+      for (const { name, value } of input.fields) {
+        for (const path of [`fields.${name}`, `hours.${hour}.fields.${name}`, `hours.${hour}.minutes.${minute}.${name}`]) {
+          const key = `${input.metric} ${input.tags![0]!.value} ${day} ${path}`;
+          const stats = expected.get(key) ?? { n: 0, sum: 0, min: Infinity, max: -Infinity };
+          expected.set(key, { n: stats.n + 1, sum: stats.sum + value, min: Math.min(stats.min, value), max: Math.max(stats.max, value) });
+        }
+      }
+    }
+    const actual = new Map<string, { n: number; sum: number; min: number; max: number }>();
+    for (const write of plan.buckets) {
+      for (const [path, { stats }] of write.slots) {
+        const key = `${write.metric} ${write.tags.origin} ${write.date.toISOString().slice(0, 10)} ${path}`;
+        actual.set(key, { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max });
+      }
+    }
+    expect(actual.size).toBe(expected.size);
+    expect(actual).toEqual(expected);
+  });
+
   it('treats the same tags in another order as the same series', () => {
     const a = reading('2001-01-05T07:30:00Z', 'LAS', 1);
     const b = { ...a, tags: [...a.tags!].reverse() };
