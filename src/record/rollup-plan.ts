@@ -433,7 +433,7 @@ export function oldestVersion(docs: readonly Pick<DayDocument, 'v'>[]): number {
  * Dotted paths split into their keys, and sketch paths of slot paths, kept across calls:
  * a fold builds hundreds of documents whose slots share a few thousand paths (a field's
  * day, 24 hours, 1,440 minutes and 96 quarter hours), and splitting each path again for
- * each document took a third of the time of building them. Emptied when it passes
+ * each document took about a quarter of the time of building them. Emptied when it passes
  * {@link PATHS_KEPT} entries, so metrics of many fields do not grow it without bound.
  */
 const splitPaths = new Map<string, readonly string[]>();
