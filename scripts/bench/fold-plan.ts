@@ -13,7 +13,7 @@
  *   npm run bench:fold-plan -- --hosts 20,100,1000 --readings 20000 --reps 9
  */
 import { serialize } from 'bson';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { NO_HORIZONS } from '../../src/model/retention.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
@@ -21,12 +21,7 @@ import { foldDocuments, planReadings } from '../../src/record/fold-plan.ts';
 import { describeMachine, format, generateCpu, type PlainReading, positiveInt, table, validated, warmedRuns } from './harness/index.ts';
 
 /** Parses `--hosts`: positive integers separated by commas. */
-const hostCounts = (value: string): number[] => {
-  const counts = value.split(',').map(Number);
-  if (counts.some((count) => !Number.isInteger(count) || count < 1))
-    throw new InvalidArgumentError('expected positive integers separated by commas');
-  return counts;
-};
+const hostCounts = (value: string): number[] => value.split(',').map((count) => positiveInt(count.trim()));
 
 const given = new Command()
   .name('bench:fold-plan')

@@ -93,8 +93,11 @@ export interface PackedMinutes {
   f: Record<string, Record<PackedStatistic, (number | null)[]>>;
 }
 
-/** The statistics a packed minute keeps per field (see {@link PackedMinutes}). */
-export type PackedStatistic = 'sum' | 'sq' | 'min' | 'max' | 'first' | 'last';
+/** The statistics a packed minute keeps per field, each a column of {@link PackedMinutes.f}. */
+export const PACKED_STATISTICS = ['sum', 'sq', 'min', 'max', 'first', 'last'] as const;
+
+/** One of {@link PACKED_STATISTICS}. */
+export type PackedStatistic = (typeof PACKED_STATISTICS)[number];
 
 /**
  * One series-day document: one series, one UTC day, with the day's statistics and nested

@@ -1,5 +1,5 @@
 import { Double } from 'mongodb';
-import type { FieldStats, PackedMinutes, PackedStatistic, StoredStats } from '../model/day-document.ts';
+import { type FieldStats, PACKED_STATISTICS, type PackedMinutes, type PackedStatistic, type StoredStats } from '../model/day-document.ts';
 import { HOUR_MS } from '../model/time.ts';
 
 /** A stored number as a JavaScript number (a BSON `Double` built by the writer, or a number read back). */
@@ -42,9 +42,6 @@ function packableFields(minutes: Record<string, FieldStats>, least: number): str
   }
   return fields;
 }
-
-/** The columns of a packed field, in the order of `PackedStatistic`. */
-const PACKED_STATISTICS: readonly PackedStatistic[] = ['sum', 'sq', 'min', 'max', 'first', 'last'];
 
 /** A statistic as a packed column stores it: a BSON double (typed as the column's number). */
 const stored = (value: unknown) => new Double(numberOf(value)) as unknown as number;

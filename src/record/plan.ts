@@ -29,9 +29,9 @@ type SketchedLevels = Record<SlotLevel, boolean>;
 
 /**
  * The slot and quarter-sketch paths of one field (`SlotPath`, `quarterSketchPath`),
- * filled as a plan first needs each: `hours` by hour of the day, `minutes` by minute of
- * the day (hour × 60 + minute), `quarters` by quarter hour of the day (hour × 4 +
- * quarter). A fold plans up to `FOLD_MAX_READINGS` readings of a few fields each; building
+ * each made the first time a plan needs it ({@link pathAt}): `hours` by hour of the
+ * day, `minutes` by minute of the day (hour × 60 + minute), `quarters` by quarter hour
+ * of the day (hour × 4 + quarter). A fold plans up to `FOLD_MAX_READINGS` readings of a few fields each; building
  * every path again for every reading made strings to hash and collect at each of them.
  */
 interface FieldPaths {
@@ -41,32 +41,12 @@ interface FieldPaths {
   quarters: string[];
 }
 
-/** `SlotPath.hour(hour, field)`, from `paths` (see {@link FieldPaths}). */
-function hourPathOf(paths: FieldPaths, hour: number, field: string): string {
-  let path = paths.hours[hour];
+/** `paths[index]`, made by `make` the first time it is asked for (see {@link FieldPaths}). */
+function pathAt(paths: string[], index: number, make: () => string): string {
+  let path = paths[index];
   if (path === undefined) {
-    path = SlotPath.hour(hour, field);
-    paths.hours[hour] = path;
-  }
-  return path;
-}
-
-/** `SlotPath.minute(hour, minute, field)`, from `paths` (see {@link FieldPaths}). */
-function minutePathOf(paths: FieldPaths, hour: number, minute: number, field: string): string {
-  let path = paths.minutes[hour * 60 + minute];
-  if (path === undefined) {
-    path = SlotPath.minute(hour, minute, field);
-    paths.minutes[hour * 60 + minute] = path;
-  }
-  return path;
-}
-
-/** `quarterSketchPath(hour, quarter, field)`, from `paths` (see {@link FieldPaths}). */
-function quarterPathOf(paths: FieldPaths, hour: number, quarter: number, field: string): string {
-  let path = paths.quarters[hour * 4 + quarter];
-  if (path === undefined) {
-    path = quarterSketchPath(hour, quarter, field);
-    paths.quarters[hour * 4 + quarter] = path;
+    path = make();
+    paths[index] = path;
   }
   return path;
 }
@@ -410,8 +390,15 @@ export function planWrites(
       const key = sketchedAt.day || sketchedAt.hour || sketchedAt.quarter || sketchedAt.minute ? sketchKey(value) : null;
       const counted = sketchedAt.quarter ? null : key;
       const daySlot = addToSlot(write, paths.day, pair, sketchedAt.day, counted, counter);
-      const hourSlot = levels.hours ? addToSlot(write, hourPathOf(paths, hour, name), pair, sketchedAt.hour, counted, counter) : null;
-      if (levels.hours && levels.minutes) addToSlot(write, minutePathOf(paths, hour, minute, name), pair, sketchedAt.minute, key, counter);
+      let hourSlot: SlotWrite | null = null;
+      if (levels.hours) {
+        const hourPath = pathAt(paths.hours, hour, () => SlotPath.hour(hour, name));
+        hourSlot = addToSlot(write, hourPath, pair, sketchedAt.hour, counted, counter);
+        if (levels.minutes) {
+          const minutePath = pathAt(paths.minutes, hour * 60 + minute, () => SlotPath.minute(hour, minute, name));
+          addToSlot(write, minutePath, pair, sketchedAt.minute, key, counter);
+        }
+      }
       if (counter) {
         const counterKey = `${docKey}\u0000${name}`;
         const entry = counterReadings.get(counterKey);
@@ -419,7 +406,8 @@ export function planWrites(
         else entry.pairs.push(pair);
       }
       if (sketchedAt.quarter) {
-        const { bins, created } = quarterSketch(write, quarterPathOf(paths, hour, quarter, name));
+        const quarterPath = pathAt(paths.quarters, hour * 4 + quarter, () => quarterSketchPath(hour, quarter, name));
+        const { bins, created } = quarterSketch(write, quarterPath);
         addKeyToSketch(bins, key!);
         if (created) merges.push({ bins, hour: hourSlot?.sketch ?? null, day: daySlot.sketch });
       }

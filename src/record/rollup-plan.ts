@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Double } from 'mongodb';
 import type { DayDocument, StoredStats } from '../model/day-document.ts';
 import { LAYOUT_VERSION, quarterSketchPath, RAW_SKETCH_BITS, SlotPath, sketchPath } from '../model/day-document.ts';
@@ -430,37 +431,21 @@ export function oldestVersion(docs: readonly Pick<DayDocument, 'v'>[]): number {
 }
 
 /**
- * Dotted paths split into their keys, and sketch paths of slot paths, kept across calls:
- * a fold builds hundreds of documents whose slots share a few thousand paths (a field's
- * day, 24 hours, 1,440 minutes and 96 quarter hours), and splitting each path again for
- * each document took about a quarter of the time of building them. Emptied when it passes
- * {@link PATHS_KEPT} entries, so metrics of many fields do not grow it without bound.
+ * Dotted paths split into their keys, and sketch paths of slot paths, kept across calls
+ * (least recently used first out past {@link PATHS_KEPT}): a fold builds hundreds of
+ * documents whose slots share a few thousand paths (a field's day, 24 hours, 1,440
+ * minutes and 96 quarter hours), and splitting each path again for each document took
+ * about a quarter of the time of building them.
  */
-const splitPaths = new Map<string, readonly string[]>();
-const sketchPaths = new Map<string, string>();
 const PATHS_KEPT = 200_000;
+const splitPaths = new LRUCache<string, readonly string[]>({ max: PATHS_KEPT, memoMethod: (path) => path.split('.') });
+const sketchPaths = new LRUCache<string, string>({ max: PATHS_KEPT, memoMethod: sketchPath });
 
 /** The keys of dotted `path` (see {@link splitPaths}). */
-function pathKeys(path: string): readonly string[] {
-  let keys = splitPaths.get(path);
-  if (keys === undefined) {
-    if (splitPaths.size >= PATHS_KEPT) splitPaths.clear();
-    keys = path.split('.');
-    splitPaths.set(path, keys);
-  }
-  return keys;
-}
+const pathKeys = (path: string): readonly string[] => splitPaths.memo(path);
 
 /** `sketchPath(path)`, made once per slot path (see {@link splitPaths}). */
-function sketchPathOf(path: string): string {
-  let at = sketchPaths.get(path);
-  if (at === undefined) {
-    if (sketchPaths.size >= PATHS_KEPT) sketchPaths.clear();
-    at = sketchPath(path);
-    sketchPaths.set(path, at);
-  }
-  return at;
-}
+const sketchPathOf = (path: string): string => sketchPaths.memo(path);
 
 /** Sets `value` at dotted `path` of `target`, creating the objects on the way. */
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
