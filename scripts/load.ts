@@ -108,7 +108,7 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
       maxReadings: config.FOLD_MAX_READINGS,
       compactAfterFolds: config.COMPACT_AFTER_FOLDS,
       compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
-      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS },
+      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS, tailReadings: config.FOLD_TAIL_READINGS },
     }),
   );
   const server = createServer(app);

@@ -27,7 +27,7 @@
  *   npm run bench:ingest-path -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
  *   npm run bench:ingest-path -- --sustain 600 --compact-fan-in 4   # runs merged four at a time
  *   npm run bench:ingest-path -- --sustain 600 --compact-seal-readings 0   # no run sealed
- *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS)
+ *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS)
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *   npm run bench:ingest-path -- --sustain 300 --raw-readings 0   # every document in the slot form
  *   npm run bench:ingest-path -- --sustain 300 --packed-minutes 0   # no minutes packed
@@ -37,6 +37,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { Db, Document } from 'mongodb';
 import { pino } from 'pino';
+import { loadConfig } from '../../src/config.ts';
 import { foldJob } from '../../src/jobs/fold.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
@@ -81,7 +82,7 @@ const given = new Command()
   .option('--writers <n>', 'with --sustain: writers sending batches at once', positiveInt, 1)
   .option(
     '--fold-delay',
-    'with --sustain: fold as the server does by default (once no batch came for 1 s, or the oldest waited 5 s: FOLD_QUIET_MS, FOLD_MAX_DELAY_MS) instead of at every run of the fold job (every second)',
+    'with --sustain: fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS, from the environment or their defaults) instead of at every run of the fold job (every second)',
   )
   .option('--compact-after-folds <n>', 'with --sustain: folds between two compactions (COMPACT_AFTER_FOLDS)', positiveInt, 8)
   .option('--compact-fan-in <n>', 'with --sustain: runs of one size a compaction merges at once (COMPACT_FAN_IN)', positiveInt, 2)
@@ -128,6 +129,8 @@ const statistics: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: gi
 const log = progressLog('ingest-path');
 const BATCH = 1_000;
 const failures: string[] = [];
+/** The server's fold settings, for `--fold-delay`: the environment's, else their defaults. */
+const defaults = loadConfig();
 
 const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { applied } }`;
 
@@ -268,7 +271,15 @@ async function sustain(seconds: number): Promise<void> {
           compactFanIn: given.compactFanIn,
           compactSealReadings: given.compactSealReadings,
           compactGraceMs: 60_000,
-          ...(given.foldDelay === true ? { delay: { quietMs: 1_000, maxDelayMs: 5_000 } } : {}),
+          ...(given.foldDelay === true
+            ? {
+                delay: {
+                  quietMs: defaults.FOLD_QUIET_MS,
+                  maxDelayMs: defaults.FOLD_MAX_DELAY_MS,
+                  tailReadings: defaults.FOLD_TAIL_READINGS,
+                },
+              }
+            : {}),
           onFold: (outcome, took) => {
             folded.readings += outcome.readings;
             folded.folds += 1;

@@ -28,6 +28,12 @@ export interface FoldDelay {
   quietMs: number;
   /** Fold once the oldest unfolded batch is this old, in ms (`FOLD_MAX_DELAY_MS`), however busy the writes. */
   maxDelayMs: number;
+  /**
+   * Fold once the tail holds this many readings (`FOLD_TAIL_READINGS`), however busy the
+   * writes: every read plans the tail's readings of its metric, so its cost grows with
+   * them (docs/ingest-design.md, "A short tail").
+   */
+  tailReadings: number;
   /** Fold once the tail holds this many readings (a full fold, `FOLD_MAX_READINGS`). */
   fullReadings: number;
 }
@@ -36,7 +42,8 @@ export interface FoldDelay {
  * Whether the folder should fold now, given the unfolded log (`recentBacklog`) at
  * `now` and when the folder last saw it grow (`grewAt`; both ms since epoch): never with
  * no tail; always with `quietMs` 0; otherwise once the tail stopped growing `quietMs`
- * ago, the oldest batch waited `maxDelayMs`, or a full fold is there. Pure.
+ * ago, the oldest batch waited `maxDelayMs`, or it holds `tailReadings` readings or a
+ * full fold. Pure.
  *
  * The tail's growth is observed by the folder rather than read from `receivedAt`: a
  * batch's entry carries the time its request arrived, and appears in the log only once
@@ -46,7 +53,11 @@ export interface FoldDelay {
 export function foldDue(backlog: Backlog, now: number, grewAt: number, delay: FoldDelay): boolean {
   if (backlog.entries === 0 || backlog.oldest === null) return false;
   if (delay.quietMs <= 0) return true;
-  return now - grewAt >= delay.quietMs || now - backlog.oldest >= delay.maxDelayMs || backlog.readings >= delay.fullReadings;
+  return (
+    now - grewAt >= delay.quietMs ||
+    now - backlog.oldest >= delay.maxDelayMs ||
+    backlog.readings >= Math.min(delay.tailReadings, delay.fullReadings)
+  );
 }
 
 /** What the folder saw of the tail the last time it grew: its newest entry and readings, and when (ms since epoch). */
@@ -75,7 +86,7 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * that `compactAfterFolds` folds wrote to, in tiers: `tieredFrom`) and deletes the parts earlier compactions
  * replaced once no read pins a view from before them (`storage/read-pins.ts`), or
  * `compactGraceMs` has passed. Its log line carries the folds, readings,
- * parts and compactions of the run, at debug level (it runs every second). With
+ * parts and compactions of the run, at debug level (it runs several times a second). With
  * `delay`, a run folds only when {@link foldDue} says so (the compactions run anyway).
  * Each fold at least half full sets `store.ingest.foldRate`, the rate a refused writer's
  * `Retry-After` is computed with (`backlogWait`).
@@ -97,7 +108,7 @@ export function foldJob(
     compactSealReadings?: number;
     /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
     compactGraceMs: number;
-    /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`; a full fold is `maxReadings`); without it, fold at every run. */
+    /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`, `FOLD_TAIL_READINGS`; a full fold is `maxReadings`); without it, fold at every run. */
     delay?: Omit<FoldDelay, 'fullReadings'>;
     onFold?: (outcome: FoldOutcome, seconds: number) => void;
     onCompact?: (outcome: CompactOutcome, seconds: number) => void;

@@ -134,7 +134,7 @@ async function main(): Promise<void> {
       compactFanIn: config.COMPACT_FAN_IN,
       compactSealReadings: config.COMPACT_SEAL_READINGS,
       compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
-      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS },
+      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS, tailReadings: config.FOLD_TAIL_READINGS },
       onFold: (outcome, seconds) => metrics.folded(outcome, seconds),
     }),
   );

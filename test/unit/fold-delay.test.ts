@@ -1,12 +1,13 @@
 /**
  * When the folder folds rather than waits (`foldDue`, `tailSeen` in src/jobs/fold.ts):
- * not while batches keep arriving, unless the oldest waited the longest delay or a full
- * fold is there; at once when the writes went quiet; never with nothing to fold.
+ * not while batches keep arriving, unless the oldest waited the longest delay, the tail
+ * holds its bound of readings or a full fold is there; at once when the writes went
+ * quiet; never with nothing to fold.
  */
 import { describe, expect, it } from 'vitest';
 import { foldDue, tailSeen } from '../../src/jobs/fold.ts';
 
-const DELAY = { quietMs: 1_000, maxDelayMs: 5_000, fullReadings: 20_000 };
+const DELAY = { quietMs: 1_000, maxDelayMs: 5_000, tailReadings: 10_000, fullReadings: 20_000 };
 const T = 1_800_000_000_000;
 const backlog = (readings: number, oldest: number, newest: number) => ({ readings, entries: Math.ceil(readings / 1000), oldest, newest });
 
@@ -22,9 +23,15 @@ describe('foldDue', () => {
     expect(foldDue(backlog(8_000, T - 5_000, T - 10), T, T - 10, DELAY)).toBe(true);
   });
 
-  it('folds a busy tail holding a full fold', () => {
-    expect(foldDue(backlog(19_999, T - 10, T - 10), T, T, DELAY)).toBe(false);
-    expect(foldDue(backlog(20_000, T - 10, T - 10), T, T, DELAY)).toBe(true);
+  it('folds a busy tail once it holds tailReadings readings', () => {
+    expect(foldDue(backlog(9_999, T - 10, T - 10), T, T, DELAY)).toBe(false);
+    expect(foldDue(backlog(10_000, T - 10, T - 10), T, T, DELAY)).toBe(true);
+  });
+
+  it('folds a busy tail holding a full fold, also when tailReadings is larger', () => {
+    const large = { ...DELAY, tailReadings: 50_000 };
+    expect(foldDue(backlog(19_999, T - 10, T - 10), T, T, large)).toBe(false);
+    expect(foldDue(backlog(20_000, T - 10, T - 10), T, T, large)).toBe(true);
   });
 
   it('never folds nothing, and with quietMs 0 folds any tail at once', () => {
