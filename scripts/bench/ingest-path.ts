@@ -27,7 +27,7 @@
  *   npm run bench:ingest-path -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
  *   npm run bench:ingest-path -- --sustain 600 --compact-fan-in 4   # runs merged four at a time
  *   npm run bench:ingest-path -- --sustain 600 --compact-seal-readings 0   # no run sealed
- *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS)
+ *   npm run bench:ingest-path -- --sustain 600 --fold-delay   # look and fold when the server would (FOLD_INTERVAL_MS, FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS)
  *   npm run bench:ingest-path -- --sketch-levels day,hour   # sketches of new metrics (default: the server's)
  *   npm run bench:ingest-path -- --sustain 300 --raw-readings 0   # every document in the slot form
  *   npm run bench:ingest-path -- --sustain 300 --packed-minutes 0   # no minutes packed
@@ -82,7 +82,7 @@ const given = new Command()
   .option('--writers <n>', 'with --sustain: writers sending batches at once', positiveInt, 1)
   .option(
     '--fold-delay',
-    'with --sustain: fold when the server would (FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS, from the environment or their defaults) instead of at every run of the fold job (every second)',
+    'with --sustain: look and fold when the server would (FOLD_INTERVAL_MS, FOLD_QUIET_MS, FOLD_MAX_DELAY_MS, FOLD_TAIL_READINGS, from the environment or their defaults) instead of folding at every run of the fold job, every second',
   )
   .option('--compact-after-folds <n>', 'with --sustain: folds between two compactions (COMPACT_AFTER_FOLDS)', positiveInt, 8)
   .option('--compact-fan-in <n>', 'with --sustain: runs of one size a compaction merges at once (COMPACT_FAN_IN)', positiveInt, 2)
@@ -265,7 +265,7 @@ async function sustain(seconds: number): Promise<void> {
       const jobs = new JobScheduler(pino({ level: 'silent' }));
       jobs.start(
         foldJob(store, {
-          intervalMs: 1_000,
+          intervalMs: given.foldDelay === true ? defaults.FOLD_INTERVAL_MS : 1_000,
           maxReadings: 20_000,
           compactAfterFolds: given.compactAfterFolds,
           compactFanIn: given.compactFanIn,
@@ -367,7 +367,7 @@ async function sustain(seconds: number): Promise<void> {
         }
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
         console.log(
-          `Folds ${given.foldDelay === true ? 'when the server would by default (1 s quiet, 5 s at most)' : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form; ${given.packedMinutes === 0 ? 'no minutes packed' : `minutes packed in hours of at least ${given.packedMinutes}`}.\n`,
+          `Folds ${given.foldDelay === true ? `when the server would (a look every ${defaults.FOLD_INTERVAL_MS} ms; ${defaults.FOLD_QUIET_MS} ms quiet, ${defaults.FOLD_MAX_DELAY_MS} ms at most, ${format.count(defaults.FOLD_TAIL_READINGS)} readings at most)` : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form; ${given.packedMinutes === 0 ? 'no minutes packed' : `minutes packed in hours of at least ${given.packedMinutes}`}.\n`,
         );
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(
