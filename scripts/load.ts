@@ -23,7 +23,7 @@ import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
 import { sendBatch } from '../src/importer/send.ts';
 import { percentile } from './bench/harness/timing.ts';
-import { foldJob } from '../src/jobs/fold.ts';
+import { foldJob, foldJobSettings } from '../src/jobs/fold.ts';
 import { JobScheduler } from '../src/jobs/scheduler.ts';
 import { createApp } from '../src/server/yoga.ts';
 import { openStore, type Store } from '../src/storage/store.ts';
@@ -102,15 +102,7 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
   // The folder runs as in a server started with `npm start`: writes are acknowledged by
   // the log, folded in the background, and reads see folded documents plus the tail.
   const jobs = new JobScheduler(pino({ level: 'warn' }));
-  jobs.start(
-    foldJob(store, {
-      intervalMs: config.FOLD_INTERVAL_MS,
-      maxReadings: config.FOLD_MAX_READINGS,
-      compactAfterFolds: config.COMPACT_AFTER_FOLDS,
-      compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
-      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS, tailReadings: config.FOLD_TAIL_READINGS },
-    }),
-  );
+  jobs.start(foldJob(store, foldJobSettings(config)));
   const server = createServer(app);
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const address = server.address();

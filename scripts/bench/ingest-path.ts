@@ -38,7 +38,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Db, Document } from 'mongodb';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { foldJob } from '../../src/jobs/fold.ts';
+import { foldJob, foldJobSettings } from '../../src/jobs/fold.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { foldAll } from '../../src/storage/fold.ts';
@@ -129,8 +129,8 @@ const statistics: StatisticsSettings = { ...DEFAULT_STATISTICS, sketchLevels: gi
 const log = progressLog('ingest-path');
 const BATCH = 1_000;
 const failures: string[] = [];
-/** The server's fold settings, for `--fold-delay`: the environment's, else their defaults. */
-const defaults = loadConfig();
+/** When a server looks and folds (`foldJobSettings` of the environment's configuration, else its defaults), for `--fold-delay`. */
+const serverFolds = foldJobSettings(loadConfig());
 
 const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { applied } }`;
 
@@ -265,21 +265,13 @@ async function sustain(seconds: number): Promise<void> {
       const jobs = new JobScheduler(pino({ level: 'silent' }));
       jobs.start(
         foldJob(store, {
-          intervalMs: given.foldDelay === true ? defaults.FOLD_INTERVAL_MS : 1_000,
+          intervalMs: given.foldDelay === true ? serverFolds.intervalMs : 1_000,
           maxReadings: 20_000,
           compactAfterFolds: given.compactAfterFolds,
           compactFanIn: given.compactFanIn,
           compactSealReadings: given.compactSealReadings,
           compactGraceMs: 60_000,
-          ...(given.foldDelay === true
-            ? {
-                delay: {
-                  quietMs: defaults.FOLD_QUIET_MS,
-                  maxDelayMs: defaults.FOLD_MAX_DELAY_MS,
-                  tailReadings: defaults.FOLD_TAIL_READINGS,
-                },
-              }
-            : {}),
+          ...(given.foldDelay === true ? { delay: serverFolds.delay } : {}),
           onFold: (outcome, took) => {
             folded.readings += outcome.readings;
             folded.folds += 1;
@@ -367,7 +359,7 @@ async function sustain(seconds: number): Promise<void> {
         }
         console.log(`## Sustained ingest and folds\n\n_${caption}_\n`);
         console.log(
-          `Folds ${given.foldDelay === true ? `when the server would (a look every ${defaults.FOLD_INTERVAL_MS} ms; ${defaults.FOLD_QUIET_MS} ms quiet, ${defaults.FOLD_MAX_DELAY_MS} ms at most, ${format.count(defaults.FOLD_TAIL_READINGS)} readings at most)` : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form; ${given.packedMinutes === 0 ? 'no minutes packed' : `minutes packed in hours of at least ${given.packedMinutes}`}.\n`,
+          `Folds ${given.foldDelay === true ? `when the server would (a look every ${serverFolds.intervalMs} ms; ${serverFolds.delay.quietMs} ms quiet, ${serverFolds.delay.maxDelayMs} ms at most, ${format.count(serverFolds.delay.tailReadings)} readings at most)` : 'at every run of the fold job (every second)'}; compaction after ${given.compactAfterFolds} folds, fan-in ${given.compactFanIn}, runs sealed at ${given.compactSealReadings === 0 ? 'none' : `${format.count(given.compactSealReadings)} readings a document`}; documents of at most ${given.rawReadings} readings in the raw form; ${given.packedMinutes === 0 ? 'no minutes packed' : `minutes packed in hours of at least ${given.packedMinutes}`}.\n`,
         );
         console.log(table(['s', 'acknowledged', 'folded', 'backlog readings', 'backlog age s'], 'rrrrr', rows).join('\n'));
         console.log(

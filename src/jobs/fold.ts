@@ -3,6 +3,7 @@
  * instance runs it; the lease in `fold_state` lets one of them fold at a time, and
  * another takes over within the lease's time when that one stops.
  */
+import type { Config } from '../config.ts';
 import { compactOnce, foldOnce, releaseLease, type CompactOutcome, type FoldOutcome } from '../storage/fold.ts';
 import { recentBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
@@ -78,6 +79,59 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
   return { newest: backlog.newest, readings: backlog.readings, at: now };
 }
 
+/** How the fold job runs (see {@link foldJob}); a server's come from its configuration ({@link foldJobSettings}). */
+export interface FoldJobOptions {
+  /** How often the job runs, in ms (`FOLD_INTERVAL_MS`; 0: never). */
+  intervalMs: number;
+  /** Readings per fold at most (`FOLD_MAX_READINGS`). */
+  maxReadings: number;
+  /** Folds that wrote to a day before its parts are compacted (`COMPACT_AFTER_FOLDS`). */
+  compactAfterFolds: number;
+  /** Runs of one size a compaction merges at once (`COMPACT_FAN_IN`, see `tieredFrom`); default 2. */
+  compactFanIn?: number;
+  /** Readings per document on average that seal a run (`COMPACT_SEAL_READINGS`, see `tieredFrom`); default 0: none. */
+  compactSealReadings?: number;
+  /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
+  compactGraceMs: number;
+  /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`, `FOLD_TAIL_READINGS`; a full fold is `maxReadings`); without it, fold at every run. */
+  delay?: Omit<FoldDelay, 'fullReadings'>;
+  /** Told every fold that folded something, with its duration in seconds. */
+  onFold?: (outcome: FoldOutcome, seconds: number) => void;
+  /** Told every compaction made visible, with its duration in seconds. */
+  onCompact?: (outcome: CompactOutcome, seconds: number) => void;
+}
+
+/**
+ * The fold job's options of a server with configuration `config`: every `FOLD_*` and
+ * `COMPACT_*` setting, and a grace period for replaced parts of `QUERY_TIMEOUT_MS` plus
+ * 30 s (longer than any query runs). The server (`npm start`) and the load test
+ * (`npm run load`) fold with these, so the load test measures what a server does.
+ */
+export function foldJobSettings(
+  config: Pick<
+    Config,
+    | 'FOLD_INTERVAL_MS'
+    | 'FOLD_MAX_READINGS'
+    | 'FOLD_QUIET_MS'
+    | 'FOLD_MAX_DELAY_MS'
+    | 'FOLD_TAIL_READINGS'
+    | 'COMPACT_AFTER_FOLDS'
+    | 'COMPACT_FAN_IN'
+    | 'COMPACT_SEAL_READINGS'
+    | 'QUERY_TIMEOUT_MS'
+  >,
+): FoldJobOptions & Required<Pick<FoldJobOptions, 'delay'>> {
+  return {
+    intervalMs: config.FOLD_INTERVAL_MS,
+    maxReadings: config.FOLD_MAX_READINGS,
+    compactAfterFolds: config.COMPACT_AFTER_FOLDS,
+    compactFanIn: config.COMPACT_FAN_IN,
+    compactSealReadings: config.COMPACT_SEAL_READINGS,
+    compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
+    delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS, tailReadings: config.FOLD_TAIL_READINGS },
+  };
+}
+
 /**
  * A job that folds the ingest log every `intervalMs` (0: never; then writes pile up
  * until INGEST_BACKLOG): each run folds what is in the log, again at once while the
@@ -90,30 +144,10 @@ export function tailSeen(seen: TailSeen | undefined, backlog: Backlog, now: numb
  * `delay`, a run folds only when {@link foldDue} says so (the compactions run anyway).
  * Each fold at least half full sets `store.ingest.foldRate`, the rate a refused writer's
  * `Retry-After` is computed with (`backlogWait`).
- * @param options.maxReadings readings per fold at most (`FOLD_MAX_READINGS`).
- * @param options.delay when to fold rather than wait (see {@link FoldDelay}); without it, at every run.
- * @param options.onFold told every fold that folded something, with its duration in seconds.
- * @param options.onCompact told every compaction made visible, with its duration in seconds.
+ * @param options see {@link FoldJobOptions}; `delay` decides when to fold rather than wait
+ *   (see {@link FoldDelay}), and without it the job folds at every run.
  */
-export function foldJob(
-  store: Store,
-  options: {
-    intervalMs: number;
-    maxReadings: number;
-    /** Folds that wrote to a day before its parts are compacted (`COMPACT_AFTER_FOLDS`). */
-    compactAfterFolds: number;
-    /** Runs of one size a compaction merges at once (`COMPACT_FAN_IN`, see `tieredFrom`); default 2. */
-    compactFanIn?: number;
-    /** Readings per document on average that seal a run (`COMPACT_SEAL_READINGS`, see `tieredFrom`); default 0: none. */
-    compactSealReadings?: number;
-    /** How long parts replaced by a compaction are kept, in ms: longer than any query runs. */
-    compactGraceMs: number;
-    /** When to wait rather than fold (`FOLD_QUIET_MS`, `FOLD_MAX_DELAY_MS`, `FOLD_TAIL_READINGS`; a full fold is `maxReadings`); without it, fold at every run. */
-    delay?: Omit<FoldDelay, 'fullReadings'>;
-    onFold?: (outcome: FoldOutcome, seconds: number) => void;
-    onCompact?: (outcome: CompactOutcome, seconds: number) => void;
-  },
-): Job {
+export function foldJob(store: Store, options: FoldJobOptions): Job {
   let seen: TailSeen | undefined;
   return {
     name: 'fold',

@@ -16,7 +16,7 @@ import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
-import { foldJob } from '../jobs/fold.ts';
+import { foldJob, foldJobSettings } from '../jobs/fold.ts';
 import { releaseLease } from '../storage/fold.ts';
 import { setUpFaultPoints } from '../storage/fault-points.ts';
 import { ServerMetrics } from '../observability/metrics.ts';
@@ -126,18 +126,7 @@ async function main(): Promise<void> {
   });
   // Background jobs (jobs/): each repeats on its own interval; 0 turns one off.
   const jobs = new JobScheduler(logger);
-  jobs.start(
-    foldJob(store, {
-      intervalMs: config.FOLD_INTERVAL_MS,
-      maxReadings: config.FOLD_MAX_READINGS,
-      compactAfterFolds: config.COMPACT_AFTER_FOLDS,
-      compactFanIn: config.COMPACT_FAN_IN,
-      compactSealReadings: config.COMPACT_SEAL_READINGS,
-      compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
-      delay: { quietMs: config.FOLD_QUIET_MS, maxDelayMs: config.FOLD_MAX_DELAY_MS, tailReadings: config.FOLD_TAIL_READINGS },
-      onFold: (outcome, seconds) => metrics.folded(outcome, seconds),
-    }),
-  );
+  jobs.start(foldJob(store, { ...foldJobSettings(config), onFold: (outcome, seconds) => metrics.folded(outcome, seconds) }));
   jobs.start(rollupRebuildJob(store, { everySeconds: config.ROLLUP_REBUILD_SECONDS, graceMs: config.ROLLUP_REBUILD_GRACE_MS }));
   jobs.start(retentionJob(store, { everySeconds: config.RETENTION_SECONDS }));
   let stopping = false;
