@@ -17,7 +17,7 @@ import {
 } from '../query/buckets-pipeline.ts';
 import { counterIncreases } from '../query/counters.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
-import { aggregateBuckets, aggregateSummarized, type SummarizedRead, type TailRead } from '../storage/read.ts';
+import { aggregateBuckets, aggregateSummarized, withSharedView, type SummarizedRead, type TailRead } from '../storage/read.ts';
 import { mergeRows, summaryPlan, summaryRows } from '../query/summaries.ts';
 import { limitedRead } from '../storage/query-options.ts';
 import { planSettingsOf } from '../storage/registry.ts';
@@ -333,88 +333,107 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           if (expired !== null) refused.set(request, detailExpired(metric!, expired));
         }
       }
-      await Promise.all(
-        planned.map(async ({ batch, fields, series, bucketQuery, levels }) => {
-          if (batch.every((request) => refused.has(request))) return;
-          const query = batch[0]!.query;
-          const firstLast = batch.some((request) => request.query.wants.firstLast);
-          const sketch = batch.some((request) => request.query.wants.sketch);
-          const counter = batch.some((request) => request.query.wants.counter);
-          const source = rollupFor(
-            bucketQuery,
-            rollups.filter((rollup) => rollup.metric === query.metric),
-            levels,
-          );
-          const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
-          scope.reads.push(read);
-          // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
-          const known = settings === null ? {} : { settings };
-          const readSource = { metric: query.metric, rollup: source, ...known };
-          const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
-            kind,
-            granularity: query.granularity?.name ?? null,
-            level: finestLevel(levels),
-            source: source !== null ? 'rollup' : read.summaryDays === undefined ? 'documents' : 'summaries',
-          });
-          const onTail = (tail: TailRead) => {
-            read.tail = tail;
-          };
-          // First and last readings are not in summaries (`summaryPlan` would refuse them too).
-          const summarized = source === null && !sketch && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
-          const [rows, sketchRows, counterRows] = await Promise.all([
-            timed(scope.observe, run('buckets'), async () => {
-              if (summarized === null) {
-                return aggregateBuckets<BucketRow>(
-                  scope.store,
-                  batchPipeline(query, fields, series, firstLast),
-                  scope.options,
-                  readSource,
-                  onTail,
-                );
-              }
-              const answer = await aggregateSummarized<BucketRow>(scope.store, { ...summarized, ...known }, scope.options, onTail);
-              if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
-              const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
-              const merged = mergeRows([...added, ...answer.rows], fields.length);
-              return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
-            }),
-            sketch
-              ? timed(scope.observe, run('sketches'), () =>
-                  aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource),
-                )
-              : [],
-            counter
-              ? timed(
-                  scope.observe,
-                  () => ({ ...run('counters')(), source: 'documents' }),
-                  () =>
-                    aggregateBuckets<CounterRow>(scope.store, counterPipeline(bucketQuery), scope.options, {
-                      metric: query.metric,
-                      ...known,
-                    }),
-                )
-              : [],
-          ]);
-          if (sketch) attachSketches(rows, sketchRows);
-          if (counter) attachIncreases(rows, counterRows, fields.length);
-          const bySeries = new Map<string, BucketRow[]>();
-          if (series.length > 0) {
-            for (const row of rows) {
-              const id = row._id?.g as string;
-              const list = bySeries.get(id);
-              if (list) list.push(row);
-              else bySeries.set(id, [row]);
-            }
-          }
-          for (const request of batch) {
-            answers.set(request, {
-              rows: request.series === undefined ? rows : (bySeries.get(request.series) ?? []),
-              index: fields.indexOf(request.query.field),
+      // One view for every pipeline below, read after the rollup definitions (a rollup
+      // day rebuilt after the view was read would be invisible to it), and the tails of
+      // the batches' metrics read once in it, at once, however many pipelines add them.
+      const tailMetrics = [
+        ...new Set(planned.flatMap(({ batch }) => (batch.every((request) => refused.has(request)) ? [] : [batch[0]!.query.metric]))),
+      ];
+      return withSharedView(scope.store, tailMetrics, scope.options, async (shared) => {
+        await Promise.all(
+          planned.map(async ({ batch, fields, series, bucketQuery, levels }) => {
+            if (batch.every((request) => refused.has(request))) return;
+            const query = batch[0]!.query;
+            const firstLast = batch.some((request) => request.query.wants.firstLast);
+            const sketch = batch.some((request) => request.query.wants.sketch);
+            const counter = batch.some((request) => request.query.wants.counter);
+            const source = rollupFor(
+              bucketQuery,
+              rollups.filter((rollup) => rollup.metric === query.metric),
+              levels,
+            );
+            const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
+            scope.reads.push(read);
+            // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
+            const known = settings === null ? {} : { settings };
+            const readSource = { metric: query.metric, rollup: source, ...known };
+            const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
+              kind,
+              granularity: query.granularity?.name ?? null,
+              level: finestLevel(levels),
+              source: source !== null ? 'rollup' : read.summaryDays === undefined ? 'documents' : 'summaries',
             });
-          }
-        }),
-      );
-      return requests.map((request) => refused.get(request) ?? answers.get(request)!);
+            const onTail = (tail: TailRead) => {
+              read.tail = tail;
+            };
+            // First and last readings are not in summaries (`summaryPlan` would refuse them too).
+            const summarized = source === null && !sketch && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
+            const [rows, sketchRows, counterRows] = await Promise.all([
+              timed(scope.observe, run('buckets'), async () => {
+                if (summarized === null) {
+                  return aggregateBuckets<BucketRow>(
+                    scope.store,
+                    batchPipeline(query, fields, series, firstLast),
+                    scope.options,
+                    readSource,
+                    onTail,
+                    shared,
+                  );
+                }
+                const answer = await aggregateSummarized<BucketRow>(
+                  scope.store,
+                  { ...summarized, ...known },
+                  scope.options,
+                  onTail,
+                  shared,
+                );
+                if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
+                const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
+                const merged = mergeRows([...added, ...answer.rows], fields.length);
+                return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
+              }),
+              sketch
+                ? timed(scope.observe, run('sketches'), () =>
+                    aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource, undefined, shared),
+                  )
+                : [],
+              counter
+                ? timed(
+                    scope.observe,
+                    () => ({ ...run('counters')(), source: 'documents' }),
+                    () =>
+                      aggregateBuckets<CounterRow>(
+                        scope.store,
+                        counterPipeline(bucketQuery),
+                        scope.options,
+                        { metric: query.metric, ...known },
+                        undefined,
+                        shared,
+                      ),
+                  )
+                : [],
+            ]);
+            if (sketch) attachSketches(rows, sketchRows);
+            if (counter) attachIncreases(rows, counterRows, fields.length);
+            const bySeries = new Map<string, BucketRow[]>();
+            if (series.length > 0) {
+              for (const row of rows) {
+                const id = row._id?.g as string;
+                const list = bySeries.get(id);
+                if (list) list.push(row);
+                else bySeries.set(id, [row]);
+              }
+            }
+            for (const request of batch) {
+              answers.set(request, {
+                rows: request.series === undefined ? rows : (bySeries.get(request.series) ?? []),
+                index: fields.indexOf(request.query.field),
+              });
+            }
+          }),
+        );
+        return requests.map((request) => refused.get(request) ?? answers.get(request)!);
+      });
     },
     {
       cacheKeyFn: (request) =>

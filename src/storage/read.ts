@@ -12,7 +12,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, visibleIn } from './visibility.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, type Tail, visibleIn } from './visibility.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -301,6 +301,9 @@ function stagesRun(pipeline: readonly Document[], selecting: number): Document[]
  *    documents of a bucket, so tail documents add up with folded ones like parts do.
  *    `$unionWith` needs MongoDB 4.4.
  * @param onTail told how many tail entries and readings the read added.
+ * @param shared the view and tails shared with the caller's other reads
+ *   ({@link withSharedView}): the view of step 1 and the tail of step 2 are taken from it
+ *   instead of read here.
  * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
  */
 export async function aggregateBuckets<T extends Document = Document>(
@@ -309,12 +312,63 @@ export async function aggregateBuckets<T extends Document = Document>(
   options: QueryOptions = {},
   source: ReadSource = { metric: null },
   onTail?: (tail: TailRead) => void,
+  shared?: SharedView,
 ): Promise<T[]> {
   checkFirstMatch(pipeline);
-  return withView(store, async (view) => {
-    const tail = await limitedRead(options, (driver) => readTail(store, source.metric, view, driver));
+  const run = async ({ view, tail: tailOf }: SharedView) => {
+    const tail = await tailOf(source.metric);
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
     return runWithTail<T>(store, view, tail.readings, pipeline, options, source);
+  };
+  return shared === undefined ? withSharedView(store, [], options, run) : run(shared);
+}
+
+/**
+ * One view and the tails of the metrics read in it, shared by the reads of one batch of
+ * a request's pipelines ({@link withSharedView}): each tail is read from the log once,
+ * however many pipelines add it (a percentile or counter query runs two or three).
+ */
+export interface SharedView {
+  /** The view every read of the batch reads in. */
+  view: ReadView;
+  /**
+   * The tail of `metric` (null: of every metric) in `view`, as `readTail` reads it: read
+   * on the first call (or by {@link withSharedView}), the same promise afterwards.
+   * @throws ServiceError QUERY_TIMEOUT when the read runs longer than the options' `maxTimeMS`; driver errors.
+   */
+  tail(metric: string | null): Promise<Tail>;
+}
+
+/**
+ * Runs `read` with a {@link SharedView}, pinned until `read` settles (`withView`), and
+ * starts reading the tails of `metrics` at once, before `read` runs: a caller that
+ * starts its other reads (rollup definitions, plan settings) before calling this waits
+ * for them, the view and the tails together, not one after another. Nothing in the
+ * view depends on those reads, and a tail depends on the view alone. A tail started
+ * here that `read` never asks for is read and dropped.
+ * @param options the reads' time limit (see `query-options.ts`).
+ * @throws what `read` throws; a driver error when the view or the pin cannot be read or written.
+ */
+export function withSharedView<T>(
+  store: Store,
+  metrics: readonly (string | null)[],
+  options: QueryOptions,
+  read: (shared: SharedView) => Promise<T>,
+): Promise<T> {
+  return withView(store, async (view) => {
+    const tails = new Map<string | null, Promise<Tail>>();
+    const tail = (metric: string | null) => {
+      let reading = tails.get(metric);
+      if (reading === undefined) {
+        reading = limitedRead(options, (driver) => readTail(store, metric, view, driver));
+        // Awaited by the reads that add it; one nobody asks for must not count as unhandled.
+        reading.catch(() => undefined);
+        tails.set(metric, reading);
+      }
+      return reading;
+    };
+    for (const metric of metrics) tail(metric);
+    return read({ view, tail });
   });
 }
 
@@ -425,6 +479,7 @@ export interface SummarizedRows<T> {
  *    days' tail alone (their documents left out).
  * Without any summary it runs the query as {@link aggregateBuckets} would. The rows of
  * a bucket and group may come from several sources: the caller merges them.
+ * @param shared the view and tails of the caller's other reads ({@link withSharedView}); read here when absent.
  * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
  */
 export async function aggregateSummarized<T extends Document = Document>(
@@ -432,15 +487,16 @@ export async function aggregateSummarized<T extends Document = Document>(
   read: SummarizedRead,
   options: QueryOptions = {},
   onTail?: (tail: TailRead) => void,
+  shared?: SharedView,
 ): Promise<SummarizedRows<T>> {
   const source: ReadSource = { metric: read.metric, settings: read.settings };
   const everyDay = read.documents(null);
   checkFirstMatch(everyDay);
-  return withView(store, async (view) => {
+  const run = async ({ view, tail: tailOf }: SharedView): Promise<SummarizedRows<T>> => {
     const first = read.ranges[0]!.from;
     const last = read.ranges[read.ranges.length - 1]!.to;
     const [tail, found] = await Promise.all([
-      limitedRead(options, (driver) => readTail(store, read.metric, view, driver)),
+      tailOf(read.metric),
       limitedRead(options, (driver) =>
         store.db
           .collection<DaySummary>(CollectionName.summaries)
@@ -473,7 +529,8 @@ export async function aggregateSummarized<T extends Document = Document>(
       summarizedTail.length === 0 ? [] : runWithTail<T>(store, view, summarizedTail, everyDay, options, source, { _id: { $in: [] } }),
     ]);
     return { rows: [...fromGaps.flat(), ...fromTail], summaries: chosen, summaryDays: summarized.length };
-  });
+  };
+  return shared === undefined ? withSharedView(store, [], options, run) : run(shared);
 }
 
 /**

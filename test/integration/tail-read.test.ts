@@ -4,9 +4,11 @@
  * single-reading entries (more than the 2,000 entries the cache once kept), and three
  * entries of 90,000 readings (more readings than the process keeps decoded between
  * requests, 250,000), answer every reading; and entries a fold stamped after the reader
- * took its view, read by the second range and fetched then, are in it too. Totals are
+ * took its view, read by the second range and fetched then, are in it too. A request
+ * reads the tail of a metric once, however many of its pipelines add it. Totals are
  * checked against a plain loop over the readings sent.
  */
+import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { foldAll } from '../../src/storage/fold.ts';
@@ -76,6 +78,44 @@ describe('the tail a reader reads', () => {
     );
     expect(answer.errors).toBeUndefined();
     expect(answer.data?.aggregate).toEqual([expected(ENTRIES)]);
+  });
+
+  it('is read once per metric by a request, however many of its pipelines add it', async () => {
+    await appendSingles('tail_shared', 90);
+    const ranges: unknown[] = [];
+    const listener = (event: CommandStartedEvent) => {
+      const filter = event.command.filter as Record<string, unknown> | undefined;
+      if (event.databaseName === t.store.db.databaseName && event.command.find === 'ingest_log' && filter && 'fold' in filter) {
+        ranges.push(filter);
+      }
+    };
+    t.store.client.on('commandStarted', listener);
+    let answer: Awaited<
+      ReturnType<
+        typeof t.graphql<{ hourly: { buckets: { count: number; p95: number | null }[] }[]; daily: { count: number; sum: number }[] }>
+      >
+    >;
+    try {
+      // Three pipelines (hourly buckets, their sketches, the day's totals) on one metric.
+      answer = await t.graphql(`query {
+        hourly: buckets(metric: "tail_shared", field: "v", granularity: HOUR, from: "2026-05-01T00:00:00Z", to: "2026-05-02T00:00:00Z") { buckets { count p95 } }
+        daily: aggregate(metric: "tail_shared", field: "v", from: "2026-05-01T00:00:00Z", to: "2026-05-02T00:00:00Z") { count sum }
+      }`);
+    } finally {
+      t.store.client.off('commandStarted', listener);
+    }
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data?.daily).toEqual([expected(90)]);
+    // Readings 0..89 a minute apart from midnight: 60 in the first hour, 30 in the second,
+    // none in the day's other 22 hours.
+    const hours = answer.data?.hourly[0]?.buckets ?? [];
+    expect(hours.map((bucket) => bucket.count)).toEqual([60, 30, ...Array<number>(22).fill(0)]);
+    expect(hours.slice(0, 2).every((bucket) => bucket.p95 !== null)).toBe(true);
+    // One read of the tail: its two index ranges (not stamped, stamped after the view), once.
+    expect(ranges).toEqual([
+      { metrics: 'tail_shared', fold: null },
+      { metrics: 'tail_shared', fold: { $gt: expect.any(Number) } },
+    ]);
   });
 
   it('holds every reading of entries holding more readings than the process keeps decoded', async () => {
