@@ -14,9 +14,11 @@
  * that starts later reads a view of at least c (a process writes its pin before its
  * first read of the fold state, so a read the folder did not see pinned reads a view
  * made visible after the compaction). Pins older than the grace period plus
- * {@link PIN_REFRESH_MS} are those of stopped processes and are ignored: a process
- * rewrites its pin before a read when it is older than {@link PIN_REFRESH_MS}, and no
- * read lasts the grace period (the folder's argument for deleting after it).
+ * {@link PIN_REFRESH_MS} are those of stopped processes and are ignored: a read starts
+ * only once a write of its process's pin that began at most {@link PIN_REFRESH_MS} earlier
+ * is confirmed (the process rewrites the pin, without making reads wait, when its last
+ * write began half that long ago), and no read lasts the grace period (the folder's
+ * argument for deleting after it).
  */
 import { type Collection, type Db, MongoNetworkError } from 'mongodb';
 import { readView, type ReadView } from './visibility.ts';
@@ -55,8 +57,12 @@ export class ReadPins {
   private seen = 0;
   /** The `min` last sent to the database (0 before the first write). */
   private sent = 0;
-  /** When the pin was last written (ms, this process's clock), or null when no pin document is known to exist. */
+  /** When the last write of the pin started (ms, this process's clock), or null when no pin document is known to exist. */
   private writtenAt: number | null = null;
+  /** When the last write the database confirmed started (ms, this process's clock), or null: the pin is at least this recent. */
+  private confirmedAt: number | null = null;
+  /** Counts the pin's deletions: a write confirmed after a deletion was queued confirms nothing. */
+  private deletions = 0;
   private timer: NodeJS.Timeout | null = null;
   /** The pin's writes and deletions, one after another, so a deletion never lands after a later write. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -83,32 +89,50 @@ export class ReadPins {
   private write(db: Db): Promise<unknown> {
     const min = Math.max(this.sent, this.lowest());
     this.sent = min;
-    this.writtenAt = Date.now();
+    const started = Date.now();
+    const deletions = this.deletions;
+    this.writtenAt = started;
     const update = () => readPins(db).updateOne({ _id: this.holder }, { $max: { min }, $currentDate: { at: true } }, { upsert: true });
     // Written again once after a network error: the update is idempotent, and a
     // standalone server gets no retryable writes from the driver, so a pooled connection
     // that died with a restarted database would otherwise fail the read it pins.
     return this.enqueue(() =>
       update().catch((error: unknown) => (error instanceof MongoNetworkError ? update() : Promise.reject(error))),
-    ).catch((error: unknown) => {
-      // Not known to be written: the next read writes it again before reading its view.
-      this.writtenAt = null;
-      throw error;
-    });
+    ).then(
+      () => {
+        // Not when a deletion was queued meanwhile: it runs after this write.
+        if (this.deletions === deletions) this.confirmedAt = Math.max(this.confirmedAt ?? 0, started);
+      },
+      (error: unknown) => {
+        // Not known to be written: the next read writes it again before reading its view.
+        this.writtenAt = null;
+        this.confirmedAt = null;
+        throw error;
+      },
+    );
   }
 
   /**
-   * Runs `read` with the current view (`readView`), pinned until it settles: the pin is
-   * written first when there is none or it is older than {@link PIN_REFRESH_MS}.
+   * Runs `read` with the current view (`readView`), pinned until it settles. The pin is
+   * written again when there is none or its last write started more than half of
+   * {@link PIN_REFRESH_MS} ago; the read waits for that write only when no write of the
+   * pin was confirmed within {@link PIN_REFRESH_MS}. A pin confirmed that recently is
+   * honoured by the folder for longer than any read lasts (the grace period plus
+   * {@link PIN_REFRESH_MS}, see this module's comment), and its `min` is at most every
+   * view read later, so under steady reads none waits for the pin's write.
    * @throws what `read` or the pin's write throws (a driver error: the database is unreachable).
    */
   async with<T>(db: Db, read: (view: ReadView) => Promise<T>): Promise<T> {
     const id = this.nextRead++;
     this.held.set(id, this.sent);
     try {
-      if (this.writtenAt === null || Date.now() - this.writtenAt > PIN_REFRESH_MS) this.ready = this.write(db);
+      const now = Date.now();
+      if (this.writtenAt === null || now - this.writtenAt > PIN_REFRESH_MS / 2) this.ready = this.write(db);
+      const confirmed = this.confirmedAt !== null && now - this.confirmedAt <= PIN_REFRESH_MS;
+      // A write not awaited here fails quietly: the next read writes the pin again.
+      this.ready.catch(() => undefined);
       // Also when another read started the write: the pin is stored before any view is read.
-      await this.ready;
+      if (!confirmed) await this.ready;
       const view = await readView({ db });
       this.held.set(id, view.visible);
       this.seen = Math.max(this.seen, view.visible);
@@ -131,6 +155,8 @@ export class ReadPins {
       if (this.held.size === 0) {
         if (this.writtenAt === null) return;
         this.writtenAt = null;
+        this.confirmedAt = null;
+        this.deletions += 1;
         this.enqueue(() => readPins(db).deleteOne({ _id: this.holder })).catch(() => undefined);
       } else if (this.lowest() > this.sent) {
         this.write(db).catch(() => undefined);

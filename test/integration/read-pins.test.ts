@@ -14,12 +14,15 @@
  * 3. A pin older than the grace period (a stopped process's) holds nothing; a recent one
  *    holds the parts.
  * 4. Without `pinned`, only the grace period deletes.
+ * 5. Under steady reads a process rewrites its pin ahead of time, and no read waits for
+ *    that write; a read waits for it when no write of the pin was confirmed within
+ *    `PIN_REFRESH_MS`.
  */
-import type { Document } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandStartedEvent, CommandSucceededEvent, Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { aggregateBuckets } from '../../src/storage/read.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
-import { readPins, withView } from '../../src/storage/read-pins.ts';
+import { PIN_REFRESH_MS, ReadPins, readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
 import { visibleAt, visibleIn } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -198,5 +201,60 @@ describe('read pins', { timeout: 240_000 }, () => {
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(replaced);
     await readPins(t.store.db).deleteOne({ _id: 'stopped' });
     await expectExact();
+  });
+
+  it('rewrites a recent pin without making reads wait, and makes a read wait when no write was confirmed within PIN_REFRESH_MS', async () => {
+    const holder = 'pin-refresh';
+    const pins = new ReadPins(holder);
+    // In the order the driver saw them: a pin write sent and answered, a read of the fold state sent.
+    let order: string[] = [];
+    const sent = (event: CommandStartedEvent) => {
+      if (event.commandName === 'find' && event.command.find === 'fold_state') order.push('view read');
+    };
+    const pinRequests = new Set<number>();
+    const pinSent = (event: CommandStartedEvent) => {
+      if (event.commandName === 'update' && event.command.update === 'read_pins') {
+        pinRequests.add(event.requestId);
+        order.push('pin sent');
+      }
+    };
+    const answered = (event: CommandSucceededEvent) => {
+      if (pinRequests.delete(event.requestId)) order.push('pin written');
+    };
+    t.store.client.on('commandStarted', sent);
+    t.store.client.on('commandStarted', pinSent);
+    t.store.client.on('commandSucceeded', answered);
+    const start = Date.now();
+    let elapsed = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => start + elapsed);
+    const held = gate();
+    try {
+      // The first read waits for its process's pin.
+      const first = pins.with(t.store.db, () => held.opened);
+      await waitUntil(async () => order.includes('view read'), 10_000, 'the first read did not read its view');
+      expect(order).toEqual(['pin sent', 'pin written', 'view read']);
+      // Past half of PIN_REFRESH_MS, with the first read still under way: the pin is
+      // written again as the read starts, and the read does not wait for its answer.
+      order = [];
+      elapsed = PIN_REFRESH_MS / 2 + 1_000;
+      await pins.with(t.store.db, async () => undefined);
+      expect(order).toContain('pin sent');
+      await waitUntil(async () => order.includes('pin written'), 10_000, 'the pin was not written again');
+      expect(order.indexOf('view read')).toBeLessThan(order.indexOf('pin written'));
+      // Longer than PIN_REFRESH_MS after the last confirmed write: the read waits again.
+      order = [];
+      elapsed += PIN_REFRESH_MS + 1_000;
+      await pins.with(t.store.db, async () => undefined);
+      expect(order).toEqual(['pin sent', 'pin written', 'view read']);
+      held.open();
+      await first;
+    } finally {
+      held.open();
+      clock.mockRestore();
+      t.store.client.off('commandStarted', sent);
+      t.store.client.off('commandStarted', pinSent);
+      t.store.client.off('commandSucceeded', answered);
+    }
+    await pinRemoved(holder);
   });
 });
