@@ -366,8 +366,10 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
             const onTail = (tail: TailRead) => {
               read.tail = tail;
             };
-            // First and last readings are not in summaries (`summaryPlan` would refuse them too).
-            const summarized = source === null && !sketch && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
+            // First and last readings are not in summaries (`summaryPlan` would refuse them
+            // too), nor what a counter's increase needs. Sketches are: the sketch pipeline
+            // reads them from the documents beside this one.
+            const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
             const [rows, sketchRows, counterRows] = await Promise.all([
               timed(scope.observe, run('buckets'), async () => {
                 if (summarized === null) {

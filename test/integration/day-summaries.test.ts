@@ -245,6 +245,34 @@ describe('day summaries', () => {
     expect((widest as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
   });
 
+  it('answer the statistics of an aggregate with percentiles, whose sketches the documents give, within 1%', async () => {
+    const answer = await t.graphql<{ aggregate: (AnswerStats & { tags: { key: string; value: string }[]; p50: number; p95: number })[] }>(
+      `{ aggregate(metric: "trips", field: "delay", from: "${new Date(START).toISOString()}", to: "${new Date(START + 4 * DAY).toISOString()}",
+          groupBy: ["origin"]) { tags { key value } count sum min max variance p50 p95 } }`,
+    );
+    expect(answer.errors).toBeUndefined();
+    expect((answer as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
+    const expected = groupsOf(sent, 'delay');
+    expect(answer.data!.aggregate.map((group) => originOf(group.tags)).sort()).toEqual([...expected.keys()].sort());
+    for (const group of answer.data!.aggregate) {
+      const origin = originOf(group.tags);
+      expectStats(group, expected.get(origin)!, `origin ${origin}`);
+      // The value of rank floor(p/100 x (count - 1)) of the sorted delays, within 1% (0 exactly).
+      const delays = sent
+        .filter((trip) => (trip.origin ?? '') === origin && trip.delay !== undefined)
+        .map((trip) => trip.delay!)
+        .sort((a, b) => a - b);
+      for (const [p, actual] of [
+        [50, group.p50],
+        [95, group.p95],
+      ] as const) {
+        const exact = delays[Math.floor((p / 100) * (delays.length - 1))]!;
+        if (exact === 0) expect(actual, `origin ${origin} p${p}`).toBe(0);
+        else expect(Math.abs(actual - exact) / Math.abs(exact), `origin ${origin} p${p}: ${actual} vs ${exact}`).toBeLessThanOrEqual(0.01);
+      }
+    }
+  });
+
   it('answer rankings: the first groups by a statistic, in order, as a plain loop ranks them', async () => {
     const ranked = await t.graphql<{ aggregate: (AnswerStats & { tags: { key: string; value: string }[]; avg: number })[] }>(
       `{ aggregate(metric: "trips", field: "delay", from: "${new Date(START).toISOString()}", to: "${new Date(START + 4 * DAY).toISOString()}",
