@@ -17,11 +17,19 @@ import {
 } from '../query/buckets-pipeline.ts';
 import { counterIncreases } from '../query/counters.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
-import { aggregateBuckets, aggregateSummarized, withSharedView, type SummarizedRead, type TailRead } from '../storage/read.ts';
+import {
+  aggregateBuckets,
+  aggregateSummarized,
+  withSharedView,
+  type SharedView,
+  type SummarizedRead,
+  type TailRead,
+} from '../storage/read.ts';
 import { mergeRows, summaryPlan, summaryRows } from '../query/summaries.ts';
 import { limitedRead } from '../storage/query-options.ts';
 import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
+import type { PlanSettings } from '../record/fold-plan.ts';
 import type { Store } from '../storage/store.ts';
 import type { GranularityName, Level } from '../query/granularity.ts';
 import { planBucketSegments, planSegments } from '../query/segments.ts';
@@ -273,6 +281,114 @@ function attachIncreases(rows: BucketRow[], counterRows: readonly CounterRow[], 
   }
 }
 
+/** One batch of a load: requests that share a pipeline query, with its fields, series and the levels it reads (see `createLoader`). */
+interface PlannedBatch {
+  batch: LoadRequest[];
+  fields: string[];
+  series: string[];
+  bucketQuery: BucketQuery;
+  levels: ReadonlySet<Level>;
+}
+
+/**
+ * Runs the pipelines of one planned batch in `shared` (its view and tails, see
+ * `withSharedView`): its buckets, from day summaries for the whole UTC days they answer
+ * (`aggregateSummarized`) or from a rollup that answers (`rollupFor`) or the series-day
+ * documents, and beside them its merged sketches and counter increases when a request
+ * asks for them. Appends where it read to `scope.reads`.
+ * @param registry the rollup definitions of the load's metrics and their plan settings (null: none read).
+ * @returns each request's rows (a series request: its series' rows) and its field's index in them.
+ * @throws ServiceError QUERY_TIMEOUT when a read runs longer than the request's time limit; driver errors.
+ */
+async function loadBatch(
+  scope: LoaderScope,
+  { batch, fields, series, bucketQuery, levels }: PlannedBatch,
+  registry: { rollups: readonly RollupDefinition[]; settings: PlanSettings | null },
+  shared: SharedView,
+): Promise<[LoadRequest, LoadAnswer][]> {
+  const query = batch[0]!.query;
+  const firstLast = batch.some((request) => request.query.wants.firstLast);
+  const sketch = batch.some((request) => request.query.wants.sketch);
+  const counter = batch.some((request) => request.query.wants.counter);
+  const source = rollupFor(
+    bucketQuery,
+    registry.rollups.filter((rollup) => rollup.metric === query.metric),
+    levels,
+  );
+  const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
+  scope.reads.push(read);
+  // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
+  const known = registry.settings === null ? {} : { settings: registry.settings };
+  const readSource = { metric: query.metric, rollup: source, ...known };
+  const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
+    kind,
+    granularity: query.granularity?.name ?? null,
+    level: finestLevel(levels),
+    source: source !== null ? 'rollup' : read.summaryDays === undefined ? 'documents' : 'summaries',
+  });
+  const onTail = (tail: TailRead) => {
+    read.tail = tail;
+  };
+  // Summaries hold no first and last readings (`summaryPlan` would refuse them too) and
+  // nothing a counter's increase needs; a percentile's sketches come from the sketch
+  // pipeline, which reads the documents beside this one.
+  const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
+  const [rows, sketchRows, counterRows] = await Promise.all([
+    timed(scope.observe, run('buckets'), async () => {
+      if (summarized === null) {
+        return aggregateBuckets<BucketRow>(
+          scope.store,
+          batchPipeline(query, fields, series, firstLast),
+          scope.options,
+          readSource,
+          onTail,
+          shared,
+        );
+      }
+      const answer = await aggregateSummarized<BucketRow>(scope.store, { ...summarized, ...known }, scope.options, onTail, shared);
+      if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
+      const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
+      const merged = mergeRows([...added, ...answer.rows], fields.length);
+      return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
+    }),
+    sketch
+      ? timed(scope.observe, run('sketches'), () =>
+          aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource, undefined, shared),
+        )
+      : [],
+    counter
+      ? timed(
+          scope.observe,
+          () => ({ ...run('counters')(), source: 'documents' }),
+          () =>
+            aggregateBuckets<CounterRow>(
+              scope.store,
+              counterPipeline(bucketQuery),
+              scope.options,
+              { metric: query.metric, ...known },
+              undefined,
+              shared,
+            ),
+        )
+      : [],
+  ]);
+  if (sketch) attachSketches(rows, sketchRows);
+  if (counter) attachIncreases(rows, counterRows, fields.length);
+  const bySeries = new Map<string, BucketRow[]>();
+  if (series.length > 0) {
+    for (const row of rows) {
+      const id = row._id?.g as string;
+      const list = bySeries.get(id);
+      if (list) list.push(row);
+      else bySeries.set(id, [row]);
+    }
+  }
+  return batch.map((request) => [
+    request,
+    { rows: request.series === undefined ? rows : (bySeries.get(request.series) ?? []), index: fields.indexOf(request.query.field) },
+  ]);
+}
+
 /**
  * Builds the request-scoped loader that batches {@link LoadRequest}s into pipelines
  * (one per {@link batchKey}, and a sketch pipeline beside it when a request of the batch
@@ -303,7 +419,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       const answers = new Map<LoadRequest, LoadAnswer>();
       // Each batch's pipeline query and the levels it reads; rollups are looked up only for
       // the metrics of batches a rollup could answer (on a metric, no minute slots).
-      const planned = [...batches.values()].map((batch) => {
+      const planned: PlannedBatch[] = [...batches.values()].map((batch) => {
         const fields = [...new Set(batch.map((request) => request.query.field))];
         const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
         const bucketQuery = pipelineQuery(batch[0]!.query, fields, series);
@@ -334,108 +450,19 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         }
       }
       // One view for every pipeline below, read after the rollup definitions (a rollup
-      // day rebuilt after the view was read would be invisible to it), and the tails of
-      // the batches' metrics read once in it, at once, however many pipelines add them.
-      const tailMetrics = [
-        ...new Set(planned.flatMap(({ batch }) => (batch.every((request) => refused.has(request)) ? [] : [batch[0]!.query.metric]))),
-      ];
-      return withSharedView(scope.store, tailMetrics, scope.options, async (shared) => {
-        await Promise.all(
-          planned.map(async ({ batch, fields, series, bucketQuery, levels }) => {
-            if (batch.every((request) => refused.has(request))) return;
-            const query = batch[0]!.query;
-            const firstLast = batch.some((request) => request.query.wants.firstLast);
-            const sketch = batch.some((request) => request.query.wants.sketch);
-            const counter = batch.some((request) => request.query.wants.counter);
-            const source = rollupFor(
-              bucketQuery,
-              rollups.filter((rollup) => rollup.metric === query.metric),
-              levels,
-            );
-            const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
-            scope.reads.push(read);
-            // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
-            const known = settings === null ? {} : { settings };
-            const readSource = { metric: query.metric, rollup: source, ...known };
-            const run = (kind: PipelineRun['kind']) => (): PipelineRun => ({
-              kind,
-              granularity: query.granularity?.name ?? null,
-              level: finestLevel(levels),
-              source: source !== null ? 'rollup' : read.summaryDays === undefined ? 'documents' : 'summaries',
-            });
-            const onTail = (tail: TailRead) => {
-              read.tail = tail;
-            };
-            // First and last readings are not in summaries (`summaryPlan` would refuse them
-            // too), nor what a counter's increase needs. Sketches are: the sketch pipeline
-            // reads them from the documents beside this one.
-            const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
-            const [rows, sketchRows, counterRows] = await Promise.all([
-              timed(scope.observe, run('buckets'), async () => {
-                if (summarized === null) {
-                  return aggregateBuckets<BucketRow>(
-                    scope.store,
-                    batchPipeline(query, fields, series, firstLast),
-                    scope.options,
-                    readSource,
-                    onTail,
-                    shared,
-                  );
-                }
-                const answer = await aggregateSummarized<BucketRow>(
-                  scope.store,
-                  { ...summarized, ...known },
-                  scope.options,
-                  onTail,
-                  shared,
-                );
-                if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
-                const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
-                const merged = mergeRows([...added, ...answer.rows], fields.length);
-                return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
-              }),
-              sketch
-                ? timed(scope.observe, run('sketches'), () =>
-                    aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource, undefined, shared),
-                  )
-                : [],
-              counter
-                ? timed(
-                    scope.observe,
-                    () => ({ ...run('counters')(), source: 'documents' }),
-                    () =>
-                      aggregateBuckets<CounterRow>(
-                        scope.store,
-                        counterPipeline(bucketQuery),
-                        scope.options,
-                        { metric: query.metric, ...known },
-                        undefined,
-                        shared,
-                      ),
-                  )
-                : [],
-            ]);
-            if (sketch) attachSketches(rows, sketchRows);
-            if (counter) attachIncreases(rows, counterRows, fields.length);
-            const bySeries = new Map<string, BucketRow[]>();
-            if (series.length > 0) {
-              for (const row of rows) {
-                const id = row._id?.g as string;
-                const list = bySeries.get(id);
-                if (list) list.push(row);
-                else bySeries.set(id, [row]);
-              }
-            }
-            for (const request of batch) {
-              answers.set(request, {
-                rows: request.series === undefined ? rows : (bySeries.get(request.series) ?? []),
-                index: fields.indexOf(request.query.field),
-              });
-            }
-          }),
+      // day rebuilt after the view was read would be invisible to it); each metric's tail
+      // is read once in it, however many pipelines add it. No view when nothing runs.
+      const running = planned.filter(({ batch }) => !batch.every((request) => refused.has(request)));
+      if (running.length > 0) {
+        await withSharedView(scope.store, scope.options, (shared) =>
+          Promise.all(
+            running.map(async (item) => {
+              for (const [request, answer] of await loadBatch(scope, item, { rollups, settings }, shared)) answers.set(request, answer);
+            }),
+          ),
         );
-        return requests.map((request) => refused.get(request) ?? answers.get(request)!);
-      });
+      }
+      return requests.map((request) => refused.get(request) ?? answers.get(request)!);
     },
     {
       cacheKeyFn: (request) =>

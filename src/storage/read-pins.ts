@@ -127,10 +127,12 @@ export class ReadPins {
     this.held.set(id, this.sent);
     try {
       const now = Date.now();
-      if (this.writtenAt === null || now - this.writtenAt > PIN_REFRESH_MS / 2) this.ready = this.write(db);
+      if (this.writtenAt === null || now - this.writtenAt > PIN_REFRESH_MS / 2) {
+        this.ready = this.write(db);
+        // A write no read awaits fails quietly: the next read writes the pin again.
+        this.ready.catch(() => undefined);
+      }
       const confirmed = this.confirmedAt !== null && now - this.confirmedAt <= PIN_REFRESH_MS;
-      // A write not awaited here fails quietly: the next read writes the pin again.
-      this.ready.catch(() => undefined);
       // Also when another read started the write: the pin is stored before any view is read.
       if (!confirmed) await this.ready;
       const view = await readView({ db });

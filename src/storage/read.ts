@@ -320,7 +320,7 @@ export async function aggregateBuckets<T extends Document = Document>(
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
     return runWithTail<T>(store, view, tail.readings, pipeline, options, source);
   };
-  return shared === undefined ? withSharedView(store, [], options, run) : run(shared);
+  return shared === undefined ? withSharedView(store, options, run) : run(shared);
 }
 
 /**
@@ -333,41 +333,29 @@ export interface SharedView {
   view: ReadView;
   /**
    * The tail of `metric` (null: of every metric) in `view`, as `readTail` reads it: read
-   * on the first call (or by {@link withSharedView}), the same promise afterwards.
+   * on the first call, the same promise afterwards.
    * @throws ServiceError QUERY_TIMEOUT when the read runs longer than the options' `maxTimeMS`; driver errors.
    */
   tail(metric: string | null): Promise<Tail>;
 }
 
 /**
- * Runs `read` with a {@link SharedView}, pinned until `read` settles (`withView`), and
- * starts reading the tails of `metrics` at once, before `read` runs: a caller that
- * starts its other reads (rollup definitions, plan settings) before calling this waits
- * for them, the view and the tails together, not one after another. Nothing in the
- * view depends on those reads, and a tail depends on the view alone. A tail started
- * here that `read` never asks for is read and dropped.
+ * Runs `read` with a {@link SharedView}, pinned until `read` settles (`withView`): the
+ * view is read first, and each metric's tail on the first ask of a read, once.
  * @param options the reads' time limit (see `query-options.ts`).
  * @throws what `read` throws; a driver error when the view or the pin cannot be read or written.
  */
-export function withSharedView<T>(
-  store: Store,
-  metrics: readonly (string | null)[],
-  options: QueryOptions,
-  read: (shared: SharedView) => Promise<T>,
-): Promise<T> {
+export function withSharedView<T>(store: Store, options: QueryOptions, read: (shared: SharedView) => Promise<T>): Promise<T> {
   return withView(store, async (view) => {
     const tails = new Map<string | null, Promise<Tail>>();
     const tail = (metric: string | null) => {
       let reading = tails.get(metric);
       if (reading === undefined) {
         reading = limitedRead(options, (driver) => readTail(store, metric, view, driver));
-        // Awaited by the reads that add it; one nobody asks for must not count as unhandled.
-        reading.catch(() => undefined);
         tails.set(metric, reading);
       }
       return reading;
     };
-    for (const metric of metrics) tail(metric);
     return read({ view, tail });
   });
 }
@@ -530,7 +518,7 @@ export async function aggregateSummarized<T extends Document = Document>(
     ]);
     return { rows: [...fromGaps.flat(), ...fromTail], summaries: chosen, summaryDays: summarized.length };
   };
-  return shared === undefined ? withSharedView(store, [], options, run) : run(shared);
+  return shared === undefined ? withSharedView(store, options, run) : run(shared);
 }
 
 /**
