@@ -25,7 +25,7 @@ import {
   type SummarizedRead,
   type TailRead,
 } from '../storage/read.ts';
-import { mergeRows, summaryPlan, summaryRows } from '../query/summaries.ts';
+import { mergeRows, summaryPlan, summaryRows, summarySketchRows } from '../query/summaries.ts';
 import { limitedRead } from '../storage/query-options.ts';
 import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
@@ -330,30 +330,40 @@ async function loadBatch(
     read.tail = tail;
   };
   // Summaries hold no first and last readings (`summaryPlan` would refuse them too) and
-  // nothing a counter's increase needs; a percentile's sketches come from the sketch
-  // pipeline, which reads the documents beside this one.
+  // nothing a counter's increase needs. A percentile's sketches come from the summaries'
+  // day sketches where they answer, and from the sketch pipeline over the same documents
+  // and tail as the bucket pipeline for the other days (`aggregateSummarized`).
   const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
-  const [rows, sketchRows, counterRows] = await Promise.all([
-    timed(scope.observe, run('buckets'), async () => {
+  const sketches = sketch
+    ? (days: { from: number; to: number } | null) => sketchPipeline(days === null ? bucketQuery : { ...bucketQuery, dateRange: days })
+    : undefined;
+  const [[rows, summarizedSketchRows], sketchRows, counterRows] = await Promise.all([
+    timed(scope.observe, run('buckets'), async (): Promise<[BucketRow[], SketchRow[]]> => {
       if (summarized === null) {
-        return aggregateBuckets<BucketRow>(
-          scope.store,
-          batchPipeline(query, fields, series, firstLast),
-          scope.options,
-          readSource,
-          onTail,
-          shared,
-        );
+        const pipeline = batchPipeline(query, fields, series, firstLast);
+        return [await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options, readSource, onTail, shared), []];
       }
-      const answer = await aggregateSummarized<BucketRow>(scope.store, { ...summarized, ...known }, scope.options, onTail, shared);
+      const answer = await aggregateSummarized<BucketRow, SketchRow>(
+        scope.store,
+        { ...summarized, ...known, ...(sketches === undefined ? {} : { sketches }) },
+        scope.options,
+        onTail,
+        shared,
+      );
       if (answer.summaryDays > 0) read.summaryDays = answer.summaryDays;
       const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
       const merged = mergeRows([...added, ...answer.rows], fields.length);
-      return query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
+      const ranked = query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
+      return [
+        ranked,
+        sketches === undefined
+          ? []
+          : [...summarySketchRows(summarized.bucketQuery, summarized.key, answer.summaries), ...answer.sketchRows],
+      ];
     }),
-    sketch
+    sketches !== undefined && summarized === null
       ? timed(scope.observe, run('sketches'), () =>
-          aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource, undefined, shared),
+          aggregateBuckets<SketchRow>(scope.store, sketches(null), scope.options, readSource, undefined, shared),
         )
       : [],
     counter
@@ -372,7 +382,7 @@ async function loadBatch(
         )
       : [],
   ]);
-  if (sketch) attachSketches(rows, sketchRows);
+  if (sketch) attachSketches(rows, [...sketchRows, ...summarizedSketchRows]);
   if (counter) attachIncreases(rows, counterRows, fields.length);
   const bySeries = new Map<string, BucketRow[]>();
   if (series.length > 0) {

@@ -12,9 +12,11 @@
  * A reader at fold number V reads a day from the newest `whole` up to V and the `fold`
  * summaries after it, when no `void` is newer: the same sums as the day's documents
  * visible at V. A query grouped by one tag key reads a few summaries a day instead of
- * one document per series and day.
+ * one document per series and day. A summary also carries the day sketches of its
+ * series, in total and per tag value where they fit (`SummarySketches`, stored apart:
+ * docs/ingest-design.md, "Day sketches"), so percentiles read it too.
  */
-import type { DayDocument } from './day-document.ts';
+import { type DayDocument, RAW_SKETCH_BITS } from './day-document.ts';
 import { emptyStats, mergeStats, type Stats } from './stats.ts';
 
 /**
@@ -40,6 +42,40 @@ export interface SummaryValue {
   s: Record<string, SummaryStats>;
 }
 
+/**
+ * Sketch bins (a field's bin key in one tag value's sketch) a summary's day sketches may
+ * hold per series-day document it adds up, over the values of its tag keys (the day's
+ * total sketch is always kept): the keys with the fewest values first, while they fit.
+ * A key that does not fit is left out (listed in {@link SummarySketches.omitted}) and
+ * percentiles grouped or filtered by it read the documents. On the embedded server a
+ * document read costs about as much as 75 bins of a summary (docs/ingest-design.md, "Day
+ * sketches"), so at 64 bins a document reading the summary's sketches never costs more
+ * than reading the documents. Flights, a few readings per route-day, keep their
+ * origins' and destinations' sketches; a dense metric, one document per host and day
+ * with hundreds of bins each, keeps its total only, and its folds stay as fast.
+ */
+export const SUMMARY_SKETCH_BINS_PER_DOCUMENT = 64;
+
+/** Quantile sketches of fields by field name: bin key (`model/sketch.ts`) to count. */
+export type FieldSketches = Record<string, Record<string, number>>;
+
+/**
+ * The day sketches of a summary: for the fields the metric sketches at the day level,
+ * the merged day sketch (`q.fields.<field>` of each series-day document, or the bins of
+ * a raw document's readings when it lists the day level, `kl`) over every series
+ * (`total`) and per tag key and value (`values`, as {@link SummaryValue} without the
+ * statistics). Stored apart from the summary (`day_sketches`, the summary's `_id`), so
+ * queries without percentiles do not read them.
+ */
+export interface SummarySketches {
+  total: FieldSketches;
+  values: { k: string; v?: string; q: FieldSketches }[];
+  /** Tag keys of the summary's `keys` whose sketches did not fit (see {@link SUMMARY_SKETCH_BINS_PER_DOCUMENT}), left out. */
+  omitted: string[];
+  /** The series-day documents the summary adds up: its bins' budget. */
+  documents: number;
+}
+
 /** What a day summary adds up: see the module comment. */
 export type SummaryKind = 'whole' | 'fold' | 'void';
 
@@ -61,10 +97,50 @@ export interface DaySummary {
   total: Record<string, SummaryStats>;
   /** Per tag key (in `keys`) and value, the fields' day statistics. */
   values: SummaryValue[];
+  /**
+   * The day sketches, when the summary was written with them (every fold and
+   * compaction since day sketches exist; a summary read without them, or written
+   * before, has none, and its days read sketches from the documents).
+   */
+  sketches?: SummarySketches;
 }
 
-/** What a summary reads of a series-day document: its metric, day, tags and day statistics per field. */
-export type SummarizedDocument = Pick<DayDocument, 'metric' | 'date' | 'tags'> & { fields: Record<string, SummaryStats> };
+/** What a summary reads of a series-day document: its metric, day, tags, day statistics per field and day sketches (either form). */
+export type SummarizedDocument = Pick<DayDocument, 'metric' | 'date' | 'tags' | 'q' | 'r' | 'kl'> & {
+  fields: Record<string, SummaryStats>;
+};
+
+/** Adds the bins of `from` into `into`, per field (DDSketch merges by adding counts, see `model/sketch.ts`). */
+function addSketches(into: FieldSketches, from: FieldSketches): void {
+  for (const [field, bins] of Object.entries(from)) {
+    into[field] ??= {};
+    const to = into[field];
+    for (const [key, count] of Object.entries(bins)) to[key] = (to[key] ?? 0) + Number(count);
+  }
+}
+
+/**
+ * The day sketches of a series-day document as a sketch pipeline reads them at the day
+ * level (`SKETCH_READER` in query/buckets-pipeline.ts): `q.fields` in the slot form; in
+ * the raw form, the bin of each reading's sketched fields (`r[].k`) when the document
+ * lists the day level (`kl`), else none.
+ */
+export function daySketchesOf(doc: Pick<DayDocument, 'q' | 'r' | 'kl'>): FieldSketches {
+  if (!Array.isArray(doc.r)) return doc.q?.fields ?? {};
+  const sketches: FieldSketches = {};
+  if (Math.floor((doc.kl ?? 0) / RAW_SKETCH_BITS.day) % 2 !== 1) return sketches;
+  for (const reading of doc.r) {
+    for (const [field, key] of Object.entries(reading.k ?? {})) {
+      sketches[field] ??= {};
+      const bins = sketches[field];
+      bins[key] = (bins[key] ?? 0) + 1;
+    }
+  }
+  return sketches;
+}
+
+/** Number of bins of `sketches`, over every field. */
+const binCount = (sketches: FieldSketches) => Object.values(sketches).reduce((sum, bins) => sum + Object.keys(bins).length, 0);
 
 /** Adds the fields of `fields` that hold readings into `into` (`mergeStats`, per field). */
 function addFields(into: Record<string, SummaryStats>, fields: Record<string, SummaryStats>): void {
@@ -75,38 +151,94 @@ function addFields(into: Record<string, SummaryStats>, fields: Record<string, Su
   }
 }
 
-/** A tag key's statistics per value (undefined: the series without the key), by field name. */
-type ValueGroups = Map<string | undefined, Record<string, SummaryStats>>;
+/** One tag value's statistics and day sketches, by field name, and the documents it adds up (their indexes in `summarizeDays`). */
+interface ValueGroup {
+  s: Record<string, SummaryStats>;
+  q: FieldSketches;
+  docs: number[];
+}
 
-/** The statistics of `value` in `groups`, created empty when it has none yet. */
-function groupOf(groups: ValueGroups, value: string | undefined): Record<string, SummaryStats> {
-  let fields = groups.get(value);
-  if (fields === undefined) {
-    fields = {};
-    groups.set(value, fields);
+/** A tag key's groups per value (undefined: the series without the key). */
+type ValueGroups = Map<string | undefined, ValueGroup>;
+
+/** The group of `value` in `groups`, created empty when it has none yet. */
+function groupOf(groups: ValueGroups, value: string | undefined): ValueGroup {
+  let group = groups.get(value);
+  if (group === undefined) {
+    group = { s: {}, q: {}, docs: [] };
+    groups.set(value, group);
   }
-  return fields;
+  return group;
+}
+
+/** A summary's parts as they are built: its kept and omitted keys and its values. */
+interface SummaryParts {
+  keys: string[];
+  omitted: string[];
+  values: SummaryValue[];
 }
 
 /**
- * Adds tag key `tagKey`'s value groups that hold readings to `values`, unless it has more
- * than {@link SUMMARY_MAX_VALUES} values (groups without readings counted).
- * @returns whether the key is kept (false: it is to be listed in `omitted`).
+ * Adds tag key `tagKey`'s value groups that hold readings to `parts`, unless it has more
+ * than {@link SUMMARY_MAX_VALUES} values (groups without readings counted), then listed in
+ * `omitted`.
+ * @returns the groups added (null: the key is omitted).
  */
-function keepKey(tagKey: string, groups: ValueGroups, values: SummaryValue[]): boolean {
-  if (groups.size > SUMMARY_MAX_VALUES) return false;
-  for (const [value, fields] of groups) {
-    if (Object.keys(fields).length === 0) continue;
-    values.push(value === undefined ? { k: tagKey, s: fields } : { k: tagKey, v: value, s: fields });
+function keepKey(tagKey: string, groups: ValueGroups, parts: SummaryParts): [string | undefined, ValueGroup][] | null {
+  if (groups.size > SUMMARY_MAX_VALUES) {
+    parts.omitted.push(tagKey);
+    return null;
   }
-  return true;
+  parts.keys.push(tagKey);
+  const kept = [...groups].filter(([, group]) => Object.keys(group.s).length > 0);
+  for (const [value, group] of kept)
+    parts.values.push(value === undefined ? { k: tagKey, s: group.s } : { k: tagKey, v: value, s: group.s });
+  return kept;
+}
+
+/** A kept tag key whose sketches may join a summary's: its groups, a lower bound of their bins, and how to merge their sketches (into `q`). */
+interface SketchCandidate {
+  key: string;
+  groups: [string | undefined, ValueGroup][];
+  /** No fewer bins than the merged sketches will hold (0: unknown). */
+  fewest: number;
+  merge: () => void;
+}
+
+/**
+ * Adds to `sketches` the sketches of `candidates` that fit `budget` bins, the keys with
+ * the fewest values first (ties by name): a key whose lower bound or merged bins pass
+ * what is left of the budget is listed in `omitted` without being merged further.
+ */
+function chooseSketches(candidates: SketchCandidate[], budget: number, sketches: SummarySketches): void {
+  let left = budget;
+  const ordered = [...candidates].sort((a, b) => a.groups.length - b.groups.length || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const candidate of ordered) {
+    if (candidate.fewest > left) {
+      sketches.omitted.push(candidate.key);
+      continue;
+    }
+    candidate.merge();
+    const bins = candidate.groups.reduce((sum, [, group]) => sum + binCount(group.q), 0);
+    if (bins > left) {
+      sketches.omitted.push(candidate.key);
+      continue;
+    }
+    left -= bins;
+    for (const [value, group] of candidate.groups) {
+      if (Object.keys(group.q).length === 0) continue;
+      sketches.values.push(value === undefined ? { k: candidate.key, q: group.q } : { k: candidate.key, v: value, q: group.q });
+    }
+  }
+  sketches.omitted.sort();
 }
 
 /**
  * The day summaries of fold or compaction `c` (pure): one per metric and day among `docs`
  * (each series-day once: the parts fold `c` wrote, or the documents compaction `c` merged
- * for whole days), of the kind `kindOf` gives. Fields without readings (`n` 0) are left
- * out, as queries skip them.
+ * for whole days), of the kind `kindOf` gives, with their day sketches
+ * ({@link daySketchesOf}; per tag key as {@link SUMMARY_SKETCH_BINS_PER_DOCUMENT} allows).
+ * Fields without readings (`n` 0) are left out, as queries skip them.
  */
 export function summarizeDays(
   docs: readonly SummarizedDocument[],
@@ -123,19 +255,47 @@ export function summarizeDays(
   const summaries: DaySummary[] = [];
   for (const [key, dayDocs] of byDay) {
     const { metric, date } = dayDocs[0]!;
+    const sketchesOf = dayDocs.map(daySketchesOf);
+    const binsOf = sketchesOf.map(binCount);
     const allKeys = [...new Set(dayDocs.flatMap((doc) => Object.keys(doc.tags)))].sort();
-    const keys: string[] = [];
-    const omitted: string[] = [];
-    const values: SummaryValue[] = [];
+    const parts: SummaryParts = { keys: [], omitted: [], values: [] };
+    const candidates: SketchCandidate[] = [];
     for (const tagKey of allKeys) {
       const byValue: ValueGroups = new Map();
-      for (const doc of dayDocs) addFields(groupOf(byValue, doc.tags[tagKey]), doc.fields);
-      if (keepKey(tagKey, byValue, values)) keys.push(tagKey);
-      else omitted.push(tagKey);
+      dayDocs.forEach((doc, i) => {
+        const group = groupOf(byValue, doc.tags[tagKey]);
+        addFields(group.s, doc.fields);
+        group.docs.push(i);
+      });
+      const kept = keepKey(tagKey, byValue, parts);
+      if (kept === null) continue;
+      candidates.push({
+        key: tagKey,
+        groups: kept,
+        // A merged sketch has at least the bins of its largest document's.
+        fewest: kept.reduce((sum, [, group]) => sum + Math.max(0, ...group.docs.map((i) => binsOf[i]!)), 0),
+        merge: () => {
+          for (const [, group] of kept) for (const i of group.docs) addSketches(group.q, sketchesOf[i]!);
+        },
+      });
     }
     const total: Record<string, SummaryStats> = {};
     for (const doc of dayDocs) addFields(total, doc.fields);
-    summaries.push({ _id: `${key}:${c}`, metric, date, f: c, kind: kindOf(metric, date.getTime()), keys, omitted, total, values });
+    const sketches: SummarySketches = { total: {}, values: [], omitted: [], documents: dayDocs.length };
+    for (const daySketches of sketchesOf) addSketches(sketches.total, daySketches);
+    chooseSketches(candidates, SUMMARY_SKETCH_BINS_PER_DOCUMENT * dayDocs.length, sketches);
+    summaries.push({
+      _id: `${key}:${c}`,
+      metric,
+      date,
+      f: c,
+      kind: kindOf(metric, date.getTime()),
+      keys: parts.keys,
+      omitted: parts.omitted,
+      total,
+      values: parts.values,
+      sketches,
+    });
   }
   return summaries;
 }
@@ -150,9 +310,13 @@ export function summarizeDays(
  * once merged, is omitted. The one difference: `summarizeDays` also counts towards that
  * bound the values whose documents hold no readings, which no summary stores, so near
  * the bound a merged summary may keep a key the union's would omit (its answers are
- * the same). What a compaction that
- * merges only a day's recent parts writes, so that a day's summaries stay a few
- * however seldom it is merged whole (docs/ingest-design.md, "Compaction").
+ * the same). Day sketches are merged when every summary of `chosen` has them (else the
+ * merged one has none), within the budget of the documents they add up together
+ * ({@link SUMMARY_SKETCH_BINS_PER_DOCUMENT}); a key whose sketches any of them left out
+ * has none (where the union's might fit: a merged key's bins add up to less than its
+ * parts'). What a compaction that merges only a day's recent parts writes, so that a
+ * day's summaries stay a few however seldom it is merged whole (docs/ingest-design.md,
+ * "Compaction").
  * @throws Error when `chosen` is empty or mixes metrics or days (a caller's mistake).
  */
 export function mergeSummaries(chosen: readonly DaySummary[], c: number): DaySummary {
@@ -162,34 +326,62 @@ export function mergeSummaries(chosen: readonly DaySummary[], c: number): DaySum
   }
   const omittedAnywhere = new Set(chosen.flatMap((summary) => summary.omitted));
   const allKeys = [...new Set(chosen.flatMap((summary) => summary.keys))].filter((key) => !omittedAnywhere.has(key)).sort();
-  const keys: string[] = [];
-  const omitted = new Set(omittedAnywhere);
-  const values: SummaryValue[] = [];
+  const sketched = chosen.every((summary) => summary.sketches !== undefined);
+  const parts: SummaryParts = { keys: [], omitted: [...omittedAnywhere], values: [] };
+  const candidates: SketchCandidate[] = [];
+  const sketchesLeftOut: string[] = [];
   for (const tagKey of allKeys) {
     const byValue: ValueGroups = new Map();
     for (const summary of chosen) {
       if (summary.keys.includes(tagKey)) {
-        for (const entry of summary.values) if (entry.k === tagKey) addFields(groupOf(byValue, entry.v), entry.s);
+        for (const entry of summary.values) if (entry.k === tagKey) addFields(groupOf(byValue, entry.v).s, entry.s);
       } else if (Object.keys(summary.total).length > 0) {
         // None of this summary's series carries the key: all of them lack it.
-        addFields(groupOf(byValue, undefined), summary.total);
+        addFields(groupOf(byValue, undefined).s, summary.total);
       }
     }
-    if (keepKey(tagKey, byValue, values)) keys.push(tagKey);
-    else omitted.add(tagKey);
+    const kept = keepKey(tagKey, byValue, parts);
+    if (kept === null || !sketched) continue;
+    if (chosen.some((summary) => summary.sketches!.omitted.includes(tagKey))) {
+      sketchesLeftOut.push(tagKey);
+      continue;
+    }
+    candidates.push({
+      key: tagKey,
+      groups: kept,
+      fewest: 0,
+      merge: () => {
+        for (const summary of chosen) {
+          if (summary.keys.includes(tagKey)) {
+            for (const entry of summary.sketches!.values) if (entry.k === tagKey) addSketches(byValue.get(entry.v)?.q ?? {}, entry.q);
+          } else {
+            const group = byValue.get(undefined);
+            if (group !== undefined) addSketches(group.q, summary.sketches!.total);
+          }
+        }
+      },
+    });
   }
   const total: Record<string, SummaryStats> = {};
   for (const summary of chosen) addFields(total, summary.total);
+  let sketches: SummarySketches | undefined;
+  if (sketched) {
+    const documents = chosen.reduce((sum, summary) => sum + summary.sketches!.documents, 0);
+    sketches = { total: {}, values: [], omitted: sketchesLeftOut, documents };
+    for (const summary of chosen) addSketches(sketches.total, summary.sketches!.total);
+    chooseSketches(candidates, SUMMARY_SKETCH_BINS_PER_DOCUMENT * documents, sketches);
+  }
   return {
     _id: `${first.metric}:${first.date.getTime()}:${c}`,
     metric: first.metric,
     date: first.date,
     f: c,
     kind: 'whole',
-    keys,
-    omitted: [...omitted].sort(),
+    keys: parts.keys,
+    omitted: [...new Set(parts.omitted)].sort(),
     total,
-    values,
+    values: parts.values,
+    ...(sketches === undefined ? {} : { sketches }),
   };
 }
 
@@ -224,4 +416,14 @@ export function summariesOfDay<S extends SummaryChoice>(summaries: readonly S[],
   if (base === undefined || voided >= base.f) return [];
   const chosen = [base, ...seen.filter((summary) => summary.kind === 'fold' && summary.f > base.f)];
   return key === null || chosen.every((summary) => summary.keys.includes(key)) ? chosen : [];
+}
+
+/**
+ * Whether the day sketches of `chosen` (the summaries {@link summariesOfDay} chose for a
+ * day) answer percentiles grouped or filtered by tag key `key` (null: none): every one of
+ * them has its sketches, and none left the key's sketches out. Else the day's sketches
+ * are read from its documents (and so are its statistics, in the same read).
+ */
+export function sketchesAnswer(chosen: readonly Pick<DaySummary, 'sketches'>[], key: string | null): boolean {
+  return chosen.every((summary) => summary.sketches !== undefined && (key === null || !summary.sketches.omitted.includes(key)));
 }

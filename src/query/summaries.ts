@@ -3,12 +3,12 @@
  * "Day summaries"), pure: which queries and days summaries can answer, the rows they
  * add up to, and the merge of those rows with the rows of the series-day documents.
  */
-import type { DaySummary, SummaryStats } from '../model/day-summary.ts';
+import type { DaySummary, FieldSketches, SummaryStats } from '../model/day-summary.ts';
 import { emptyStats, mergeStats } from '../model/stats.ts';
 import { DAY_MS } from '../model/time.ts';
 import { UTC } from './zone.ts';
 import { bucketStart } from './granularity.ts';
-import { querySegments, rowKey, rowStats, setRowStats, type BucketQuery, type BucketRow } from './buckets-pipeline.ts';
+import { querySegments, rowKey, rowStats, setRowStats, type BucketQuery, type BucketRow, type SketchRow } from './buckets-pipeline.ts';
 
 /** What day summaries can answer of a bucket query: see {@link summaryPlan}. */
 export interface SummaryPlan {
@@ -25,7 +25,8 @@ export interface SummaryPlan {
  * Whether day summaries can answer part of `query`, and which days: a query on a metric
  * (not on given series), grouped by at most one tag key and filtered at most on that
  * key (or, ungrouped, on one key), asking only for count, sum, minimum, maximum and the
- * sum of squares (not first and last), over an aggregate or buckets of a day or more in
+ * sum of squares (not first and last; percentiles from the summaries' day sketches, see
+ * `aggregateSummarized` in storage/read.ts), over an aggregate or buckets of a day or more in
  * UTC, whose range holds at least one whole UTC day read from day totals. Other
  * queries, and the other days of this one (ragged edges), read the series-day documents.
  * Work is proportional to the segments of the range, not to its days.
@@ -87,6 +88,46 @@ export function summaryRows(
         setRowStats(row, i, stats !== undefined && stats.n > 0 ? stats : emptyStats());
       });
       rows.push(row);
+    }
+  }
+  return rows;
+}
+
+/**
+ * The rows `sketchPipeline` (query/buckets-pipeline.ts) would give for the days of `summaries` (chosen as for
+ * {@link summaryRows}, each with its day sketches: see `sketchesAnswer` in
+ * model/day-summary.ts): one row per summary, value read, field of `query.fields` and
+ * bin, `{_id: {t, g, f, k}, c}` (field position `f`, bin key `k`, count `c`), keyed as
+ * `summaryRows` keys its rows. The caller adds them to the rows of the documents' sketch
+ * pipelines (counts of the same bucket, group, field and bin add up, as DDSketch
+ * merges). A day bucket in UTC and an aggregate of whole days read the day sketches, so
+ * these are the bins that pipeline would read from the same documents.
+ */
+export function summarySketchRows(
+  query: BucketQuery,
+  key: string | null,
+  summaries: readonly Pick<DaySummary, 'date' | 'sketches'>[],
+): SketchRow[] {
+  const where = 'metric' in query.scope && (query.scope.where ?? []).length === 1 ? new Set(query.scope.where![0]!.in) : null;
+  const grouped = query.grouping.by === 'tags' && key !== null;
+  const rows: SketchRow[] = [];
+  for (const summary of summaries) {
+    const sketches = summary.sketches;
+    if (sketches === undefined) continue;
+    const t = query.granularity === null ? undefined : new Date(bucketStart(summary.date.getTime(), query.granularity.cut, UTC));
+    const entries: { v?: string; q: FieldSketches }[] =
+      key === null
+        ? [{ q: sketches.total }]
+        : sketches.values.filter((entry) => entry.k === key && (where === null || (entry.v !== undefined && where.has(entry.v))));
+    for (const entry of entries) {
+      query.fields.forEach((field, f) => {
+        for (const [k, c] of Object.entries(entry.q[field] ?? {})) {
+          const id: SketchRow['_id'] = { f, k };
+          if (t !== undefined) id.t = t;
+          if (grouped) id.g = entry.v === undefined ? {} : { [key]: entry.v };
+          rows.push({ _id: id, c: Number(c) });
+        }
+      });
     }
   }
   return rows;

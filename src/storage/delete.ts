@@ -2,6 +2,7 @@ import { finishRunning, foldPending, insertOnce } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import { voidSummary } from '../model/day-summary.ts';
 import { CollectionName, type Store } from './store.ts';
+import { deleteSummaries } from './summaries.ts';
 import { FOLDS_ID, foldState } from './visibility.ts';
 
 /** What a deletion removed. */
@@ -68,7 +69,7 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
   const voided = await voidSummaries(store, name, dates);
   buckets += (await store.buckets.deleteMany({ metric: name })).deletedCount;
   // The summaries the voids replaced: none answers any more.
-  await store.db.collection(CollectionName.summaries).deleteMany({ metric: name, kind: { $ne: 'void' }, f: { $lte: voided } });
+  await deleteSummaries(store, { metric: name, kind: { $ne: 'void' }, f: { $lte: voided } });
   const series = await store.series.deleteMany({ metric: name });
   const metrics = await store.metrics.deleteOne({ _id: name });
   forgetSeries(store, ids);

@@ -18,6 +18,7 @@ import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import { CollectionName, documentForms, type Store } from './store.ts';
+import { deleteSummaries, findSketches, storedSummaries, withSketches } from './summaries.ts';
 import {
   FOLDS_ID,
   findVisible,
@@ -90,6 +91,17 @@ export async function insertOnce(collection: Collection<Document>, docs: Documen
   } catch (error) {
     return docs.length - duplicateKeyIndexes(error).length;
   }
+}
+
+/**
+ * Inserts day summaries (each once, as {@link insertOnce}): their sketches first, then
+ * the summaries (`storedSummaries`), so a summary a reader finds has its sketches unless
+ * they were deleted after it.
+ */
+async function insertSummaries(store: Store, summaries: readonly DaySummary[], maxTimeMS: number): Promise<void> {
+  const stored = storedSummaries(summaries);
+  await insertOnce(store.db.collection(CollectionName.sketches), stored.sketches, maxTimeMS);
+  await insertOnce(store.db.collection(CollectionName.summaries), stored.summaries, maxTimeMS);
 }
 
 /** Margin kept between the end of a fold's writes and the end of its lease, in ms: a sixth of the lease, at most 5 s. */
@@ -325,7 +337,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
     }
-    await insertOnce(store.db.collection(CollectionName.summaries), summaries as unknown as Document[], await leaseLeft(store, holder));
+    await insertSummaries(store, summaries, await leaseLeft(store, holder));
   } catch (error) {
     if (error instanceof LeaseLost) return nothing(false);
     throw error;
@@ -456,7 +468,7 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
       ...(whole.length > 0 ? [{ date: { $in: whole } }] : []),
       ...composed.map((summary) => ({ metric: summary.metric, date: summary.date })),
     ];
-    if (replaced.length > 0) await summaries.deleteMany({ f: { $lt: record.c }, $or: replaced });
+    if (replaced.length > 0) await deleteSummaries(store, { f: { $lt: record.c }, $or: replaced });
     await foldState(store.db).updateOne({ _id: FOLDS_ID, 'lease.holder': holder }, { $pull: { compactions: { c: record.c } } });
   }
   return deleted;
@@ -606,7 +618,7 @@ export async function compactOnce(
     for (const { collection, documents } of rollupMerged) {
       outcome.documents += await insertOnce(collection, documents, await leaseLeft(store, holder));
     }
-    await insertOnce(store.db.collection(CollectionName.summaries), summaries as unknown as Document[], await leaseLeft(store, holder));
+    await insertSummaries(store, summaries, await leaseLeft(store, holder));
   } catch (error) {
     if (error instanceof LeaseLost) return { ...outcome, leased: false };
     throw error;
@@ -789,11 +801,12 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
   if (pairs.size === 0) return [];
   const metrics = [...new Set([...pairs.values()].map((pair) => pair.metric))];
   const dates = [...new Map([...pairs.values()].map((pair) => [pair.date.getTime(), pair.date])).values()];
-  const found = await store.db
-    .collection<DaySummary>(CollectionName.summaries)
-    .find({ metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } })
-    .toArray();
-  const grouped = byMetricDay(found);
+  const filter = { metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } };
+  const [found, sketches] = await Promise.all([
+    store.db.collection<DaySummary>(CollectionName.summaries).find(filter).toArray(),
+    findSketches(store, filter),
+  ]);
+  const grouped = byMetricDay(withSketches(found, sketches));
   const composed: DaySummary[] = [];
   for (const key of pairs.keys()) {
     const chosen = summariesOfDay(grouped.get(key) ?? [], seq - 1, null);

@@ -1,6 +1,6 @@
 import type { Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
-import { summariesOfDay, type DaySummary } from '../model/day-summary.ts';
+import { sketchesAnswer, summariesOfDay, type DaySummary } from '../model/day-summary.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
@@ -12,6 +12,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
+import { findSketches, withSketches } from './summaries.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, type Tail, visibleIn } from './visibility.ts';
 
 /**
@@ -441,15 +442,25 @@ export interface SummarizedRead {
   documents: (days: { from: number; to: number } | null) => Document[];
   /** The metric's plan settings, when read earlier in the request (see `ReadSource.settings`). */
   settings?: PlanSettings;
+  /**
+   * For a query asking for percentiles: the sketch pipeline over the series-day documents
+   * of the UTC days in `days` (null: every day of the range). A day is then read from its
+   * summaries only when their day sketches answer too (`sketchesAnswer`), and the other
+   * days' sketches come from this pipeline, read beside the documents' bucket pipeline.
+   */
+  sketches?: (days: { from: number; to: number } | null) => Document[];
 }
 
 /**
  * What {@link aggregateSummarized} read: the rows of the documents' pipelines (a bucket
- * and group may be in several), the summaries that answer the summarized days (added
- * up by the caller, `summaryRows` in query/summaries.ts), and how many days they answer.
+ * and group may be in several), the rows of their sketch pipelines (when `sketches` was
+ * given; else empty), the summaries that answer the summarized days (added up by the
+ * caller, `summaryRows` and `summarySketchRows` in query/summaries.ts; with their day
+ * sketches when `sketches` was given), and how many days they answer.
  */
-export interface SummarizedRows<T> {
+export interface SummarizedRows<T, S = Document> {
   rows: T[];
+  sketchRows: S[];
   summaries: DaySummary[];
   summaryDays: number;
 }
@@ -459,64 +470,80 @@ export interface SummarizedRows<T> {
  * (docs/ingest-design.md, "Day summaries"), in one view (`withView`):
  * 1. reads the tail of the metric, as {@link aggregateBuckets}, and the metric's
  *    summaries of `read.days` (whole: the embedded server returned a month's 62 whole
- *    summaries in 0.5 s, and took twice as long with a projection);
+ *    summaries in 0.5 s, and took twice as long with a projection), and with
+ *    `read.sketches` their day sketches, by the same filter;
  * 2. answers each of those days from its summaries when `summariesOfDay` finds
- *    some: they add up the day's documents visible at V;
+ *    some (they add up the day's documents visible at V) and, with `read.sketches`,
+ *    their sketches answer too (`sketchesAnswer`);
  * 3. runs, in parallel: the bucket pipeline over the other days' documents with their
  *    tail, and, when the tail holds readings, the bucket pipeline over the summarized
- *    days' tail alone (their documents left out).
+ *    days' tail alone (their documents left out); with `read.sketches`, the sketch
+ *    pipeline over the same documents and tails beside each.
  * Without any summary it runs the query as {@link aggregateBuckets} would. The rows of
  * a bucket and group may come from several sources: the caller merges them.
  * @param shared the view and tails of the caller's other reads ({@link withSharedView}); read here when absent.
  * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
  */
-export async function aggregateSummarized<T extends Document = Document>(
+export async function aggregateSummarized<T extends Document = Document, S extends Document = Document>(
   store: Store,
   read: SummarizedRead,
   options: QueryOptions = {},
   onTail?: (tail: TailRead) => void,
   shared?: SharedView,
-): Promise<SummarizedRows<T>> {
+): Promise<SummarizedRows<T, S>> {
   const source: ReadSource = { metric: read.metric, settings: read.settings };
   const everyDay = read.documents(null);
   checkFirstMatch(everyDay);
-  const run = async ({ view, tail: tailOf }: SharedView): Promise<SummarizedRows<T>> => {
+  const sketchesOf = read.sketches;
+  const run = async ({ view, tail: tailOf }: SharedView): Promise<SummarizedRows<T, S>> => {
     const first = read.ranges[0]!.from;
     const last = read.ranges[read.ranges.length - 1]!.to;
-    const [tail, found] = await Promise.all([
+    const filter = { metric: read.metric, date: { $gte: new Date(first), $lt: new Date(last) } };
+    const [tail, found, sketches] = await Promise.all([
       tailOf(read.metric),
-      limitedRead(options, (driver) =>
-        store.db
-          .collection<DaySummary>(CollectionName.summaries)
-          .find({ metric: read.metric, date: { $gte: new Date(first), $lt: new Date(last) } }, driver)
-          .toArray(),
-      ),
+      limitedRead(options, (driver) => store.db.collection<DaySummary>(CollectionName.summaries).find(filter, driver).toArray()),
+      sketchesOf === undefined ? null : limitedRead(options, (driver) => findSketches(store, filter, driver)),
     ]);
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
     const inRanges = (day: number) => read.ranges.some((range) => day >= range.from && day < range.to);
     const byDay = new Map<number, DaySummary[]>();
-    for (const summary of found) {
+    for (const summary of sketches === null ? found : withSketches(found, sketches)) {
       const day = summary.date.getTime();
       if (!inRanges(day)) continue;
       const list = byDay.get(day);
       if (list) list.push(summary);
       else byDay.set(day, [summary]);
     }
-    const chosen = [...byDay.values()].flatMap((summaries) => summariesOfDay(summaries, view.visible, read.key));
+    const chosen = [...byDay.values()].flatMap((summaries) => {
+      const ofDay = summariesOfDay(summaries, view.visible, read.key);
+      return sketches === null || sketchesAnswer(ofDay, read.key) ? ofDay : [];
+    });
     const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
     const gaps = gapsBetween(floorTo(read.from, DAY_MS), read.to, summarized);
+    // The bucket pipeline and, for percentiles, the sketch pipeline over the same documents and tail.
+    const both = async (days: { from: number; to: number } | null, readings: readonly Reading[], select?: Filter<Document>) => {
+      const [rows, sketchRows] = await Promise.all([
+        runWithTail<T>(store, view, readings, days === null ? everyDay : read.documents(days), options, source, select),
+        sketchesOf === undefined ? [] : runWithTail<S>(store, view, readings, sketchesOf(days), options, source, select),
+      ]);
+      return { rows, sketchRows };
+    };
     if (summarized.length === 0 || gaps.length > MAX_DOCUMENT_READS) {
-      const rows = await runWithTail<T>(store, view, tail.readings, everyDay, options, source);
-      return { rows, summaries: [], summaryDays: 0 };
+      return { ...(await both(null, tail.readings)), summaries: [], summaryDays: 0 };
     }
     const days = new Set(summarized);
     const summarizedTail = tail.readings.filter((reading) => days.has(floorTo(reading.time, DAY_MS)));
-    const [fromGaps, fromTail] = await Promise.all([
-      Promise.all(gaps.map((gap) => runWithTail<T>(store, view, tail.readings, read.documents(gap), options, source))),
-      // The summarized days' tail: through the same pipeline, with no document selected.
-      summarizedTail.length === 0 ? [] : runWithTail<T>(store, view, summarizedTail, everyDay, options, source, { _id: { $in: [] } }),
+    const parts = await Promise.all([
+      ...gaps.map((gap) => both(gap, tail.readings)),
+      // The summarized days' tail: through the same pipelines, with no document selected.
+      ...(summarizedTail.length === 0 ? [] : [both(null, summarizedTail, { _id: { $in: [] } })]),
     ]);
-    return { rows: [...fromGaps.flat(), ...fromTail], summaries: chosen, summaryDays: summarized.length };
+    return {
+      rows: parts.flatMap((part) => part.rows),
+      sketchRows: parts.flatMap((part) => part.sketchRows),
+      summaries: chosen,
+      summaryDays: summarized.length,
+    };
   };
   return shared === undefined ? withSharedView(store, options, run) : run(shared);
 }

@@ -11,7 +11,8 @@ import {
 } from '../model/retention.ts';
 import { dayOfKey, type RollupDefinition } from '../model/rollup.ts';
 import { ROLLUPS_COLLECTION, findRollups } from './rollups.ts';
-import { CollectionName, type MetricDocument, type Store } from './store.ts';
+import { deleteSummaries } from './summaries.ts';
+import type { MetricDocument, Store } from './store.ts';
 
 /**
  * Sets the retention policy of metric `name` (see `model/retention.ts`; validated by the
@@ -134,7 +135,7 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
     const deleted = await store.buckets.deleteMany(before);
     // The day summaries after the documents: a fold finding none of a day takes it for
     // empty (`foldSummaries` in fold.ts), so none may go while documents remain.
-    await store.db.collection(CollectionName.summaries).deleteMany(before);
+    await deleteSummaries(store, before);
     let rollupCount = 0;
     for (const rollup of rollups) {
       rollupCount += (await rollupDocuments(store, rollup).deleteMany(before)).deletedCount;

@@ -195,6 +195,8 @@ export const CollectionName = {
   rollups: 'rollups',
   /** Day summaries (`model/day-summary.ts`), written by folds and compactions, voided by deletions. */
   summaries: 'day_summaries',
+  /** The day sketches of day summaries, under each summary's `_id` (`storage/summaries.ts`). */
+  sketches: 'day_sketches',
 } as const;
 
 /** Default time a fold lease lasts unless renewed, in ms (`FOLD_LEASE_MS`). */
@@ -218,7 +220,8 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  * - the ingest log's indexes (`ensureIngestLogIndexes`), the fold state document, and
  *   `foldedAt` for entries an earlier version left folded without it (`markFoldedEntries`);
  * - `day_summaries {metric, date, f}`: a query's summaries of a metric's days; `{date,
- *   f}`: the summaries a compaction replaced, deleted by day and number;
+ *   f}`: the summaries a compaction replaced, deleted by day and number; the same two on
+ *   `day_sketches`, read and deleted with them;
  * - `series {metric, key}`: listing a metric's series in key order.
  * - `series {metric, tagPairs}`: finding the series of a tag filter on any tag key.
  * - `batches {createdAt}` TTL: batch claims of the write path before the ingest log
@@ -228,10 +231,12 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  */
 export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
   await ensureDayIndexes(db, CollectionName.buckets);
-  await db.collection(CollectionName.summaries).createIndexes([
-    { key: { metric: 1, date: 1, f: 1 }, name: 'metric_date_f' },
-    { key: { date: 1, f: 1 }, name: 'date_f' },
-  ]);
+  for (const name of [CollectionName.summaries, CollectionName.sketches]) {
+    await db.collection(name).createIndexes([
+      { key: { metric: 1, date: 1, f: 1 }, name: 'metric_date_f' },
+      { key: { date: 1, f: 1 }, name: 'date_f' },
+    ]);
+  }
   // Rollup collections made before folds carry the old unique index too, which would
   // refuse the second rollup part of a group and day (and a fold skips a part refused
   // with a duplicate key as already written).

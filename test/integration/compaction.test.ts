@@ -38,11 +38,13 @@
  * compactions happen only where a test calls them. Each `describe` has its own
  * database, so `fold_state` (fold numbers, `touched`, compactions) is its own.
  */
+import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayDocument } from '../../src/model/day-document.ts';
 import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
 import { foldJob } from '../../src/jobs/fold.ts';
 import type { DaySummary } from '../../src/model/day-summary.ts';
+import { sketchKey } from '../../src/model/sketch.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
@@ -734,11 +736,24 @@ describe('compactions in tiers', () => {
    */
   async function expectWholeSummaries(c: number): Promise<void> {
     const stored = await t.store.db.collection<DaySummary>(CollectionName.summaries).find({ metric }).toArray();
+    const sketches = await t.store.db.collection<Document>(CollectionName.sketches).find({ metric }).toArray();
     for (const day of [DAY0, DAY1]) {
       const own = sent.filter((r) => dayOf(r.time) === day);
       const ofDay = stored.filter((summary) => summary.date.getTime() === day);
       expect(ofDay.map((summary) => [summary.f, summary.kind])).toEqual([[c, 'whole']]);
       const summary = ofDay[0]!;
+      // Its day sketches, alone of the day's: each host's and the day's bins count every reading.
+      const sketchesOfDay = sketches.filter((doc) => (doc.date as Date).getTime() === day);
+      expect(sketchesOfDay.map((doc) => doc._id)).toEqual([summary._id]);
+      const binsOf = (readings: readonly Sent[]) => {
+        const bins: Record<string, number> = {};
+        for (const r of readings) bins[sketchKey(r.value)] = (bins[sketchKey(r.value)] ?? 0) + 1;
+        return bins;
+      };
+      expect(sketchesOfDay[0]!.total.v).toEqual(binsOf(own));
+      const values = sketchesOfDay[0]!.values as { k: string; v: string; q: Record<string, Record<string, number>> }[];
+      expect(values.map((value) => value.v).sort()).toEqual([...new Set(own.map((r) => r.host))].sort());
+      for (const value of values) expect(value.q.v, `${value.k}=${value.v}`).toEqual(binsOf(own.filter((r) => r.host === value.v)));
       expect(summary.total.v!.n).toBe(own.length);
       expect(summary.total.v!.sum).toBeCloseTo(
         own.reduce((total, r) => total + r.value, 0),

@@ -16,6 +16,7 @@
  * No folder runs in the background of a test app: folds and compactions happen only
  * where the test calls them.
  */
+import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { CollectionName } from '../../src/storage/store.ts';
@@ -26,7 +27,11 @@ const HOUR = 3_600_000;
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 4, 1);
 const ORIGINS = ['AAA', 'BBB', 'C.C', null] as const;
-const DESTINATIONS = ['XXX', 'YYY'];
+/**
+ * Sixteen destinations: 64 series, a few readings each a day, so a day's summaries keep
+ * the day sketches of both keys (`SUMMARY_SKETCH_BINS_PER_DOCUMENT`).
+ */
+const DESTINATIONS = ['XXX', 'YYY', ...Array.from({ length: 14 }, (_, i) => `D${String.fromCharCode(65 + i)}`)];
 
 /** One reading as sent: its tags, time (ms, UTC) and field values (a field may be absent). */
 interface Trip {
@@ -168,6 +173,59 @@ async function checkByOrigin(from: number, to: number, field: 'delay' | 'distanc
   return (answer as Reads).extensions?.reads?.[0]?.summaryDays ?? 0;
 }
 
+/**
+ * Checks an aggregate of `delay` grouped by origin over `[from, to)` with p50 and p95
+ * against a plain loop (statistics exactly, each percentile within 1% of the value of rank
+ * floor(p/100 x (count - 1)) of the sorted delays, 0 exactly).
+ * @returns the days summaries answered, the pipelines run on the series-day documents
+ *   that could select a document (the tail's pipelines select none: `{_id: {$in: []}}`),
+ *   and the reads of day sketches.
+ */
+async function checkPercentiles(from: number, to: number): Promise<{ summaryDays: number; documentReads: number; sketchReads: number }> {
+  let documentReads = 0;
+  let sketchReads = 0;
+  const listener = (event: CommandStartedEvent) => {
+    if (event.databaseName !== t.store.db.databaseName) return;
+    if (event.command.find === CollectionName.sketches) sketchReads += 1;
+    if (event.command.aggregate !== CollectionName.buckets) return;
+    const first = (event.command.pipeline as Record<string, unknown>[])[0]?.$match as Record<string, unknown> | undefined;
+    if (JSON.stringify(first) !== JSON.stringify({ _id: { $in: [] } })) documentReads += 1;
+  };
+  t.store.client.on('commandStarted', listener);
+  let answer: Awaited<
+    ReturnType<typeof t.graphql<{ aggregate: (AnswerStats & { tags: { key: string; value: string }[]; p50: number; p95: number })[] }>>
+  >;
+  try {
+    answer = await t.graphql(
+      `{ aggregate(metric: "trips", field: "delay", from: "${new Date(from).toISOString()}", to: "${new Date(to).toISOString()}",
+          groupBy: ["origin"]) { tags { key value } count sum min max variance p50 p95 } }`,
+    );
+  } finally {
+    t.store.client.off('commandStarted', listener);
+  }
+  expect(answer.errors).toBeUndefined();
+  const chosen = sent.filter((trip) => trip.time >= from && trip.time < to);
+  const expected = groupsOf(chosen, 'delay');
+  expect(answer.data!.aggregate.map((group) => originOf(group.tags)).sort()).toEqual([...expected.keys()].sort());
+  for (const group of answer.data!.aggregate) {
+    const origin = originOf(group.tags);
+    expectStats(group, expected.get(origin)!, `origin ${origin}`);
+    const delays = chosen
+      .filter((trip) => (trip.origin ?? '') === origin && trip.delay !== undefined)
+      .map((trip) => trip.delay!)
+      .sort((a, b) => a - b);
+    for (const [p, actual] of [
+      [50, group.p50],
+      [95, group.p95],
+    ] as const) {
+      const exact = delays[Math.floor((p / 100) * (delays.length - 1))]!;
+      if (exact === 0) expect(actual, `origin ${origin} p${p}`).toBe(0);
+      else expect(Math.abs(actual - exact) / Math.abs(exact), `origin ${origin} p${p}: ${actual} vs ${exact}`).toBeLessThanOrEqual(0.01);
+    }
+  }
+  return { summaryDays: (answer as Reads).extensions?.reads?.[0]?.summaryDays ?? 0, documentReads, sketchReads };
+}
+
 const kinds = async () =>
   (await t.store.db.collection(CollectionName.summaries).find({ metric: 'trips' }).sort({ date: 1, f: 1 }).toArray()).map(
     (summary) => `${((summary.date as Date).getTime() - START) / DAY}:${summary.kind}`,
@@ -245,31 +303,33 @@ describe('day summaries', () => {
     expect((widest as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
   });
 
-  it('answer the statistics of an aggregate with percentiles, whose sketches the documents give, within 1%', async () => {
-    const answer = await t.graphql<{ aggregate: (AnswerStats & { tags: { key: string; value: string }[]; p50: number; p95: number })[] }>(
-      `{ aggregate(metric: "trips", field: "delay", from: "${new Date(START).toISOString()}", to: "${new Date(START + 4 * DAY).toISOString()}",
-          groupBy: ["origin"]) { tags { key value } count sum min max variance p50 p95 } }`,
-    );
-    expect(answer.errors).toBeUndefined();
-    expect((answer as Reads).extensions?.reads?.[0]?.summaryDays).toBe(4);
-    const expected = groupsOf(sent, 'delay');
-    expect(answer.data!.aggregate.map((group) => originOf(group.tags)).sort()).toEqual([...expected.keys()].sort());
-    for (const group of answer.data!.aggregate) {
-      const origin = originOf(group.tags);
-      expectStats(group, expected.get(origin)!, `origin ${origin}`);
-      // The value of rank floor(p/100 x (count - 1)) of the sorted delays, within 1% (0 exactly).
-      const delays = sent
-        .filter((trip) => (trip.origin ?? '') === origin && trip.delay !== undefined)
-        .map((trip) => trip.delay!)
-        .sort((a, b) => a - b);
-      for (const [p, actual] of [
-        [50, group.p50],
-        [95, group.p95],
-      ] as const) {
-        const exact = delays[Math.floor((p / 100) * (delays.length - 1))]!;
-        if (exact === 0) expect(actual, `origin ${origin} p${p}`).toBe(0);
-        else expect(Math.abs(actual - exact) / Math.abs(exact), `origin ${origin} p${p}: ${actual} vs ${exact}`).toBeLessThanOrEqual(0.01);
-      }
+  it('answer an aggregate with percentiles from their day sketches, reading no document, p50 and p95 within 1%', async () => {
+    const whole = await checkPercentiles(START, START + 4 * DAY);
+    expect(whole.summaryDays).toBe(4);
+    // Only the tail went through a pipeline on the documents' collection, with no document selected.
+    expect(whole.documentReads).toBe(0);
+    expect(whole.sketchReads).toBe(1);
+    // A ragged range: its two inner days from summaries, its edges from the documents.
+    const ragged = await checkPercentiles(START + 6 * HOUR, START + 3 * DAY + 5 * HOUR);
+    expect(ragged.summaryDays).toBe(2);
+    expect(ragged.documentReads).toBeGreaterThan(0);
+  });
+
+  it('read percentiles from the documents on days whose summaries have no day sketches (written before them)', async () => {
+    const sketches = t.store.db.collection(CollectionName.sketches);
+    const kept = await sketches.find({ metric: 'trips' }).toArray();
+    expect(kept.length).toBeGreaterThan(0);
+    // Day 1's sketches gone, as a summary written before day sketches has none.
+    await sketches.deleteMany({ metric: 'trips', date: new Date(START + DAY) });
+    try {
+      const read = await checkPercentiles(START, START + 4 * DAY);
+      expect(read.summaryDays).toBe(3);
+      expect(read.documentReads).toBeGreaterThan(0);
+      // Without percentiles, the same day is read from its summaries still.
+      expect(await checkByOrigin(START, START + 4 * DAY, 'delay')).toBe(4);
+    } finally {
+      await sketches.deleteMany({ metric: 'trips' });
+      await sketches.insertMany(kept);
     }
   });
 
@@ -331,7 +391,7 @@ describe('day summaries', () => {
         }
         groups += 1;
       }
-      expect(groups).toBe(2);
+      expect(groups).toBe(DESTINATIONS.length);
       expect((answer as Reads).extensions?.reads?.[0]?.summaryDays).toBe(3);
     }
   });
@@ -361,6 +421,7 @@ describe('day summaries', () => {
     await compactAll(true);
     expect(await checkByOrigin(START, START + 4 * DAY, 'delay')).toBe(4);
     expect(await checkByOrigin(START, START + 4 * DAY, 'distance', ['AAA', 'BBB'])).toBe(4);
+    expect(await checkPercentiles(START, START + 4 * DAY)).toMatchObject({ summaryDays: 4, documentReads: 0 });
   });
 
   it('are voided with a deleted metric, and a metric of the same name read afresh is exact', async () => {
@@ -369,6 +430,7 @@ describe('day summaries', () => {
     const left = await t.store.db.collection(CollectionName.summaries).find({ metric: 'trips' }).toArray();
     expect(left.length).toBeGreaterThan(0);
     expect(left.every((summary) => summary.kind === 'void')).toBe(true);
+    expect(await t.store.db.collection(CollectionName.sketches).countDocuments({ metric: 'trips' })).toBe(0);
     sent.splice(0, sent.length);
     await record(trips(300, 20_000));
     await t.settle();

@@ -8,16 +8,21 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   mergeSummaries,
+  sketchesAnswer,
+  SUMMARY_SKETCH_BINS_PER_DOCUMENT,
   SUMMARY_MAX_VALUES,
   summariesOfDay,
   summarizeDays,
   type DaySummary,
+  type FieldSketches,
   type SummarizedDocument,
 } from '../../src/model/day-summary.ts';
+import { RAW_SKETCH_BITS } from '../../src/model/day-document.ts';
+import { sketchKey } from '../../src/model/sketch.ts';
 import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import { rankRows } from '../../src/query/ranking.ts';
-import { mergeRows, summaryPlan } from '../../src/query/summaries.ts';
+import { mergeRows, summaryPlan, summarySketchRows } from '../../src/query/summaries.ts';
 
 const DAY = 86_400_000;
 const D0 = Date.UTC(2001, 0, 1);
@@ -29,6 +34,34 @@ const stats = (values: number[]) => ({
   min: Math.min(...values),
   max: Math.max(...values),
 });
+
+/** The day sketches of `values` per field, counted by a plain loop: bin key (`sketchKey`) to count. */
+const binsOf = (values: Record<string, number[]>): FieldSketches => {
+  const sketches: FieldSketches = {};
+  for (const [field, list] of Object.entries(values)) {
+    if (list.length === 0) continue;
+    const bins: Record<string, number> = {};
+    for (const value of list) bins[sketchKey(value)] = (bins[sketchKey(value)] ?? 0) + 1;
+    sketches[field] = bins;
+  }
+  return sketches;
+};
+
+/**
+ * A series-day document of one reading per value of `delay` (one a minute from
+ * midnight), in the raw form when `raw` (its readings' bins, the day level listed in
+ * `kl` when `dayBit`), else in the slot form with its day sketch under `q.fields`.
+ */
+const sketchedDocument = (tags: Record<string, string>, delay: number[], raw: boolean, dayBit = true): SummarizedDocument => {
+  const fields: SummarizedDocument['fields'] = delay.length === 0 ? {} : { delay: stats(delay) };
+  const base = { metric: 'm', date: new Date(D0), tags, fields };
+  if (!raw) return { ...base, q: { fields: binsOf({ delay }) } };
+  return {
+    ...base,
+    r: delay.map((v, i) => ({ t: new Date(D0 + i * 60_000), f: { delay: v }, k: { delay: sketchKey(v) } })),
+    kl: (dayBit ? RAW_SKETCH_BITS.day : 0) + RAW_SKETCH_BITS.hour,
+  };
+};
 
 describe('summarizeDays', () => {
   it('adds up each tag value, the series lacking a key, and the totals, per metric and day', () => {
@@ -68,6 +101,60 @@ describe('summarizeDays', () => {
     expect(summary!.keys).toEqual(['region']);
     expect(summary!.omitted).toEqual(['host']);
     expect(summary!.values.map((entry) => entry.v).sort()).toEqual(['eu', 'us']);
+  });
+
+  it('adds up the day sketches of both forms per tag value and in total, as a plain loop bins the readings', () => {
+    const docs = [
+      sketchedDocument({ origin: 'A', dest: 'X' }, [1, 2, 2, -3], false),
+      sketchedDocument({ origin: 'A', dest: 'Y' }, [2, 40], true),
+      sketchedDocument({ dest: 'X' }, [0, 7], true),
+      // A raw document whose metric sketched no day level then: it adds no bin.
+      sketchedDocument({ origin: 'B' }, [5], true, false),
+    ];
+    const [summary] = summarizeDays(docs, 1);
+    const sketches = summary!.sketches!;
+    expect(sketches.omitted).toEqual([]);
+    expect(sketches.total).toEqual(binsOf({ delay: [1, 2, 2, -3, 2, 40, 0, 7] }));
+    const value = (k: string, v: string | undefined) => sketches.values.find((entry) => entry.k === k && entry.v === v)?.q;
+    expect(value('origin', 'A')).toEqual(binsOf({ delay: [1, 2, 2, -3, 2, 40] }));
+    expect(value('origin', undefined)).toEqual(binsOf({ delay: [0, 7] }));
+    expect(value('origin', 'B')).toBeUndefined();
+    expect(value('dest', 'X')).toEqual(binsOf({ delay: [1, 2, 2, -3, 0, 7] }));
+    expect(value('dest', 'Y')).toEqual(binsOf({ delay: [2, 40] }));
+    expect(sketches.values).toHaveLength(4);
+  });
+
+  it(`keeps the sketches of the keys with the fewest values while they fit ${SUMMARY_SKETCH_BINS_PER_DOCUMENT} bins a document`, () => {
+    // 400 hosts, one document each of 70 readings in 70 bins: a budget of 25,600 bins;
+    // the regions take 140 of them, the hosts would take 28,000.
+    const docs = Array.from({ length: 400 }, (_, i) =>
+      sketchedDocument(
+        { host: `h${i}`, region: i % 2 === 0 ? 'eu' : 'us' },
+        Array.from({ length: 70 }, (_, j) => 1.5 ** j),
+        false,
+      ),
+    );
+    const [summary] = summarizeDays(docs, 2);
+    expect(summary!.keys).toEqual(['host', 'region']);
+    expect(summary!.sketches).toMatchObject({ omitted: ['host'], documents: 400 });
+    expect(summary!.sketches!.values.map((entry) => entry.v).sort()).toEqual(['eu', 'us']);
+    expect(Object.values(summary!.sketches!.total.delay!).reduce((a, b) => a + b, 0)).toBe(400 * 70);
+    // Of 60 readings in 60 bins each, the hosts take 24,000 bins, and fit after the regions' 124.
+    const smaller = docs.map((doc, i) =>
+      sketchedDocument(
+        doc.tags,
+        Array.from({ length: 60 }, (_, j) => 1.5 ** (j + (i % 3))),
+        false,
+      ),
+    );
+    const [fits] = summarizeDays(smaller, 3);
+    expect(fits!.sketches!.omitted).toEqual([]);
+    expect(fits!.sketches!.values).toHaveLength(402);
+    expect(sketchesAnswer([summary!], 'region')).toBe(true);
+    expect(sketchesAnswer([summary!], null)).toBe(true);
+    expect(sketchesAnswer([summary!], 'host')).toBe(false);
+    const unsketched: DaySummary = { ...summary!, sketches: undefined };
+    expect(sketchesAnswer([summary!, unsketched], 'region')).toBe(false);
   });
 });
 
@@ -109,6 +196,50 @@ describe('summaryPlan', () => {
     expect(summaryPlan({ ...base, granularity: granularity('HOUR') })).toBeNull();
     expect(summaryPlan({ ...base, granularity: granularity('DAY'), timeZone: 'America/Chicago' })).toBeNull();
     expect(summaryPlan({ ...base, from: D0 + 3_600_000, to: D0 + DAY + 60_000 })).toBeNull();
+  });
+});
+
+describe('summarySketchRows', () => {
+  const query: BucketQuery = {
+    scope: { metric: 'm' },
+    fields: ['delay'],
+    from: D0,
+    to: D0 + 2 * DAY,
+    granularity: granularity('DAY'),
+    grouping: { by: 'tags', keys: ['origin'] },
+  };
+  const summaries = [
+    summarizeDays([sketchedDocument({ origin: 'A' }, [1, 1, 3], false), sketchedDocument({}, [2], true)], 1)[0]!,
+    { ...summarizeDays([sketchedDocument({ origin: 'A' }, [5], true)], 2)[0]!, date: new Date(D0 + DAY) },
+  ];
+
+  it('gives one row per bucket, group, field and bin of the summaries read, as the sketch pipeline keys its rows', () => {
+    const rows = summarySketchRows(query, 'origin', summaries);
+    const t0 = new Date(D0);
+    const t1 = new Date(D0 + DAY);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { _id: { t: t0, g: { origin: 'A' }, f: 0, k: sketchKey(1) }, c: 2 },
+        { _id: { t: t0, g: { origin: 'A' }, f: 0, k: sketchKey(3) }, c: 1 },
+        { _id: { t: t0, g: {}, f: 0, k: sketchKey(2) }, c: 1 },
+        { _id: { t: t1, g: { origin: 'A' }, f: 0, k: sketchKey(5) }, c: 1 },
+      ]),
+    );
+    expect(rows).toHaveLength(4);
+  });
+
+  it('reads the totals of an ungrouped query and the filtered values of a filtered one, without a bucket for an aggregate', () => {
+    const total = summarySketchRows({ ...query, granularity: null, grouping: { by: 'none' } }, null, summaries);
+    const counts = new Map<string, number>();
+    for (const row of total) counts.set(row._id.k, (counts.get(row._id.k) ?? 0) + row.c);
+    expect(Object.fromEntries(counts)).toEqual(binsOf({ delay: [1, 1, 3, 2, 5] }).delay);
+    expect(total.every((row) => row._id.t === undefined && row._id.g === undefined)).toBe(true);
+    const filtered = summarySketchRows(
+      { ...query, grouping: { by: 'none' }, scope: { metric: 'm', where: [{ key: 'origin', in: ['B', 'A'] }] } },
+      'origin',
+      summaries,
+    );
+    expect(filtered.reduce((sum, row) => sum + row.c, 0)).toBe(4);
   });
 });
 
@@ -190,9 +321,12 @@ describe('rankRows', () => {
 
 describe('mergeSummaries', () => {
   /** A summary with its values and keys in one order, to compare summaries built in different orders. */
+  const byValue = (a: { k: string; v?: string }, b: { k: string; v?: string }) =>
+    `${a.k}=${a.v ?? ''}`.localeCompare(`${b.k}=${b.v ?? ''}`);
   const normalized = (summary: DaySummary) => ({
     ...summary,
-    values: [...summary.values].sort((a, b) => `${a.k}=${a.v ?? ''}`.localeCompare(`${b.k}=${b.v ?? ''}`)),
+    values: [...summary.values].sort(byValue),
+    ...(summary.sketches === undefined ? {} : { sketches: { ...summary.sketches, values: [...summary.sketches.values].sort(byValue) } }),
   });
 
   it('equals the summary of the union of the documents the summaries add up, for random documents split among summaries', () => {
@@ -205,22 +339,26 @@ describe('mergeSummaries', () => {
             delay: fc.array(fc.integer({ min: -50, max: 50 }), { maxLength: 3 }),
             distance: fc.array(fc.integer({ min: 0, max: 900 }), { maxLength: 2 }),
             part: fc.integer({ min: 0, max: 3 }),
+            raw: fc.boolean(),
           }),
           { minLength: 1, maxLength: 25 },
         ),
         (rows) => {
-          const docs = rows.map((row) => ({
-            part: row.part,
-            doc: {
-              metric: 'm',
-              date: new Date(D0),
-              tags: { ...(row.origin === undefined ? {} : { origin: row.origin }), ...(row.dest === undefined ? {} : { dest: row.dest }) },
-              fields: {
-                ...(row.delay.length > 0 ? { delay: stats(row.delay) } : {}),
-                ...(row.distance.length > 0 ? { distance: stats(row.distance) } : {}),
-              },
-            } satisfies SummarizedDocument,
-          }));
+          const docs = rows.map((row) => {
+            const tags = {
+              ...(row.origin === undefined ? {} : { origin: row.origin }),
+              ...(row.dest === undefined ? {} : { dest: row.dest }),
+            };
+            // The delay sketched (in either form), the distance not.
+            const sketched = sketchedDocument(tags, row.delay, row.raw);
+            return {
+              part: row.part,
+              doc: {
+                ...sketched,
+                fields: { ...sketched.fields, ...(row.distance.length > 0 ? { distance: stats(row.distance) } : {}) },
+              } satisfies SummarizedDocument,
+            };
+          });
           // Part 0 is the whole summary, the others the folds' after it.
           const parts = [0, 1, 2, 3]
             .map((part) => docs.filter((entry) => entry.part === part).map((entry) => entry.doc))
@@ -238,6 +376,7 @@ describe('mergeSummaries', () => {
                     omitted: [],
                     total: {},
                     values: [],
+                    sketches: { total: {}, values: [], omitted: [], documents: 0 },
                   },
                 ]
               : summarizeDays(part, i + 1, () => (i === 0 ? 'whole' : 'fold')),
@@ -277,6 +416,17 @@ describe('mergeSummaries', () => {
     const omitting = summarizeDays(many(0, SUMMARY_MAX_VALUES + 1), 4, () => 'fold')[0]!;
     expect(omitting.omitted).toEqual(['host']);
     expect(mergeSummaries([summarizeDays(many(5_000, 2), 1)[0]!, omitting], 5)).toMatchObject({ keys: ['region'], omitted: ['host'] });
+  });
+
+  it('merges no sketches when a summary has none, and leaves out a key whose sketches a summary left out', () => {
+    const base = summarizeDays([sketchedDocument({ origin: 'A' }, [1], false)], 1)[0]!;
+    const fold = summarizeDays([sketchedDocument({ origin: 'B' }, [2], true)], 2, () => 'fold')[0]!;
+    const { sketches: _left, ...unsketched } = fold;
+    expect(mergeSummaries([base, unsketched], 3).sketches).toBeUndefined();
+    const leftOut = { ...fold, sketches: { ...fold.sketches!, values: [], omitted: ['origin'] } };
+    const merged = mergeSummaries([base, leftOut], 3);
+    expect(merged.keys).toEqual(['origin']);
+    expect(merged.sketches).toEqual({ total: binsOf({ delay: [1, 2] }), values: [], omitted: ['origin'], documents: 2 });
   });
 
   it('refuses summaries of different days or none', () => {
