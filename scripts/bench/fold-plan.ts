@@ -3,10 +3,11 @@
  * readings into series-day writes (`planReadings`, every level, the default statistics
  * settings) and making the part documents of those writes (`foldDocuments`, the server's
  * default document forms), then encoding them to BSON as the driver does before an
- * insert. Dense TSBS cpu-only readings (10 fields each, every 10 s) of `--hosts` hosts, as
+ * insert, and adding up the fold's day summaries with their day sketches
+ * (`summarizeDays`; their BSON sizes, summaries and sketches apart, are printed). Dense TSBS cpu-only readings (10 fields each, every 10 s) of `--hosts` hosts, as
  * many as one fold takes by default (`FOLD_MAX_READINGS`, 20,000), in time order, so 20
  * hosts make parts of 1,000 readings and 100 hosts parts of 200. Medians of `--reps` runs
- * after one warm-up, in ms per fold and in readings per second of the three steps
+ * after one warm-up, in ms per fold and in readings per second of the four steps
  * together: the bound the process puts on the fold's rate whatever the database's speed.
  *
  *   npm run bench:fold-plan                          # 20 and 100 hosts, 20,000 readings
@@ -17,7 +18,9 @@ import { Command } from 'commander';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { NO_HORIZONS } from '../../src/model/retention.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
+import { summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
 import { foldDocuments, planReadings } from '../../src/record/fold-plan.ts';
+import { storedSummaries } from '../../src/storage/summaries.ts';
 import { describeMachine, format, generateCpu, type PlainReading, positiveInt, table, validated, warmedRuns } from './harness/index.ts';
 
 /** Parses `--hosts`: positive integers separated by commas. */
@@ -43,7 +46,10 @@ for (const hosts of given.hosts) {
   const plan = await warmedRuns(() => planReadings(readings, settings), given.reps);
   const documents = await warmedRuns(() => foldDocuments(plan.result.buckets, 1, forms), given.reps);
   const bson = await warmedRuns(() => documents.result.reduce((bytes, doc) => bytes + serialize(doc).length, 0), given.reps);
-  const total = plan.median + documents.median + bson.median;
+  const summaries = await warmedRuns(() => summarizeDays(documents.result as unknown as SummarizedDocument[], 1), given.reps);
+  const stored = storedSummaries(summaries.result);
+  const bytesOf = (docs: readonly object[]) => docs.reduce((bytes, doc) => bytes + serialize(doc).length, 0);
+  const total = plan.median + documents.median + bson.median + summaries.median;
   rows.push([
     format.count(hosts),
     format.count(readings.length),
@@ -52,6 +58,9 @@ for (const hosts of given.hosts) {
     format.ms(plan.median),
     format.ms(documents.median),
     format.ms(bson.median),
+    format.ms(summaries.median),
+    format.bytes(bytesOf(stored.summaries)),
+    format.bytes(bytesOf(stored.sketches)),
     format.rate((readings.length / total) * 1000),
   ]);
 }
@@ -61,8 +70,20 @@ console.log(
 );
 console.log(
   table(
-    ['hosts', 'readings', 'parts', 'BSON per part', 'plan ms', 'documents ms', 'BSON ms', 'readings/s of the three'],
-    'rrrrrrrr',
+    [
+      'hosts',
+      'readings',
+      'parts',
+      'BSON per part',
+      'plan ms',
+      'documents ms',
+      'BSON ms',
+      'day summary ms',
+      'summary bytes',
+      'day sketches bytes',
+      'readings/s of the four',
+    ],
+    'rrrrrrrrrrr',
     rows,
   ).join('\n'),
 );
