@@ -19,6 +19,7 @@ import type { DayDocument } from '../../src/model/day-document.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
+import { CollectionName } from '../../src/storage/store.ts';
 import { readVisible } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
@@ -269,6 +270,15 @@ describe('retention', { timeout: 120_000 }, () => {
     for (const [key, n] of perDay) {
       const [host, day] = key.split('|');
       expect(n, key).toBe(sent.filter((r) => r.host === host && r.time - (r.time % DAY) === Number(day)).length);
+    }
+    // Day summaries and their day sketches go with the days, and the days kept keep theirs.
+    for (const name of [CollectionName.summaries, CollectionName.sketches]) {
+      const dates = (await t.store.db.collection(name).distinct('date', { metric: METRIC })) as Date[];
+      expect(dates.length, name).toBeGreaterThan(0);
+      expect(
+        dates.every((date) => date.getTime() >= DAY_FROM),
+        name,
+      ).toBe(true);
     }
     const [rollup] = await findRollups(t.store, [METRIC]);
     const rolled = await t.store.db.collection(rollup!.collection).find({}).toArray();
