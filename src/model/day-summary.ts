@@ -273,7 +273,7 @@ export function summarizeDays(
         key: tagKey,
         groups: kept,
         // A merged sketch has at least the bins of its largest document's.
-        fewest: kept.reduce((sum, [, group]) => sum + Math.max(0, ...group.docs.map((i) => binsOf[i]!)), 0),
+        fewest: kept.reduce((sum, [, group]) => sum + group.docs.reduce((most, i) => Math.max(most, binsOf[i]!), 0), 0),
         merge: () => {
           for (const [, group] of kept) for (const i of group.docs) addSketches(group.q, sketchesOf[i]!);
         },

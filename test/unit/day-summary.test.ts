@@ -103,6 +103,16 @@ describe('summarizeDays', () => {
     expect(summary!.values.map((entry) => entry.v).sort()).toEqual(['eu', 'us']);
   });
 
+  it('summarizes a day of 150,000 series sharing one tag value', () => {
+    // A fold may hold more series-days than a function call takes arguments.
+    const docs = Array.from({ length: 150_000 }, (_, i) => sketchedDocument({ host: `h${i}`, region: 'eu' }, [i % 7], true));
+    const [summary] = summarizeDays(docs, 1);
+    expect(summary!.omitted).toEqual(['host']);
+    expect(summary!.values).toEqual([{ k: 'region', v: 'eu', s: { delay: summary!.total.delay } }]);
+    expect(summary!.total.delay!.n).toBe(150_000);
+    expect(summary!.sketches!.values).toEqual([{ k: 'region', v: 'eu', q: binsOf({ delay: docs.map((_, i) => i % 7) }) }]);
+  });
+
   it('adds up the day sketches of both forms per tag value and in total, as a plain loop bins the readings', () => {
     const docs = [
       sketchedDocument({ origin: 'A', dest: 'X' }, [1, 2, 2, -3], false),
