@@ -225,19 +225,27 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[], fi
 
 /**
  * The read of a batch whose whole days day summaries may answer (`summaryPlan`): a
- * query on a metric (a ranking is then applied in memory, `rankRows`); null for any other.
+ * query on a metric (a ranking is then applied in memory, `rankRows`), with the sketch
+ * pipeline beside its bucket pipeline when `sketch` (a request asks for percentiles);
+ * null for any other.
  */
-function summarizedRead(query: RangeQuery, bucketQuery: BucketQuery): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
+function summarizedRead(
+  query: RangeQuery,
+  bucketQuery: BucketQuery,
+  sketch: boolean,
+): (SummarizedRead & { bucketQuery: BucketQuery }) | null {
   if (query.metric === null) return null;
   const plan = summaryPlan(bucketQuery);
   if (plan === null) return null;
+  const of = (days: { from: number; to: number } | null) => (days === null ? bucketQuery : { ...bucketQuery, dateRange: days });
   return {
     metric: query.metric,
     from: query.from,
     to: query.to,
     key: plan.key,
     ranges: plan.ranges,
-    documents: (days) => bucketsPipeline(days === null ? bucketQuery : { ...bucketQuery, dateRange: days }),
+    documents: (days) => bucketsPipeline(of(days)),
+    ...(sketch ? { sketches: (days: { from: number; to: number } | null) => sketchPipeline(of(days)) } : {}),
     bucketQuery,
   };
 }
@@ -333,10 +341,7 @@ async function loadBatch(
   // nothing a counter's increase needs. A percentile's sketches come from the summaries'
   // day sketches where they answer, and from the sketch pipeline over the same documents
   // and tail as the bucket pipeline for the other days (`aggregateSummarized`).
-  const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery) : null;
-  const sketches = sketch
-    ? (days: { from: number; to: number } | null) => sketchPipeline(days === null ? bucketQuery : { ...bucketQuery, dateRange: days })
-    : undefined;
+  const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery, sketch) : null;
   const [[rows, summarizedSketchRows], sketchRows, counterRows] = await Promise.all([
     timed(scope.observe, run('buckets'), async (): Promise<[BucketRow[], SketchRow[]]> => {
       if (summarized === null) {
@@ -345,7 +350,7 @@ async function loadBatch(
       }
       const answer = await aggregateSummarized<BucketRow, SketchRow>(
         scope.store,
-        { ...summarized, ...known, ...(sketches === undefined ? {} : { sketches }) },
+        { ...summarized, ...known },
         scope.options,
         onTail,
         shared,
@@ -354,16 +359,12 @@ async function loadBatch(
       const added = summaryRows(summarized.bucketQuery, summarized.key, answer.summaries);
       const merged = mergeRows([...added, ...answer.rows], fields.length);
       const ranked = query.ranking === null ? merged : rankRows(merged, query.ranking, summarized.bucketQuery.grouping);
-      return [
-        ranked,
-        sketches === undefined
-          ? []
-          : [...summarySketchRows(summarized.bucketQuery, summarized.key, answer.summaries), ...answer.sketchRows],
-      ];
+      const sketched = sketch ? [...summarySketchRows(summarized.bucketQuery, summarized.key, answer.summaries), ...answer.sketchRows] : [];
+      return [ranked, sketched];
     }),
-    sketches !== undefined && summarized === null
+    sketch && summarized === null
       ? timed(scope.observe, run('sketches'), () =>
-          aggregateBuckets<SketchRow>(scope.store, sketches(null), scope.options, readSource, undefined, shared),
+          aggregateBuckets<SketchRow>(scope.store, sketchPipeline(bucketQuery), scope.options, readSource, undefined, shared),
         )
       : [],
     counter

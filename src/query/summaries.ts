@@ -3,7 +3,7 @@
  * "Day summaries"), pure: which queries and days summaries can answer, the rows they
  * add up to, and the merge of those rows with the rows of the series-day documents.
  */
-import type { DaySummary, FieldSketches, SummaryStats } from '../model/day-summary.ts';
+import type { DaySummary } from '../model/day-summary.ts';
 import { emptyStats, mergeStats } from '../model/stats.ts';
 import { DAY_MS } from '../model/time.ts';
 import { UTC } from './zone.ts';
@@ -50,6 +50,46 @@ export function summaryPlan(query: BucketQuery): SummaryPlan | null {
   return ranges.length === 0 ? null : { key, ranges };
 }
 
+/** An entry of a summary that a query reads (`summaryEntries`), with the key of its row: bucket start `t` and group `g`. */
+interface EntryRead<E> {
+  id: { t?: Date; g?: Record<string, string> };
+  entry: E;
+}
+
+/**
+ * The entries of `summaries` a query reads, each with its row key (pure): per summary,
+ * its bucket start `t` (the bucket holding the day, in UTC; none for an aggregate) and,
+ * grouped or filtered by tag key `key`, the entries of that key (of the filter's values
+ * only), each with its group `g` when grouped (`{}` for the series lacking the key, as
+ * in the bucket pipeline); with `key` null, the summary's total alone. `partsOf` gives a
+ * summary's total and its values by tag key `k` and value `v` (null: none to read).
+ */
+function summaryEntries<S extends Pick<DaySummary, 'date'>, E>(
+  query: BucketQuery,
+  key: string | null,
+  summaries: readonly S[],
+  partsOf: (summary: S) => { total: E; values: readonly (E & { k: string; v?: string })[] } | null,
+): EntryRead<E>[] {
+  const where = 'metric' in query.scope && (query.scope.where ?? []).length === 1 ? new Set(query.scope.where![0]!.in) : null;
+  const read: EntryRead<E>[] = [];
+  for (const summary of summaries) {
+    const parts = partsOf(summary);
+    if (parts === null) continue;
+    const t = query.granularity === null ? undefined : new Date(bucketStart(summary.date.getTime(), query.granularity.cut, UTC));
+    const withT = t === undefined ? {} : { t };
+    if (key === null) {
+      read.push({ id: withT, entry: parts.total });
+      continue;
+    }
+    for (const entry of parts.values) {
+      if (entry.k !== key || (where !== null && (entry.v === undefined || !where.has(entry.v)))) continue;
+      const g = entry.v === undefined ? {} : { [key]: entry.v };
+      read.push({ id: query.grouping.by === 'tags' ? { ...withT, g } : withT, entry });
+    }
+  }
+  return read;
+}
+
 /**
  * The rows {@link bucketsPipeline} would give for the days of `summaries` (those a read
  * chose: per day, the summaries that add up its documents; see `summariesOfDay` in
@@ -68,27 +108,16 @@ export function summaryRows(
   key: string | null,
   summaries: readonly Pick<DaySummary, 'date' | 'total' | 'values'>[],
 ): BucketRow[] {
-  const where = 'metric' in query.scope && (query.scope.where ?? []).length === 1 ? new Set(query.scope.where![0]!.in) : null;
-  const grouped = query.grouping.by === 'tags' && key !== null;
   const rows: BucketRow[] = [];
-  for (const summary of summaries) {
-    const t = query.granularity === null ? undefined : new Date(bucketStart(summary.date.getTime(), query.granularity.cut, UTC));
-    const entries: { v?: string; s: Record<string, SummaryStats> }[] =
-      key === null
-        ? [{ s: summary.total }]
-        : summary.values.filter((entry) => entry.k === key && (where === null || (entry.v !== undefined && where.has(entry.v))));
-    for (const entry of entries) {
-      if (!query.fields.some((field) => (entry.s[field]?.n ?? 0) > 0)) continue;
-      const id: { t?: Date; g?: Record<string, string> } = {};
-      if (t !== undefined) id.t = t;
-      if (grouped) id.g = entry.v === undefined ? {} : { [key]: entry.v };
-      const row: BucketRow = { _id: Object.keys(id).length === 0 ? null : id };
-      query.fields.forEach((field, i) => {
-        const stats = entry.s[field];
-        setRowStats(row, i, stats !== undefined && stats.n > 0 ? stats : emptyStats());
-      });
-      rows.push(row);
-    }
+  const read = summaryEntries(query, key, summaries, (summary) => ({ total: { s: summary.total }, values: summary.values }));
+  for (const { id, entry } of read) {
+    if (!query.fields.some((field) => (entry.s[field]?.n ?? 0) > 0)) continue;
+    const row: BucketRow = { _id: Object.keys(id).length === 0 ? null : id };
+    query.fields.forEach((field, i) => {
+      const stats = entry.s[field];
+      setRowStats(row, i, stats !== undefined && stats.n > 0 ? stats : emptyStats());
+    });
+    rows.push(row);
   }
   return rows;
 }
@@ -108,27 +137,14 @@ export function summarySketchRows(
   key: string | null,
   summaries: readonly Pick<DaySummary, 'date' | 'sketches'>[],
 ): SketchRow[] {
-  const where = 'metric' in query.scope && (query.scope.where ?? []).length === 1 ? new Set(query.scope.where![0]!.in) : null;
-  const grouped = query.grouping.by === 'tags' && key !== null;
   const rows: SketchRow[] = [];
-  for (const summary of summaries) {
-    const sketches = summary.sketches;
-    if (sketches === undefined) continue;
-    const t = query.granularity === null ? undefined : new Date(bucketStart(summary.date.getTime(), query.granularity.cut, UTC));
-    const entries: { v?: string; q: FieldSketches }[] =
-      key === null
-        ? [{ q: sketches.total }]
-        : sketches.values.filter((entry) => entry.k === key && (where === null || (entry.v !== undefined && where.has(entry.v))));
-    for (const entry of entries) {
-      query.fields.forEach((field, f) => {
-        for (const [k, c] of Object.entries(entry.q[field] ?? {})) {
-          const id: SketchRow['_id'] = { f, k };
-          if (t !== undefined) id.t = t;
-          if (grouped) id.g = entry.v === undefined ? {} : { [key]: entry.v };
-          rows.push({ _id: id, c: Number(c) });
-        }
-      });
-    }
+  const read = summaryEntries(query, key, summaries, ({ sketches }) =>
+    sketches === undefined ? null : { total: { q: sketches.total }, values: sketches.values },
+  );
+  for (const { id, entry } of read) {
+    query.fields.forEach((field, f) => {
+      for (const [k, c] of Object.entries(entry.q[field] ?? {})) rows.push({ _id: { ...id, f, k }, c: Number(c) });
+    });
   }
   return rows;
 }

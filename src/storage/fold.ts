@@ -18,7 +18,7 @@ import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import { CollectionName, documentForms, type Store } from './store.ts';
-import { deleteSummaries, findSketches, storedSummaries, withSketches } from './summaries.ts';
+import { deleteSummaries, findSummaries, storedSummaries } from './summaries.ts';
 import {
   FOLDS_ID,
   findVisible,
@@ -801,12 +801,7 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
   if (pairs.size === 0) return [];
   const metrics = [...new Set([...pairs.values()].map((pair) => pair.metric))];
   const dates = [...new Map([...pairs.values()].map((pair) => [pair.date.getTime(), pair.date])).values()];
-  const filter = { metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } };
-  const [found, sketches] = await Promise.all([
-    store.db.collection<DaySummary>(CollectionName.summaries).find(filter).toArray(),
-    findSketches(store, filter),
-  ]);
-  const grouped = byMetricDay(withSketches(found, sketches));
+  const grouped = byMetricDay(await findSummaries(store, { metric: { $in: metrics }, date: { $in: dates }, f: { $lt: seq } }, {}, true));
   const composed: DaySummary[] = [];
   for (const key of pairs.keys()) {
     const chosen = summariesOfDay(grouped.get(key) ?? [], seq - 1, null);

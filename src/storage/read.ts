@@ -12,7 +12,7 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { findSketches, withSketches } from './summaries.ts';
+import { findSummaries } from './summaries.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, type Tail, visibleIn } from './visibility.ts';
 
 /**
@@ -499,15 +499,14 @@ export async function aggregateSummarized<T extends Document = Document, S exten
     const first = read.ranges[0]!.from;
     const last = read.ranges[read.ranges.length - 1]!.to;
     const filter = { metric: read.metric, date: { $gte: new Date(first), $lt: new Date(last) } };
-    const [tail, found, sketches] = await Promise.all([
+    const [tail, found] = await Promise.all([
       tailOf(read.metric),
-      limitedRead(options, (driver) => store.db.collection<DaySummary>(CollectionName.summaries).find(filter, driver).toArray()),
-      sketchesOf === undefined ? null : limitedRead(options, (driver) => findSketches(store, filter, driver)),
+      limitedRead(options, (driver) => findSummaries(store, filter, driver, sketchesOf !== undefined)),
     ]);
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
     const inRanges = (day: number) => read.ranges.some((range) => day >= range.from && day < range.to);
     const byDay = new Map<number, DaySummary[]>();
-    for (const summary of sketches === null ? found : withSketches(found, sketches)) {
+    for (const summary of found) {
       const day = summary.date.getTime();
       if (!inRanges(day)) continue;
       const list = byDay.get(day);
@@ -516,7 +515,7 @@ export async function aggregateSummarized<T extends Document = Document, S exten
     }
     const chosen = [...byDay.values()].flatMap((summaries) => {
       const ofDay = summariesOfDay(summaries, view.visible, read.key);
-      return sketches === null || sketchesAnswer(ofDay, read.key) ? ofDay : [];
+      return sketchesOf === undefined || sketchesAnswer(ofDay, read.key) ? ofDay : [];
     });
     const summarized = [...new Set(chosen.map((summary) => summary.date.getTime()))].sort((a, b) => a - b);
     const gaps = gapsBetween(floorTo(read.from, DAY_MS), read.to, summarized);

@@ -40,24 +40,30 @@ export function storedSummaries(summaries: readonly DaySummary[]): { summaries: 
 }
 
 /**
- * Reads the day sketches of the summaries `filter` selects (a filter on `metric`, `date`
- * and `f`, as for the summaries themselves), by summary `_id`.
- * @throws driver errors (a `maxTimeMS` in `options` as the caller's other reads).
+ * The summaries `filter` selects (a filter on `metric`, `date`, `f` and `kind`), with
+ * their day sketches when `sketches` (read beside them by the same filter without
+ * `kind`, so no wait is added; a summary whose sketches are not found has none).
+ * @param options driver options of both reads (a `maxTimeMS` and a signal, as the caller's other reads).
+ * @throws driver errors.
  */
-export async function findSketches(
+export async function findSummaries(
   store: Store,
   filter: Filter<Document>,
   options: FindOptions = {},
-): Promise<Map<string, SummarySketches>> {
-  const found = (await store.db.collection(CollectionName.sketches).find(filter, options).toArray()) as unknown as StoredSketches[];
-  return new Map(found.map(({ _id, total, values, omitted, documents }) => [_id, { total, values, omitted, documents }]));
-}
-
-/** `summaries` with the sketches of `sketches` (by `_id`) put in, those without any left as they are. */
-export function withSketches(summaries: readonly DaySummary[], sketches: ReadonlyMap<string, SummarySketches>): DaySummary[] {
-  return summaries.map((summary) => {
-    const found = sketches.get(summary._id);
-    return found === undefined ? summary : { ...summary, sketches: found };
+  sketches = false,
+): Promise<DaySummary[]> {
+  const { kind: _kind, ...sketchFilter } = filter;
+  const [found, stored] = await Promise.all([
+    store.db.collection(CollectionName.summaries).find(filter, options).toArray() as unknown as Promise<DaySummary[]>,
+    sketches
+      ? (store.db.collection(CollectionName.sketches).find(sketchFilter, options).toArray() as unknown as Promise<StoredSketches[]>)
+      : [],
+  ]);
+  if (!sketches) return found;
+  const byId = new Map(stored.map(({ _id, total, values, omitted, documents }) => [_id, { total, values, omitted, documents }]));
+  return found.map((summary) => {
+    const own = byId.get(summary._id);
+    return own === undefined ? summary : { ...summary, sketches: own };
   });
 }
 
