@@ -298,6 +298,17 @@ interface PlannedBatch {
   levels: ReadonlySet<Level>;
 }
 
+/** The rollup that answers a planned batch, of the `rollups` read for the load's metrics, or null (see {@link rollupFor}). */
+const batchRollup = (
+  { batch, bucketQuery, levels }: Pick<PlannedBatch, 'batch' | 'bucketQuery' | 'levels'>,
+  rollups: readonly RollupDefinition[],
+): RollupDefinition | null =>
+  rollupFor(
+    bucketQuery,
+    rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric),
+    levels,
+  );
+
 /**
  * Runs the pipelines of one planned batch in `shared` (its view and tails, see
  * `withSharedView`): its buckets, from day summaries for the whole UTC days they answer
@@ -318,11 +329,7 @@ async function loadBatch(
   const firstLast = batch.some((request) => request.query.wants.firstLast);
   const sketch = batch.some((request) => request.query.wants.sketch);
   const counter = batch.some((request) => request.query.wants.counter);
-  const source = rollupFor(
-    bucketQuery,
-    registry.rollups.filter((rollup) => rollup.metric === query.metric),
-    levels,
-  );
+  const source = batchRollup({ batch, bucketQuery, levels }, registry.rollups);
   const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
   scope.reads.push(read);
   // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
@@ -446,33 +453,42 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       // retention horizons checked below, and plan each read's tail without a registry
       // read of its own, one wait for the database fewer per read.
       const named = [...new Set(planned.flatMap(({ batch }) => batch.flatMap((request) => metricOf(request) ?? [])))];
-      const [rollups, settings] = await Promise.all([
+      const registry = Promise.all([
         metrics.length === 0 ? [] : findRollups(scope.store, metrics, scope.options),
         named.length === 0 ? null : limitedRead(scope.options, (driver) => planSettingsOf(scope.store, named, driver)),
       ]);
+      // One view for every pipeline below; each metric's tail is read once in it, however
+      // many pipelines add it. It is read beside the registry, and read again after it
+      // when a rollup answers a batch: a rollup day rebuilt after the view was read would
+      // be invisible to it, so a rollup's documents are read in a view read after its
+      // definition. Series-day documents need no such order.
+      const rollupAnswers = registry.then(([rollups]) => planned.some((item) => batchRollup(item, rollups) !== null));
+      // Awaited by the view's read; a failure must not count as unhandled when the pin's write failed first.
+      rollupAnswers.catch(() => undefined);
       const refused = new Map<LoadRequest, Error>();
-      for (const { batch, bucketQuery } of detailed) {
-        const reads = levelReads(bucketQuery);
-        for (const request of batch) {
-          const metric = metricOf(request);
-          const kept = metric === undefined || settings === null ? undefined : settings.horizonsOf(metric);
-          const expired = kept === undefined ? null : firstExpiredRead(reads, kept);
-          if (expired !== null) refused.set(request, detailExpired(metric!, expired));
-        }
-      }
-      // One view for every pipeline below, read after the rollup definitions (a rollup
-      // day rebuilt after the view was read would be invisible to it); each metric's tail
-      // is read once in it, however many pipelines add it. No view when nothing runs.
-      const running = planned.filter(({ batch }) => !batch.every((request) => refused.has(request)));
-      if (running.length > 0) {
-        await withSharedView(scope.store, scope.options, (shared) =>
-          Promise.all(
+      await withSharedView(
+        scope.store,
+        scope.options,
+        async (shared) => {
+          const [rollups, settings] = await registry;
+          for (const { batch, bucketQuery } of detailed) {
+            const reads = levelReads(bucketQuery);
+            for (const request of batch) {
+              const metric = metricOf(request);
+              const kept = metric === undefined || settings === null ? undefined : settings.horizonsOf(metric);
+              const expired = kept === undefined ? null : firstExpiredRead(reads, kept);
+              if (expired !== null) refused.set(request, detailExpired(metric!, expired));
+            }
+          }
+          const running = planned.filter(({ batch }) => !batch.every((request) => refused.has(request)));
+          await Promise.all(
             running.map(async (item) => {
               for (const [request, answer] of await loadBatch(scope, item, { rollups, settings }, shared)) answers.set(request, answer);
             }),
-          ),
-        );
-      }
+          );
+        },
+        rollupAnswers,
+      );
       return requests.map((request) => refused.get(request) ?? answers.get(request)!);
     },
     {

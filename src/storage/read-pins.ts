@@ -120,9 +120,16 @@ export class ReadPins {
    * honoured by the folder for longer than any read lasts (the grace period plus
    * {@link PIN_REFRESH_MS}, see this module's comment), and its `min` is at most every
    * view read later, so under steady reads none waits for the pin's write.
-   * @throws what `read` or the pin's write throws (a driver error: the database is unreachable).
+   * @param viewOf reads the view once the pin is stored (default: `readView`); a caller
+   *   may read it beside other reads, or twice, as long as every fold-state read it makes
+   *   starts after this call (so after the pin's write).
+   * @throws what `read`, `viewOf` or the pin's write throws (a driver error: the database is unreachable).
    */
-  async with<T>(db: Db, read: (view: ReadView) => Promise<T>): Promise<T> {
+  async with<T>(
+    db: Db,
+    read: (view: ReadView) => Promise<T>,
+    viewOf: (db: Db) => Promise<ReadView> = (pinned) => readView({ db: pinned }),
+  ): Promise<T> {
     const id = this.nextRead++;
     this.held.set(id, this.sent);
     try {
@@ -135,7 +142,7 @@ export class ReadPins {
       const confirmed = this.confirmedAt !== null && now - this.confirmedAt <= PIN_REFRESH_MS;
       // Also when another read started the write: the pin is stored before any view is read.
       if (!confirmed) await this.ready;
-      const view = await readView({ db });
+      const view = await viewOf(db);
       this.held.set(id, view.visible);
       this.seen = Math.max(this.seen, view.visible);
       return await read(view);
@@ -172,10 +179,15 @@ export class ReadPins {
  * Runs `read` with the current {@link ReadView}, pinned in `store.pins` until it settles,
  * so the parts it may read are not deleted under it (see this module's comment). Every
  * read of series-day or rollup documents through `visibleIn` goes through this.
+ * @param viewOf how the view is read once the pin is stored (see {@link ReadPins.with}; default `readView`).
  * @throws what `read` throws; a driver error when the pin cannot be written.
  */
-export function withView<T>(store: { db: Db; pins: ReadPins }, read: (view: ReadView) => Promise<T>): Promise<T> {
-  return store.pins.with(store.db, read);
+export function withView<T>(
+  store: { db: Db; pins: ReadPins },
+  read: (view: ReadView) => Promise<T>,
+  viewOf?: (db: Db) => Promise<ReadView>,
+): Promise<T> {
+  return store.pins.with(store.db, read, viewOf);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Document, Filter } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import { LAYOUT_VERSION } from '../model/day-document.ts';
 import { sketchesAnswer, summariesOfDay, type DaySummary } from '../model/day-summary.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
@@ -344,21 +344,44 @@ export interface SharedView {
  * Runs `read` with a {@link SharedView}, pinned until `read` settles (`withView`): the
  * view is read first, and each metric's tail on the first ask of a read, once.
  * @param options the reads' time limit (see `query-options.ts`).
- * @throws what `read` throws; a driver error when the view or the pin cannot be read or written.
+ * @param rereadAfter a read the caller started before this call (such as its registry
+ *   read), settling to whether the view must be read after it. The view is then read
+ *   beside it, one wait for the database fewer, and read again once it settles only when
+ *   it says true (a rollup's documents must be read in a view read after its definition,
+ *   see `createLoader`); `read` runs once it settled. Absent: the view is read at once.
+ * @throws what `read` or `rereadAfter` throws; a driver error when the view or the pin cannot be read or written.
  */
-export function withSharedView<T>(store: Store, options: QueryOptions, read: (shared: SharedView) => Promise<T>): Promise<T> {
-  return withView(store, async (view) => {
-    const tails = new Map<string | null, Promise<Tail>>();
-    const tail = (metric: string | null) => {
-      let reading = tails.get(metric);
-      if (reading === undefined) {
-        reading = limitedRead(options, (driver) => readTail(store, metric, view, driver));
-        tails.set(metric, reading);
-      }
-      return reading;
-    };
-    return read({ view, tail });
-  });
+export function withSharedView<T>(
+  store: Store,
+  options: QueryOptions,
+  read: (shared: SharedView) => Promise<T>,
+  rereadAfter?: Promise<boolean>,
+): Promise<T> {
+  const viewOf =
+    rereadAfter === undefined
+      ? undefined
+      : async (db: Db): Promise<ReadView> => {
+          const beside = readView({ db });
+          // Not awaited when the view is read again; its failure must not count as unhandled then.
+          beside.catch(() => undefined);
+          return (await rereadAfter) ? readView({ db }) : beside;
+        };
+  return withView(
+    store,
+    async (view) => {
+      const tails = new Map<string | null, Promise<Tail>>();
+      const tail = (metric: string | null) => {
+        let reading = tails.get(metric);
+        if (reading === undefined) {
+          reading = limitedRead(options, (driver) => readTail(store, metric, view, driver));
+          tails.set(metric, reading);
+        }
+        return reading;
+      };
+      return read({ view, tail });
+    },
+    viewOf,
+  );
 }
 
 /** @throws Error when `pipeline` does not start with `$match` (every builder's pipeline does). */

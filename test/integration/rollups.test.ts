@@ -7,6 +7,7 @@
  * write nothing), folds adding parts to a dirty day before a rebuild, folds racing a
  * rebuild, and a drop. No folder runs: the tests fold with `settle` and `foldOnce`.
  */
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { backfillRollup, findRollups, markDirty, rebuildDirtyDays, rebuildRollupDay } from '../../src/storage/rollups.ts';
@@ -313,6 +314,56 @@ describe('rollups', { timeout: 300_000 }, () => {
     ).toBeNull();
     // Ragged edges read minute slots.
     expect((await totals({ from: new Date(START + 90_000).toISOString() })).rollup).toBeNull();
+  });
+
+  it('reads its view beside the rollup definitions, and again after them when a rollup answers', async () => {
+    // The order of the fold-state reads and of the rollup definitions' answers, per request.
+    const events: string[] = [];
+    const names = new Map<number, string>();
+    const started = (event: CommandStartedEvent) => {
+      if (event.databaseName !== t.store.db.databaseName || event.commandName !== 'find') return;
+      const collection = String(event.command.find);
+      if (collection !== 'fold_state' && collection !== 'rollups') return;
+      names.set(event.requestId, collection);
+      events.push(`start ${collection}`);
+    };
+    const succeeded = (event: CommandSucceededEvent) => {
+      const collection = names.get(event.requestId);
+      if (collection !== undefined) events.push(`end ${collection}`);
+    };
+    const order = async (read: () => Promise<void>) => {
+      events.length = 0;
+      t.store.client.on('commandStarted', started);
+      t.store.client.on('commandSucceeded', succeeded);
+      try {
+        await read();
+      } finally {
+        t.store.client.off('commandStarted', started);
+        t.store.client.off('commandSucceeded', succeeded);
+      }
+      return [...events];
+    };
+    // Answered by the rollup: a second view, read once the definitions are in.
+    const fromRollup = await order(async () => {
+      const whole = await daily({});
+      expect(whole.rollup).toBe('all');
+      expectSameGroups(whole.groups, expectedDaily(null, false));
+    });
+    expect(fromRollup.filter((event) => event === 'start fold_state')).toHaveLength(2);
+    expect(fromRollup.lastIndexOf('start fold_state')).toBeGreaterThan(fromRollup.indexOf('end rollups'));
+    // Answered by the series-day documents: the one view read beside the definitions.
+    const fromSeries = await order(async () => {
+      const byDestination = await daily({ groupBy: ['destination'] });
+      expect(byDestination.rollup).toBeNull();
+      const want = new Map<string, number>();
+      for (const r of sent) want.set(r.destination, (want.get(r.destination) ?? 0) + 1);
+      const counts = new Map(
+        byDestination.groups.map((group) => [group.tags[0]!.value, group.buckets.reduce((total, bucket) => total + bucket.count, 0)]),
+      );
+      expect(counts).toEqual(want);
+    });
+    expect(fromSeries.filter((event) => event === 'start fold_state')).toHaveLength(1);
+    expect(fromSeries).toContain('start rollups');
   });
 
   /** What is stored: log entries, series-day documents, documents of each rollup, the visible fold number. */
