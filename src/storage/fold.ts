@@ -11,7 +11,7 @@ import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary } from '
 import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
-import { entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { decodedReadings, entryKey, entryReadings, forgetReadings, ingestLog, readingsKey, type LogEntryDocument } from './ingest-log.ts';
 import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
@@ -245,24 +245,58 @@ async function foldSummaries(store: Store, docs: readonly DayDocument[], seq: nu
 /**
  * Chooses the oldest entries no fold has taken (`{fold, receivedAt}` index), up to
  * `maxReadings` readings and at least one entry.
+ * @returns their ids in order of arrival, each with its `receivedAt` in `arrivals`, and their readings' count.
  */
-async function chooseEntries(store: Store, maxReadings: number): Promise<{ ids: RunningFold['entries']; readings: number }> {
-  const ids: RunningFold['entries'] = [];
+async function chooseEntries(
+  store: Store,
+  maxReadings: number,
+): Promise<{ ids: RunningFold['entries']; arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[]; readings: number }> {
+  const arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [];
   let readings = 0;
   const cursor = ingestLog(store)
-    .find({ fold: null }, { projection: { _id: 1, readings: 1 } })
+    .find({ fold: null }, { projection: { _id: 1, readings: 1, receivedAt: 1 } })
     .sort({ fold: 1, receivedAt: 1 })
     .batchSize(500);
   try {
     for await (const entry of cursor) {
-      if (ids.length > 0 && readings + entry.readings > maxReadings) break;
-      ids.push(entry._id);
+      if (arrivals.length > 0 && readings + entry.readings > maxReadings) break;
+      arrivals.push({ _id: entry._id, receivedAt: entry.receivedAt });
       readings += entry.readings;
     }
   } finally {
     await cursor.close();
   }
-  return { ids, readings };
+  return { ids: arrivals.map((entry) => entry._id), arrivals, readings };
+}
+
+/**
+ * The readings of the log entries `ids`: those of `arrivals` (entries with their
+ * `receivedAt`, as the caller read them) that this process appended or decoded before
+ * from its cache (`decodedReadings`), the others fetched and decoded, and not kept (once
+ * the fold is visible, only a reader of an older view reads them). A fold of the entries
+ * its own process acknowledged thus reads and inflates none of them.
+ * @throws driver errors; Error when an entry's packed columns are corrupted.
+ */
+async function foldReadings(
+  store: Store,
+  ids: readonly LogEntryDocument['_id'][],
+  arrivals: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [],
+): Promise<Reading[]> {
+  const readings: Reading[] = [];
+  const cached = new Set<string>();
+  for (const entry of arrivals) {
+    const known = decodedReadings(readingsKey(store.db, entry));
+    if (known === undefined) continue;
+    cached.add(entryKey(entry._id));
+    for (const reading of known) readings.push(reading);
+  }
+  const missing = ids.filter((id) => !cached.has(entryKey(id)));
+  if (missing.length === 0) return readings;
+  const entries = await ingestLog(store)
+    .find({ _id: { $in: missing } })
+    .toArray();
+  for (const entry of entries) for (const reading of entryReadings(entry)) readings.push(reading);
+  return readings;
 }
 
 /**
@@ -303,6 +337,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // stamped before any entry is chosen, so none is taken twice.
   if (state.stamping != null) await stampFolded(store.db, state.stamping);
   let running = state.running;
+  let arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] | undefined;
   if (running?.compact !== undefined) {
     // A compaction a stopped holder left under way: complete it first, then fold.
     const completed = await compactOnce(store, holder);
@@ -312,6 +347,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     const chosen = await chooseEntries(store, options.maxReadings ?? DEFAULT_FOLD_MAX_READINGS);
     if (chosen.ids.length === 0) return nothing(true);
     running = { seq: state.visible + 1, entries: chosen.ids };
+    arrivals = chosen.arrivals;
     const recorded = await foldState(store.db).updateOne(
       { _id: FOLDS_ID, visible: state.visible, running: null, stamping: null, 'lease.holder': holder },
       { $set: { running } },
@@ -319,10 +355,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
     if (recorded.modifiedCount !== 1) return nothing(false);
   }
   const seq = running.seq;
-  const entries = await ingestLog(store)
-    .find({ _id: { $in: running.entries } })
-    .toArray();
-  const readings: Reading[] = entries.flatMap((entry: LogEntryDocument) => entryReadings(entry));
+  const readings = await foldReadings(store, running.entries, arrivals);
   const metrics = [...new Set(readings.map((reading) => reading.metric))];
   const [settings, rollups] = await Promise.all([planSettingsOf(store, metrics), findRollups(store, metrics)]);
   const plan = planReadings(readings, settings);
@@ -358,7 +391,8 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // One update of each entry, once visible: only a visible entry may expire (the TTL
   // index on `foldedAt`). Until then readers leave them out through `stamping`.
   await stampFolded(store.db, stamping);
-  return { leased: true, fold: seq, entries: entries.length, readings: readings.length, parts, rollupParts };
+  if (arrivals !== undefined) forgetReadings(store.db, arrivals);
+  return { leased: true, fold: seq, entries: running.entries.length, readings: readings.length, parts, rollupParts };
 }
 
 /** The earliest and latest time of `readings` per metric, ms since epoch (UTC). */

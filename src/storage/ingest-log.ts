@@ -4,6 +4,7 @@
  * as the record of its batch id for `BATCH_RETENTION_HOURS`. See docs/ingest-design.md.
  */
 import { Binary, ObjectId, type Collection, type Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
 import { BacklogError, ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { fromColumns, packColumns, toColumns, unpackColumns, type LogColumns } from '../record/log-entry.ts';
@@ -135,21 +136,99 @@ export async function knownBatch(
   return { status: 'stored' };
 }
 
-/** The fields of a log entry that describe its readings: metrics, time span, count and the packed columns. */
-function entryContent(readings: readonly Reading[]): Omit<LogEntryDocument, '_id' | 'fingerprint' | 'receivedAt'> {
+/**
+ * Readings the decoded-entry cache keeps: more than the default bound of the unfolded log
+ * (`INGEST_MAX_TAIL_READINGS`, 200,000), so reads of a whole tail at the bound decode
+ * each entry once. A decoded reading of two tags and two fields takes about 450 B of
+ * heap, so the cache stays near 110 MB whatever the size of the entries (bounded by
+ * entries, 2,000 of them, it could have held 2,000,000 readings of batches of 1,000).
+ */
+const DECODED_READINGS = 250_000;
+
+/**
+ * Readings of log entries by {@link readingsKey}: an entry never changes, so its readings
+ * are decoded once per process, and those of the entries this process appends are kept
+ * as it writes them, so a read of its own tail, and its fold, fetch none of them. A fold
+ * drops its entries once they are stamped ({@link forgetReadings}).
+ */
+const decoded = new LRUCache<string, Reading[]>({
+  maxSize: DECODED_READINGS,
+  sizeCalculation: (readings) => Math.max(1, readings.length),
+});
+
+/**
+ * The key of an entry's readings in the decoded-entry cache: its database, id and
+ * arrival. An id names an entry only within one database and one retention period (a
+ * batch id may be used again once its entry expired), so the key holds all three.
+ */
+export const readingsKey = (db: Pick<Db, 'databaseName'>, entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>): string =>
+  `${db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
+
+/** The readings of the entry of {@link readingsKey} `key` that this process decoded or appended, or undefined. */
+export const decodedReadings = (key: string): Reading[] | undefined => decoded.get(key);
+
+/**
+ * Drops the readings of `entries` of `db` from the decoded-entry cache: a fold calls it
+ * once its entries are stamped, so the cache holds mostly the unfolded log (a reader of
+ * a view older than that fold fetches them again).
+ */
+export function forgetReadings(db: Pick<Db, 'databaseName'>, entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]): void {
+  for (const entry of entries) decoded.delete(readingsKey(db, entry));
+}
+
+/**
+ * The readings of a stored entry of `db` ({@link entryReadings}), kept for the next read.
+ * @throws Error when the packed columns are corrupted.
+ */
+export function decodeEntry(db: Pick<Db, 'databaseName'>, entry: LogEntryDocument): Reading[] {
+  const readings = entryReadings(entry);
+  decoded.set(readingsKey(db, entry), readings);
+  return readings;
+}
+
+/** The fields of a log entry that describe its readings (metrics, time span, count and the packed columns), and its columns. */
+function entryContent(readings: readonly Reading[]): {
+  content: Omit<LogEntryDocument, '_id' | 'fingerprint' | 'receivedAt'>;
+  columns: LogColumns;
+} {
   let first = Infinity;
   let last = -Infinity;
   for (const reading of readings) {
     if (reading.time < first) first = reading.time;
     if (reading.time > last) last = reading.time;
   }
+  const columns = toColumns(readings);
   return {
-    metrics: [...new Set(readings.map((reading) => reading.metric))],
-    first: new Date(first),
-    last: new Date(last),
-    readings: readings.length,
-    packed: new Binary(packColumns(toColumns(readings))),
+    content: {
+      metrics: [...new Set(readings.map((reading) => reading.metric))],
+      first: new Date(first),
+      last: new Date(last),
+      readings: readings.length,
+      packed: new Binary(packColumns(columns)),
+    },
+    columns,
   };
+}
+
+/**
+ * The log entry of a validated batch, as {@link appendEntry} inserts it: `_id` the batch
+ * id (or a new ObjectId), its fingerprint, `receivedAt` and its readings' fields
+ * (packed columns, metrics, time span, count); and the columns it packs. Pure but for
+ * the ObjectId.
+ * @param batch.receivedAt when the request arrived (ms since epoch, UTC).
+ */
+export function newEntry(
+  readings: readonly Reading[],
+  batch: { id?: string; fingerprint?: string; receivedAt: number },
+): { entry: LogEntryDocument; columns: LogColumns } {
+  const { content, columns } = entryContent(readings);
+  const entry: LogEntryDocument = {
+    _id: batch.id ?? new ObjectId(),
+    ...(batch.fingerprint === undefined ? {} : { fingerprint: batch.fingerprint }),
+    receivedAt: new Date(batch.receivedAt),
+    ...content,
+  };
+  return { entry, columns };
 }
 
 /**
@@ -157,7 +236,8 @@ function entryContent(readings: readonly Reading[]): Omit<LogEntryDocument, '_id
  * store's write concern, so the answer that follows means stored. With a batch id the id
  * is the entry's `_id`, so the database itself recognises a resend (duplicate key,
  * error 11000), concurrent resends included; the entry found then must have the same
- * fingerprint ({@link knownBatch}).
+ * fingerprint ({@link knownBatch}). Once written, its readings are kept in this process's
+ * decoded-entry cache, so its own reads and folds fetch none of them.
  * @param batch.receivedAt when the request arrived (ms since epoch, UTC).
  * @returns `appended` when the entry was written now; otherwise what the log held of the
  * id ({@link knownBatch}: `stored`, a concurrent twin or an earlier attempt, or `partial`).
@@ -169,14 +249,12 @@ export async function appendEntry(
   readings: readonly Reading[],
   batch: { id?: string; fingerprint?: string; receivedAt: number },
 ): Promise<{ status: 'appended' } | Exclude<StoredBatch, { status: 'new' }>> {
-  const entry: LogEntryDocument = {
-    _id: batch.id ?? new ObjectId(),
-    ...(batch.fingerprint === undefined ? {} : { fingerprint: batch.fingerprint }),
-    receivedAt: new Date(batch.receivedAt),
-    ...entryContent(readings),
-  };
+  const { entry, columns } = newEntry(readings, batch);
   try {
     await ingestLog(store).insertOne(entry);
+    // Its readings as a read decodes them (from the same columns), so this process's
+    // reads of the tail fetch no entry it wrote.
+    decoded.set(readingsKey(store.db, entry), fromColumns(columns));
     await faultPoint('record:after-log');
     return { status: 'appended' };
   } catch (error) {
@@ -217,7 +295,7 @@ export async function completeClaim(
     rest.length === 0
       ? { $set: { claim: { state: 'applied' } as CarriedClaim } }
       : {
-          $set: { ...entryContent(rest), receivedAt: new Date(now), fold: null, foldedAt: null },
+          $set: { ...entryContent(rest).content, receivedAt: new Date(now), fold: null, foldedAt: null },
           // The claim's empty columns go too: the entry's readings are its packed ones.
           $unset: { claim: '', series: '', s: '', t: '', fields: '', v: '', serverTime: '' } as const,
         };

@@ -4,9 +4,8 @@
  * log entries no visible fold holds yet, read from the log and planned in memory.
  */
 import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
-import { LRUCache } from 'lru-cache';
 import type { Reading } from '../record/validate.ts';
-import { entryKey, entryReadings, ingestLog, type LogEntryDocument } from './ingest-log.ts';
+import { decodeEntry, decodedReadings, entryKey, ingestLog, readingsKey, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the fold state (a handful of small documents). */
@@ -302,21 +301,6 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
   [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
 
-/**
- * Readings the decoded-entry cache keeps: more than the default bound of the unfolded log
- * (`INGEST_MAX_TAIL_READINGS`, 200,000), so reads of a whole tail at the bound decode
- * each entry once. A decoded reading of two tags and two fields takes about 450 B of
- * heap, so the cache stays near 110 MB whatever the size of the entries (bounded by
- * entries, 2,000 of them, it could have held 2,000,000 readings of batches of 1,000).
- */
-const DECODED_READINGS = 250_000;
-
-/** Readings of log entries by database, entry id and arrival: an entry never changes, so its readings are decoded once per process. */
-const decoded = new LRUCache<string, Reading[]>({
-  maxSize: DECODED_READINGS,
-  sizeCalculation: (readings) => Math.max(1, readings.length),
-});
-
 /** The unfolded readings a reader must add to the documents it reads. */
 export interface Tail {
   /** Log entries read. */
@@ -388,10 +372,7 @@ export async function readTail(
   view: Pick<ReadView, 'visible' | 'stamping'>,
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
-  // An id names an entry only within one database and one retention period (a batch id
-  // may be used again once its entry expired), so the cache key holds both.
-  const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) =>
-    `${store.db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
+  const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) => readingsKey(store.db, entry);
   const held = new Map<string, Reading[]>();
   // Entries being fetched: one stamped between the two ranges is found by both, and fetched once.
   const requested = new Set<string>();
@@ -401,7 +382,7 @@ export async function readTail(
     for (const entry of entries) {
       const at = key(entry);
       if (held.has(at) || requested.has(at)) continue;
-      const cached = decoded.get(at);
+      const cached = decodedReadings(at);
       if (cached !== undefined) held.set(at, cached);
       else {
         requested.add(at);
@@ -413,11 +394,7 @@ export async function readTail(
       .find({ _id: { $in: missing } }, driver)
       .toArray()
       .then((found) => {
-        for (const entry of found) {
-          const readings = entryReadings(entry);
-          held.set(key(entry), readings);
-          decoded.set(key(entry), readings);
-        }
+        for (const entry of found) held.set(key(entry), decodeEntry(store.db, entry));
       });
     // Awaited below, after the ranges; a failure must not count as unhandled meanwhile.
     fetch.catch(() => undefined);

@@ -5,14 +5,17 @@
  * entries of 90,000 readings (more readings than the process keeps decoded between
  * requests, 250,000), answer every reading; and entries a fold stamped after the reader
  * took its view, read by the second range and fetched then, are in it too. A request
- * reads the tail of a metric once, however many of its pipelines add it. Totals are
- * checked against a plain loop over the readings sent.
+ * reads the tail of a metric once, however many of its pipelines add it. The entries
+ * this process appended are in its decoded-entry cache from their write: its reads and
+ * folds fetch only the entries another process wrote (made here by inserting entries
+ * straight into the log, as another process's `appendEntry` does), and answer exactly
+ * either way. Totals are checked against a plain loop over the readings sent.
  */
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { foldAll } from '../../src/storage/fold.ts';
-import { appendEntry } from '../../src/storage/ingest-log.ts';
+import { appendEntry, ingestLog, newEntry } from '../../src/storage/ingest-log.ts';
 import { readTail, readView } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -47,6 +50,43 @@ async function appendSingles(metric: string, count: number): Promise<void> {
   }
 }
 
+/**
+ * Inserts log entries of one reading each, readings `from` to `from + count - 1`, straight
+ * into the log as another process's `appendEntry` writes them: this process has not
+ * decoded them, so its reads and folds fetch them.
+ * @returns the entries' ids.
+ */
+async function appendForeign(metric: string, from: number, count: number): Promise<string[]> {
+  const entries = Array.from({ length: count }, (_, k) => {
+    const receivedAt = Date.now();
+    const readings = validateReadings([readingOf(metric, from + k)], { maxBatchSize: 1, receivedAt });
+    return newEntry(readings, { id: `${metric}:foreign:${from + k}`, receivedAt }).entry;
+  });
+  await ingestLog(t.store).insertMany(entries);
+  return entries.map((entry) => entry._id as string);
+}
+
+/**
+ * Runs `run` and returns the ids of the log entries the test database was asked for by
+ * `_id` meanwhile (`find` of `ingest_log` with an `_id` filter), sorted.
+ */
+async function entriesFetched(run: () => Promise<unknown>): Promise<string[]> {
+  const fetched: string[] = [];
+  const listener = (event: CommandStartedEvent) => {
+    const filter = event.command.filter as { _id?: { $in?: unknown[] } } | undefined;
+    if (event.databaseName === t.store.db.databaseName && event.command.find === 'ingest_log' && filter?._id !== undefined) {
+      fetched.push(...(filter._id.$in ?? [filter._id]).map(String));
+    }
+  };
+  t.store.client.on('commandStarted', listener);
+  try {
+    await run();
+  } finally {
+    t.store.client.off('commandStarted', listener);
+  }
+  return fetched.sort();
+}
+
 /** Count and sum of `v` over the readings 0..count-1 of {@link readingOf}: a plain loop. */
 function expected(count: number): { count: number; sum: number } {
   let sum = 0;
@@ -56,11 +96,17 @@ function expected(count: number): { count: number; sum: number } {
 
 describe('the tail a reader reads', () => {
   it('holds the entries a fold stamped after the view was taken, never read before (folded first, alone)', async () => {
-    await appendSingles('tail_stamped', 120);
+    const ids = await appendForeign('tail_stamped', 0, 120);
     const view = await readView(t.store);
     expect(await foldAll(t.store, t.store.holder)).toBeGreaterThanOrEqual(120);
-    // Stamped with a fold number above the view's: in the tail of a reader of that view.
-    const tail = await readTail(t.store, 'tail_stamped', view);
+    // Stamped with a fold number above the view's: in the tail of a reader of that view,
+    // found by the second range and fetched then (written by "another process", and the
+    // fold keeps nothing it decodes).
+    let tail: Awaited<ReturnType<typeof readTail>> = { entries: 0, readings: [] };
+    const fetched = await entriesFetched(async () => {
+      tail = await readTail(t.store, 'tail_stamped', view);
+    });
+    expect(fetched).toEqual([...ids].sort());
     const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
     expect({ count: tail.readings.length, sum }).toEqual(expected(120));
     // And in no tail of a reader of the view after the fold.
@@ -116,6 +162,33 @@ describe('the tail a reader reads', () => {
       { metrics: 'tail_shared', fold: null },
       { metrics: 'tail_shared', fold: { $gt: expect.any(Number) } },
     ]);
+  });
+
+  it('reads the entries this process appended without fetching them, and fetches the others', async () => {
+    await appendSingles('tail_own', 30);
+    const foreign = await appendForeign('tail_own', 30, 30);
+    let tail: Awaited<ReturnType<typeof readTail>> | undefined;
+    const fetched = await entriesFetched(async () => {
+      tail = await readTail(t.store, 'tail_own', await readView(t.store));
+    });
+    expect(fetched).toEqual([...foreign].sort());
+    expect(tail!.entries).toBe(60);
+    const sum = tail!.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
+    expect({ count: tail!.readings.length, sum }).toEqual(expected(60));
+  });
+
+  it('folds the entries this process appended without fetching them, and fetches the others', async () => {
+    await appendSingles('fold_own', 40);
+    const foreign = await appendForeign('fold_own', 40, 40);
+    const fetched = await entriesFetched(() => foldAll(t.store, t.store.holder));
+    expect(fetched).toEqual([...foreign].sort());
+    // Nothing left unfolded: the answer is the folded documents' alone, and exact.
+    expect((await readTail(t.store, 'fold_own', await readView(t.store))).readings).toEqual([]);
+    const answer = await t.graphql<{ aggregate: { count: number; sum: number }[] }>(
+      `query { aggregate(metric: "fold_own", field: "v", from: "2026-05-01T00:00:00Z", to: "2026-05-03T00:00:00Z") { count sum } }`,
+    );
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data?.aggregate).toEqual([expected(80)]);
   });
 
   it('holds every reading of entries holding more readings than the process keeps decoded', async () => {
