@@ -14,6 +14,7 @@
  * `scripts/load.graphql`, typed by `npm run codegen`.
  */
 import { createServer, type Server } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon, { type Result } from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
@@ -117,6 +118,8 @@ console.log(
   `Load test against ${url}: ${options.writers} writers (batches of ${options.batch}), ${options.readers} readers, ${options.duration} s; metric ${METRIC}`,
 );
 
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
 let nextSeq = 0;
 const acknowledged = new Set<number>();
 const sent = new Set<number>();
@@ -194,6 +197,7 @@ const readers = autocannon({
 });
 
 const [writeResult, readResult] = (await Promise.all([writers, readers])) as [Result, Result];
+loopDelay.disable();
 
 // Complete what was not acknowledged, with the same ids: exactly once either way.
 const unacknowledged = [...sent].filter((seq) => !acknowledged.has(seq));
@@ -236,6 +240,9 @@ for (const [name, label] of [
     `| ${label} | ${ms.length} | ${rank(ms, 50).toFixed(0)} | ${rank(ms, 99).toFixed(0)} | ${mean.toFixed(0)} | ${Math.max(0, ...tailReadings)} |`,
   );
 }
+console.log(
+  `\nEvent loop delay during the load (the server, its folder and the load's clients share this process): p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms.`,
+);
 console.log(
   `\nBatches sent ${sent.size}, acknowledged during the load ${acknowledged.size}, refused or failed ${refused}, completed afterwards with the same id ${unacknowledged.length}.`,
 );
