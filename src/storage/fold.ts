@@ -11,7 +11,7 @@ import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary } from '
 import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
-import { decodedReadings, entryKey, entryReadings, forgetReadings, ingestLog, readingsKey, type LogEntryDocument } from './ingest-log.ts';
+import { entryReadings, forgetReadings, ingestLog, readingsKey, readingsOf, type LogEntryDocument } from './ingest-log.ts';
 import { faultArmed, faultPoint } from './fault-points.ts';
 import { duplicateKeyIndexes, widenMetricSpans } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
@@ -29,7 +29,6 @@ import {
   unfoldedEntries,
   type CompactionRun,
   type FoldStateDocument,
-  type RunningFold,
 } from './visibility.ts';
 
 /** Readings a fold takes at most (it takes at least one entry, however large). */
@@ -245,12 +244,12 @@ async function foldSummaries(store: Store, docs: readonly DayDocument[], seq: nu
 /**
  * Chooses the oldest entries no fold has taken (`{fold, receivedAt}` index), up to
  * `maxReadings` readings and at least one entry.
- * @returns their ids in order of arrival, each with its `receivedAt` in `arrivals`, and their readings' count.
+ * @returns the entries' ids with their `receivedAt`, in order of arrival, and their readings' count.
  */
 async function chooseEntries(
   store: Store,
   maxReadings: number,
-): Promise<{ ids: RunningFold['entries']; arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[]; readings: number }> {
+): Promise<{ arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[]; readings: number }> {
   const arrivals: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [];
   let readings = 0;
   const cursor = ingestLog(store)
@@ -266,37 +265,31 @@ async function chooseEntries(
   } finally {
     await cursor.close();
   }
-  return { ids: arrivals.map((entry) => entry._id), arrivals, readings };
+  return { arrivals, readings };
 }
 
 /**
- * The readings of the log entries `ids`: those of `arrivals` (entries with their
- * `receivedAt`, as the caller read them) that this process appended or decoded before
- * from its cache (`decodedReadings`), the others fetched and decoded, and not kept (once
- * the fold is visible, only a reader of an older view reads them). A fold of the entries
- * its own process acknowledged thus reads and inflates none of them.
+ * The readings of the log entries `ids` of a fold. With `arrivals` (the same entries with
+ * their `receivedAt`, as `chooseEntries` read them), in that order, those this process
+ * appended or decoded from its cache and the others fetched (`readingsOf`), without
+ * keeping them (once the fold is visible, only a reader of an older view reads them): a
+ * fold of the entries its own process acknowledged reads and inflates none of them.
+ * Without (completing a stopped holder's fold), every entry fetched.
  * @throws driver errors; Error when an entry's packed columns are corrupted.
  */
 async function foldReadings(
   store: Store,
   ids: readonly LogEntryDocument['_id'][],
-  arrivals: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [],
+  arrivals?: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[],
 ): Promise<Reading[]> {
-  const readings: Reading[] = [];
-  const cached = new Set<string>();
-  for (const entry of arrivals) {
-    const known = decodedReadings(readingsKey(store.db, entry));
-    if (known === undefined) continue;
-    cached.add(entryKey(entry._id));
-    for (const reading of known) readings.push(reading);
+  if (arrivals === undefined) {
+    const entries = await ingestLog(store)
+      .find({ _id: { $in: [...ids] } })
+      .toArray();
+    return entries.flatMap((entry) => entryReadings(entry));
   }
-  const missing = ids.filter((id) => !cached.has(entryKey(id)));
-  if (missing.length === 0) return readings;
-  const entries = await ingestLog(store)
-    .find({ _id: { $in: missing } })
-    .toArray();
-  for (const entry of entries) for (const reading of entryReadings(entry)) readings.push(reading);
-  return readings;
+  const found = await readingsOf(store, arrivals, { keep: false });
+  return arrivals.flatMap((entry) => found.get(readingsKey(store.db, entry)) ?? []);
 }
 
 /**
@@ -345,9 +338,9 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   }
   if (running === null) {
     const chosen = await chooseEntries(store, options.maxReadings ?? DEFAULT_FOLD_MAX_READINGS);
-    if (chosen.ids.length === 0) return nothing(true);
-    running = { seq: state.visible + 1, entries: chosen.ids };
+    if (chosen.arrivals.length === 0) return nothing(true);
     arrivals = chosen.arrivals;
+    running = { seq: state.visible + 1, entries: arrivals.map((entry) => entry._id) };
     const recorded = await foldState(store.db).updateOne(
       { _id: FOLDS_ID, visible: state.visible, running: null, stamping: null, 'lease.holder': holder },
       { $set: { running } },

@@ -164,9 +164,6 @@ const decoded = new LRUCache<string, Reading[]>({
 export const readingsKey = (db: Pick<Db, 'databaseName'>, entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>): string =>
   `${db.databaseName}\u0000${entryKey(entry._id)}\u0000${entry.receivedAt.getTime()}`;
 
-/** The readings of the entry of {@link readingsKey} `key` that this process decoded or appended, or undefined. */
-export const decodedReadings = (key: string): Reading[] | undefined => decoded.get(key);
-
 /**
  * Drops the readings of `entries` of `db` from the decoded-entry cache: a fold calls it
  * once its entries are stamped, so the cache holds mostly the unfolded log (a reader of
@@ -177,13 +174,37 @@ export function forgetReadings(db: Pick<Db, 'databaseName'>, entries: readonly P
 }
 
 /**
- * The readings of a stored entry of `db` ({@link entryReadings}), kept for the next read.
- * @throws Error when the packed columns are corrupted.
+ * The readings of the log entries `entries` (each with its `receivedAt` as the log holds
+ * it), by {@link readingsKey}: those in the decoded-entry cache taken from it (looked up
+ * at the call, before its first wait), the others fetched by `_id` in one find and
+ * decoded ({@link entryReadings}), and kept in the cache when `keep`. An entry gone from
+ * the log has none.
+ * @param options.driver options of the find (a `maxTimeMS` and a signal, see `query-options.ts`).
+ * @throws driver errors; Error when an entry's packed columns are corrupted.
  */
-export function decodeEntry(db: Pick<Db, 'databaseName'>, entry: LogEntryDocument): Reading[] {
-  const readings = entryReadings(entry);
-  decoded.set(readingsKey(db, entry), readings);
-  return readings;
+export async function readingsOf(
+  store: Pick<Store, 'db'>,
+  entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[],
+  options: { keep: boolean; driver?: { maxTimeMS?: number; signal?: AbortSignal } },
+): Promise<Map<string, Reading[]>> {
+  const found = new Map<string, Reading[]>();
+  const missing: LogEntryDocument['_id'][] = [];
+  for (const entry of entries) {
+    const key = readingsKey(store.db, entry);
+    const cached = decoded.get(key);
+    if (cached !== undefined) found.set(key, cached);
+    else missing.push(entry._id);
+  }
+  if (missing.length === 0) return found;
+  for (const entry of await ingestLog(store)
+    .find({ _id: { $in: missing } }, options.driver)
+    .toArray()) {
+    const key = readingsKey(store.db, entry);
+    const readings = entryReadings(entry);
+    found.set(key, readings);
+    if (options.keep) decoded.set(key, readings);
+  }
+  return found;
 }
 
 /** The fields of a log entry that describe its readings (metrics, time span, count and the packed columns), and its columns. */

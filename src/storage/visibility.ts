@@ -5,7 +5,7 @@
  */
 import type { AggregationCursor, Collection, Db, Document, Filter } from 'mongodb';
 import type { Reading } from '../record/validate.ts';
-import { decodeEntry, decodedReadings, entryKey, ingestLog, readingsKey, type LogEntryDocument } from './ingest-log.ts';
+import { entryKey, ingestLog, readingsKey, readingsOf, type LogEntryDocument } from './ingest-log.ts';
 import type { Store } from './store.ts';
 
 /** Collection name of the fold state (a handful of small documents). */
@@ -373,35 +373,21 @@ export async function readTail(
   driver: { maxTimeMS?: number; signal?: AbortSignal } = {},
 ): Promise<Tail> {
   const key = (entry: Pick<LogEntryDocument, '_id' | 'receivedAt'>) => readingsKey(store.db, entry);
-  const held = new Map<string, Reading[]>();
-  // Entries being fetched: one stamped between the two ranges is found by both, and fetched once.
+  // Entries asked for: one stamped between the two ranges is found by both, and read once.
   const requested = new Set<string>();
-  const fetches: Promise<void>[] = [];
+  const reads: Promise<Map<string, Reading[]>>[] = [];
   const fetchMissing = (entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]) => {
-    const missing: LogEntryDocument['_id'][] = [];
-    for (const entry of entries) {
-      const at = key(entry);
-      if (held.has(at) || requested.has(at)) continue;
-      const cached = decodedReadings(at);
-      if (cached !== undefined) held.set(at, cached);
-      else {
-        requested.add(at);
-        missing.push(entry._id);
-      }
-    }
-    if (missing.length === 0) return;
-    const fetch = ingestLog(store)
-      .find({ _id: { $in: missing } }, driver)
-      .toArray()
-      .then((found) => {
-        for (const entry of found) held.set(key(entry), decodeEntry(store.db, entry));
-      });
+    const fresh = entries.filter((entry) => !requested.has(key(entry)));
+    if (fresh.length === 0) return;
+    for (const entry of fresh) requested.add(key(entry));
+    const read = readingsOf(store, fresh, { keep: true, driver });
     // Awaited below, after the ranges; a failure must not count as unhandled meanwhile.
-    fetch.catch(() => undefined);
-    fetches.push(fetch);
+    read.catch(() => undefined);
+    reads.push(read);
   };
   const ids = await unfoldedEntries(store, metric, view, driver, undefined, fetchMissing);
-  await Promise.all(fetches);
+  const held = new Map<string, Reading[]>();
+  for (const found of await Promise.all(reads)) for (const [at, readings] of found) held.set(at, readings);
   const readings: Reading[] = [];
   for (const entry of ids) {
     for (const reading of held.get(key(entry)) ?? []) if (metric === null || reading.metric === metric) readings.push(reading);
