@@ -301,6 +301,56 @@ export const visibleAt = (visible: number): Filter<Document> => ({ f: { $not: { 
 const unfoldedRanges = (visible: number, metric: string | null): Filter<LogEntryDocument>[] =>
   [{ fold: null }, { fold: { $gt: visible } }].map((range) => (metric === null ? range : { metrics: metric, ...range }));
 
+/**
+ * How many fold numbers above a reader's V its one read of the log names
+ * ({@link unfoldedEntries}): folds and compactions are numbered one after another, so
+ * more than this many made visible while one read runs send it to its second way (two
+ * reads in turn). Under steady ingest a read sees one or two.
+ */
+export const TAIL_FOLDS_AHEAD = 16;
+
+/**
+ * The one read of {@link unfoldedEntries}: the entries of `metric` (null: every metric)
+ * not stamped or stamped `V + 1` to `V + TAIL_FOLDS_AHEAD` (points of the `{metrics, fold}`
+ * or `{fold, receivedAt}` index, in order of arrival; `limit` when given), then, from
+ * `$unionWith` in the same command, the fold state's `visible` once the log was read
+ * (MongoDB manual, "$unionWith": the input's documents come first, the sub-pipeline's
+ * after). A stamp only goes from none (`null`, which sorts before every number) to a
+ * higher number, and only once its fold is visible; so an entry this read missed was
+ * stamped above `V + TAIL_FOLDS_AHEAD` by a fold made visible before `visible` was read,
+ * and `complete` is false exactly when that may have happened.
+ */
+async function readAhead(
+  store: Pick<Store, 'db'>,
+  metric: string | null,
+  visible: number,
+  driver: { maxTimeMS?: number; signal?: AbortSignal },
+  limit: number | undefined,
+): Promise<{ entries: Pick<LogEntryDocument, '_id' | 'receivedAt'>[]; complete: boolean }> {
+  const numbers = [null, ...Array.from({ length: TAIL_FOLDS_AHEAD }, (_, i) => visible + 1 + i)];
+  const match = metric === null ? { fold: { $in: numbers } } : { metrics: metric, fold: { $in: numbers } };
+  const found = await ingestLog(store)
+    .aggregate<Document>(
+      [
+        { $match: match },
+        { $project: { _id: 1, receivedAt: 1 } },
+        { $sort: { receivedAt: 1 } },
+        ...(limit === undefined ? [] : [{ $limit: limit }]),
+        {
+          $unionWith: {
+            coll: FOLD_STATE_COLLECTION,
+            pipeline: [{ $match: { _id: FOLDS_ID } }, { $project: { _id: 0, visibleAfter: '$visible' } }],
+          },
+        },
+      ],
+      driver,
+    )
+    .toArray();
+  const entries = found.filter((doc) => doc._id !== undefined) as Pick<LogEntryDocument, '_id' | 'receivedAt'>[];
+  const after = (found.find((doc) => doc._id === undefined)?.visibleAfter as number | undefined) ?? 0;
+  return { entries, complete: after <= visible + TAIL_FOLDS_AHEAD };
+}
+
 /** The unfolded readings a reader must add to the documents it reads. */
 export interface Tail {
   /** Log entries read. */
@@ -311,11 +361,13 @@ export interface Tail {
 
 /**
  * The log entries of `metric` (null: of every metric) that no fold visible in `view`
- * holds, as `{_id, receivedAt}` in order of arrival: those not stamped (`{metrics, fold}`
- * index), but for the entries of a visible fold not stamped yet ({@link unstampedFolded}),
- * and those stamped above V. Read in this order so that an entry stamped between the two
- * reads is found by one of them (a stamp only ever goes from none to a number), and
- * found once when both return it.
+ * holds, as `{_id, receivedAt}` in order of arrival: those not stamped, but for the
+ * entries of a visible fold not stamped yet ({@link unstampedFolded}), and those stamped
+ * above V. One command of the database as a rule ({@link readAhead}); when more than
+ * {@link TAIL_FOLDS_AHEAD} folds were made visible meanwhile, two reads in turn: the
+ * entries not stamped (`{metrics, fold}` index), then those stamped above V, so that an
+ * entry stamped between the two reads is found by one of them, and found once when both
+ * return it.
  * @param limit at most this many entries (each read stops early); all when absent.
  * @param driver.maxTimeMS time limit of the reads (see `query-options.ts`).
  * @param onRange told the entries each read found (but those of `stamping`), as soon as
@@ -331,16 +383,23 @@ export async function unfoldedEntries(
   onRange?: (entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[]) => void,
 ): Promise<Pick<LogEntryDocument, '_id' | 'receivedAt'>[]> {
   const folded = unstampedFolded(view);
+  // Enough to keep `limit` once the entries left out are dropped.
+  const kept = limit === undefined ? undefined : folded.size + limit;
   const found: Pick<LogEntryDocument, '_id' | 'receivedAt'>[] = [];
-  for (const filter of unfoldedRanges(view.visible, metric)) {
-    const cursor = ingestLog(store)
-      .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
-      .sort({ receivedAt: 1 });
-    // Enough to keep `limit` once the entries left out are dropped.
-    if (limit !== undefined) cursor.limit(folded.size + limit);
-    const range = await cursor.toArray();
-    onRange?.(range.filter((entry) => !folded.has(entryKey(entry._id))));
-    found.push(...range);
+  const ahead = await readAhead(store, metric, view.visible, driver, kept);
+  if (ahead.complete) {
+    onRange?.(ahead.entries.filter((entry) => !folded.has(entryKey(entry._id))));
+    found.push(...ahead.entries);
+  } else {
+    for (const filter of unfoldedRanges(view.visible, metric)) {
+      const cursor = ingestLog(store)
+        .find(filter, { ...driver, projection: { _id: 1, receivedAt: 1 } })
+        .sort({ receivedAt: 1 });
+      if (kept !== undefined) cursor.limit(kept);
+      const range = await cursor.toArray();
+      onRange?.(range.filter((entry) => !folded.has(entryKey(entry._id))));
+      found.push(...range);
+    }
   }
   const seen = new Set<string>();
   const entries = found.filter((entry) => {
@@ -359,8 +418,9 @@ export async function unfoldedEntries(
  * stamped above V. An entry stamped by a fold after the reader read its view has a
  * number above V, so it stays in the tail for that reader, whose documents of that fold
  * are invisible. The readings of entries this process has not decoded yet are fetched
- * while the next range of entries is read (`onRange` of {@link unfoldedEntries}), so a
- * read under steady ingest waits for two reads of the log, not three; the readings of
+ * once the entries are known (`onRange` of {@link unfoldedEntries}; while the second
+ * range is read, when there are two), and those it appended are in its decoded-entry
+ * cache, so a read of its own entries waits for one read of the log; the readings of
  * the entries it reads are held for the read itself, so a tail of more entries than the
  * process's cache keeps loses none.
  * @param driver.maxTimeMS time limit of the read (see `query-options.ts`).

@@ -122,17 +122,9 @@ describe('one budget of buckets per request', () => {
     expect(response.data!.buckets).toHaveLength(200);
     expect(response.data!.buckets[0]).toEqual({ tags: [{ value: 'h000' }], buckets: [{ count: 1 }, { count: 1 }, { count: 1 }] });
     // Minute slots: the metric's retention horizons are read (once) before the pipeline runs; then
-    // the visible fold number and the metric's unfolded log entries, those no fold took and
-    // those a later fold took (none: all folded), and the
-    // pipeline runs on the series-day documents.
-    expect(commands).toEqual([
-      'aggregate series',
-      'find metrics',
-      'find fold_state',
-      'find ingest_log',
-      'find ingest_log',
-      'aggregate buckets',
-    ]);
+    // the visible fold number and, in one command, the metric's unfolded log entries (none:
+    // all folded), and the pipeline runs on the series-day documents.
+    expect(commands).toEqual(['aggregate series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate buckets']);
   });
 
   const weekOfMinutes = (i: number) =>
@@ -208,7 +200,7 @@ describe('series lists', () => {
       id: 'cpu,host=h199',
       buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
     });
-    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'find ingest_log', 'find ingest_log', 'aggregate buckets']);
+    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate buckets']);
   });
 
   it('refuses 200 series x a day of minutes (288,000 buckets) after the look-up, with one error and no pipeline', async () => {
@@ -426,7 +418,9 @@ describe('query time limit', () => {
     const response = await app.graphql(HEAVY);
     expect(codes(response)).toEqual(['QUERY_TIMEOUT']);
     expect(response.errors![0]!.message).toMatch(/time limit of 1 ms/);
-    expect(bucketPipelines(reads(commandTargets))).toBe(1);
+    // The limit stops the first read that runs past it, the tail's or the pipeline, and
+    // nothing is sent again.
+    expect(bucketPipelines(reads(commandTargets))).toBeLessThanOrEqual(1);
   });
 
   it('sends maxTimeMS with every read', async () => {
@@ -471,12 +465,18 @@ describe('a client that goes away', () => {
     const app = await openTestAppOnSameStore({});
     const failed: string[] = [];
     const succeeded: string[] = [];
-    const onFailed = (event: { commandName: string; failure: Error }) => {
-      if (event.commandName === 'aggregate') failed.push(event.failure.name);
+    // The pipelines on the series-day documents, by request id (the tail's read of the log is an aggregate too).
+    const pipelines = new Set<number>();
+    const onStarted = (event: { commandName: string; requestId: number; command: Record<string, unknown> }) => {
+      if (event.commandName === 'aggregate' && event.command.aggregate === 'buckets') pipelines.add(event.requestId);
     };
-    const onSucceeded = (event: { commandName: string }) => {
-      if (event.commandName === 'aggregate') succeeded.push(event.commandName);
+    const onFailed = (event: { requestId: number; failure: Error }) => {
+      if (pipelines.has(event.requestId)) failed.push(event.failure.name);
     };
+    const onSucceeded = (event: { requestId: number; commandName: string }) => {
+      if (pipelines.has(event.requestId)) succeeded.push(event.commandName);
+    };
+    t.store.client.on('commandStarted', onStarted);
     t.store.client.on('commandFailed', onFailed);
     t.store.client.on('commandSucceeded', onSucceeded);
     try {
@@ -489,6 +489,7 @@ describe('a client that goes away', () => {
       await expect.poll(() => failed, { timeout: 2000 }).toEqual(['AbortError']);
       expect(succeeded).toEqual([]);
     } finally {
+      t.store.client.off('commandStarted', onStarted);
       t.store.client.off('commandFailed', onFailed);
       t.store.client.off('commandSucceeded', onSucceeded);
     }

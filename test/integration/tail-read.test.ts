@@ -4,7 +4,8 @@
  * single-reading entries (more than the 2,000 entries the cache once kept), and three
  * entries of 90,000 readings (more readings than the process keeps decoded between
  * requests, 250,000), answer every reading; and entries a fold stamped after the reader
- * took its view, read by the second range and fetched then, are in it too. A request
+ * took its view are in it too, in one read of the log while the folds since then are few,
+ * and in two ranges read in turn when more are. A request
  * reads the tail of a metric once, however many of its pipelines add it. The entries
  * this process appended are in its decoded-entry cache from their write: its reads and
  * folds fetch only the entries another process wrote (made here by inserting entries
@@ -14,9 +15,9 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
-import { foldAll } from '../../src/storage/fold.ts';
+import { foldAll, foldOnce } from '../../src/storage/fold.ts';
 import { appendEntry, ingestLog, newEntry } from '../../src/storage/ingest-log.ts';
-import { readTail, readView } from '../../src/storage/visibility.ts';
+import { readTail, readView, TAIL_FOLDS_AHEAD } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 
 const START = Date.parse('2026-05-01T00:00:00Z');
@@ -87,6 +88,31 @@ async function entriesFetched(run: () => Promise<unknown>): Promise<string[]> {
   return fetched.sort();
 }
 
+/** The fold numbers a read of view `visible` names besides "not stamped": the next TAIL_FOLDS_AHEAD. */
+const aheadOf = (visible: number) => Array.from({ length: TAIL_FOLDS_AHEAD }, (_, i) => visible + 1 + i);
+
+/**
+ * Runs `run` and returns the reads of the log's entries by fold number it sent: `find`
+ * filters and the first `$match` of aggregates, each as `{command, filter}`.
+ */
+async function logReads(run: () => Promise<unknown>): Promise<{ command: string; filter: Record<string, unknown> }[]> {
+  const sent: { command: string; filter: Record<string, unknown> }[] = [];
+  const listener = (event: CommandStartedEvent) => {
+    if (event.databaseName !== t.store.db.databaseName) return;
+    const filter = event.command.filter as Record<string, unknown> | undefined;
+    const first = (event.command.pipeline as { $match?: Record<string, unknown> }[] | undefined)?.[0]?.$match;
+    if (event.command.find === 'ingest_log' && filter && 'fold' in filter) sent.push({ command: 'find', filter });
+    if (event.command.aggregate === 'ingest_log' && first && 'fold' in first) sent.push({ command: 'aggregate', filter: first });
+  };
+  t.store.client.on('commandStarted', listener);
+  try {
+    await run();
+  } finally {
+    t.store.client.off('commandStarted', listener);
+  }
+  return sent;
+}
+
 /** Count and sum of `v` over the readings 0..count-1 of {@link readingOf}: a plain loop. */
 function expected(count: number): { count: number; sum: number } {
   let sum = 0;
@@ -100,8 +126,8 @@ describe('the tail a reader reads', () => {
     const view = await readView(t.store);
     expect(await foldAll(t.store, t.store.holder)).toBeGreaterThanOrEqual(120);
     // Stamped with a fold number above the view's: in the tail of a reader of that view,
-    // found by the second range and fetched then (written by "another process", and the
-    // fold keeps nothing it decodes).
+    // found by its read of the log and fetched then (written by "another process", and
+    // the fold keeps nothing it decodes).
     let tail: Awaited<ReturnType<typeof readTail>> = { entries: 0, readings: [] };
     const fetched = await entriesFetched(async () => {
       tail = await readTail(t.store, 'tail_stamped', view);
@@ -128,28 +154,19 @@ describe('the tail a reader reads', () => {
 
   it('is read once per metric by a request, however many of its pipelines add it', async () => {
     await appendSingles('tail_shared', 90);
-    const ranges: unknown[] = [];
-    const listener = (event: CommandStartedEvent) => {
-      const filter = event.command.filter as Record<string, unknown> | undefined;
-      if (event.databaseName === t.store.db.databaseName && event.command.find === 'ingest_log' && filter && 'fold' in filter) {
-        ranges.push(filter);
-      }
-    };
-    t.store.client.on('commandStarted', listener);
+    const view = await readView(t.store);
     let answer: Awaited<
       ReturnType<
         typeof t.graphql<{ hourly: { buckets: { count: number; p95: number | null }[] }[]; daily: { count: number; sum: number }[] }>
       >
-    >;
-    try {
+    > = {};
+    const ranges = await logReads(async () => {
       // Three pipelines (hourly buckets, their sketches, the day's totals) on one metric.
       answer = await t.graphql(`query {
         hourly: buckets(metric: "tail_shared", field: "v", granularity: HOUR, from: "2026-05-01T00:00:00Z", to: "2026-05-02T00:00:00Z") { buckets { count p95 } }
         daily: aggregate(metric: "tail_shared", field: "v", from: "2026-05-01T00:00:00Z", to: "2026-05-02T00:00:00Z") { count sum }
       }`);
-    } finally {
-      t.store.client.off('commandStarted', listener);
-    }
+    });
     expect(answer.errors).toBeUndefined();
     expect(answer.data?.daily).toEqual([expected(90)]);
     // Readings 0..89 a minute apart from midnight: 60 in the first hour, 30 in the second,
@@ -157,11 +174,38 @@ describe('the tail a reader reads', () => {
     const hours = answer.data?.hourly[0]?.buckets ?? [];
     expect(hours.map((bucket) => bucket.count)).toEqual([60, 30, ...Array<number>(22).fill(0)]);
     expect(hours.slice(0, 2).every((bucket) => bucket.p95 !== null)).toBe(true);
-    // One read of the tail: its two index ranges (not stamped, stamped after the view), once.
-    expect(ranges).toEqual([
-      { metrics: 'tail_shared', fold: null },
-      { metrics: 'tail_shared', fold: { $gt: expect.any(Number) } },
+    // One read of the tail, in one command: the entries not stamped or stamped by the
+    // TAIL_FOLDS_AHEAD folds after the view.
+    expect(ranges).toEqual([{ command: 'aggregate', filter: { metrics: 'tail_shared', fold: { $in: [null, ...aheadOf(view.visible)] } } }]);
+  });
+
+  it('holds the entries stamped by more folds after the view than its one read names, read in two ranges then', async () => {
+    // The log holds no other entries, so each fold below takes one of these.
+    await foldAll(t.store, t.store.holder);
+    await appendSingles('tail_behind', TAIL_FOLDS_AHEAD + 4);
+    const view = await readView(t.store);
+    // One fold per entry: the last four are stamped above V + TAIL_FOLDS_AHEAD.
+    for (let fold = 0; fold < TAIL_FOLDS_AHEAD + 4; fold += 1) {
+      expect(await foldOnce(t.store, t.store.holder, { maxReadings: 1 })).toMatchObject({ fold: view.visible + fold + 1, entries: 1 });
+    }
+    let tail: Awaited<ReturnType<typeof readTail>> = { entries: 0, readings: [] };
+    const sent = await logReads(async () => {
+      tail = await readTail(t.store, 'tail_behind', view);
+    });
+    expect(sent).toEqual([
+      { command: 'aggregate', filter: { metrics: 'tail_behind', fold: { $in: [null, ...aheadOf(view.visible)] } } },
+      { command: 'find', filter: { metrics: 'tail_behind', fold: null } },
+      { command: 'find', filter: { metrics: 'tail_behind', fold: { $gt: view.visible } } },
     ]);
+    expect(tail.entries).toBe(TAIL_FOLDS_AHEAD + 4);
+    const sum = tail.readings.reduce((total, reading) => total + reading.fields[0]!.value, 0);
+    expect({ count: tail.readings.length, sum }).toEqual(expected(TAIL_FOLDS_AHEAD + 4));
+    // The view after those folds has no tail: one read.
+    const current = await readView(t.store);
+    const again = await logReads(async () => {
+      expect((await readTail(t.store, 'tail_behind', current)).readings).toEqual([]);
+    });
+    expect(again).toHaveLength(1);
   });
 
   it('reads the entries this process appended without fetching them, and fetches the others', async () => {
