@@ -23,6 +23,7 @@
  * presents it (one document per measurement, unpacked from its buckets).
  */
 import { FOLD_STATE_COLLECTION } from '../../src/storage/visibility.ts';
+import { INGEST_LOG_COLLECTION } from '../../src/storage/ingest-log.ts';
 import type { Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
 import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
@@ -112,7 +113,14 @@ async function sentPipelines(model: OursModel, query: BenchQuery): Promise<{ col
   const { commands } = await model.commands.listen(() => model.graphql(query.graphql));
   const sent = [
     ...commands
-      .filter((c) => c.name === 'aggregate' && c.collection !== CollectionName.series && c.collection !== CollectionName.metrics)
+      // Pipelines on data: not the registry's, nor the read of the log's tail entries.
+      .filter(
+        (c) =>
+          c.name === 'aggregate' &&
+          c.collection !== CollectionName.series &&
+          c.collection !== CollectionName.metrics &&
+          c.collection !== INGEST_LOG_COLLECTION,
+      )
       .map((c) => ({ collection: c.collection, pipeline: c.pipeline ?? [] })),
     ...commands
       .filter((c) => c.name === 'find' && c.collection === CollectionName.summaries)

@@ -260,8 +260,8 @@ describe('DataLoader batching', () => {
       }
     }`);
     expect(response.errors).toBeUndefined();
-    // One aggregate command per field selection (hourly, daily, total), not per series.
-    expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(3);
+    // One pipeline per field selection (hourly, daily, total), not per series.
+    expect(t.targets.filter((target) => target === 'aggregate buckets')).toHaveLength(3);
     expect(response.data!.series.map((s) => [s.id, s.hourly.map((b) => b.count), s.daily, s.total.count, s.total.sum])).toEqual([
       ['cpu,host=a,region=us', [3, 0], [{ count: 3, sum: 30 }], 4, 35],
       [
@@ -294,7 +294,7 @@ describe('DataLoader batching', () => {
       }
     }`);
     expect(response.errors).toBeUndefined();
-    expect(t.commands.filter((name) => name === 'aggregate')).toHaveLength(2);
+    expect(t.targets.filter((target) => target === 'aggregate buckets')).toHaveLength(2);
     expect(response.data).toEqual({
       usage: [
         {

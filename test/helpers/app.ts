@@ -13,6 +13,11 @@ export interface TestApp {
   app: ReturnType<typeof createApp>;
   /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate`. */
   commands: string[];
+  /**
+   * The same commands with the collection each ran on, e.g. `aggregate buckets` (a
+   * pipeline on the series-day documents) or `aggregate ingest_log` (a read of the tail).
+   */
+  targets: string[];
   resetCommands(): void;
   /**
    * Folds every acknowledged reading into series-day documents now (`foldAll`), as the
@@ -88,8 +93,11 @@ export async function openTestApp(
     packedMinutes: options.packedMinutes,
   });
   const commands: string[] = [];
+  const targets: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {
-    if (event.databaseName === dbName) commands.push(event.commandName);
+    if (event.databaseName !== dbName) return;
+    commands.push(event.commandName);
+    targets.push(`${event.commandName} ${String(event.command[event.commandName])}`);
   });
   const app = createApp({
     store,
@@ -106,7 +114,11 @@ export async function openTestApp(
     store,
     app,
     commands,
-    resetCommands: () => commands.splice(0, commands.length),
+    targets,
+    resetCommands: () => {
+      commands.splice(0, commands.length);
+      targets.splice(0, targets.length);
+    },
     settle: () => foldAll(store, store.holder),
     async graphql<T>(query: string, variables?: Record<string, unknown>, request: { token?: string | null } = {}) {
       const token = request.token === undefined ? options.token : request.token;
