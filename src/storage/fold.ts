@@ -446,7 +446,10 @@ const COMPACT_DAYS = 4;
 
 /** What one call of {@link compactOnce} did. */
 export interface CompactOutcome {
-  /** False when another holder has the lease, or a fold is under way (nothing was done). */
+  /**
+   * False when another holder has the lease, a fold is under way, or there was nothing to
+   * do and no lease to take or renew (then it was not asked for); nothing was done.
+   */
   leased: boolean;
   /** The compaction made visible, or null when no day was due. */
   compaction: number | null;
@@ -502,10 +505,37 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
 }
 
 /**
+ * Whether a folder with nothing to do should still take or renew the lease, in fold
+ * state `state` at `now` (ms since epoch): when nobody holds it or it has expired (so
+ * the instance that looks first keeps folding, as when it renewed at every look), and
+ * when `holder` holds it with less than half of `leaseMs` left. Pure.
+ */
+export function leaseDue(state: Pick<FoldStateDocument, 'lease'> | null, holder: string, leaseMs: number, now: number): boolean {
+  const lease = state?.lease ?? null;
+  if (lease === null || lease.until.getTime() < now) return true;
+  return lease.holder === holder && lease.until.getTime() - now < leaseMs / 2;
+}
+
+/**
+ * Whether {@link compactOnce} has anything to do in fold state `state`: a compaction
+ * under way (left by a holder that stopped), compactions whose replaced parts are still
+ * to be deleted, or a day that `afterFolds` folds wrote to. Pure.
+ */
+export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compactions' | 'touched'> | null, afterFolds: number): boolean {
+  if (state === null) return false;
+  if (state.running?.compact !== undefined) return true;
+  if ((state.compactions ?? []).length > 0) return true;
+  return Object.values(state.touched ?? {}).some((folds) => folds >= afterFolds);
+}
+
+/**
  * Merges the parts of the days that many folds wrote to (docs/ingest-design.md,
  * "Compaction"), as one numbered step under the lease, like a fold:
- * 1. takes or renews the lease; deletes the parts of earlier compactions whose grace
- *    period `graceMs` has passed; does nothing while a fold is under way;
+ * 1. reads the fold state, and does nothing (without taking the lease) when there is
+ *    nothing to do ({@link compactionWork}) and the lease is held with more than half its
+ *    time left ({@link leaseDue}); takes or renews the lease; deletes the parts
+ *    of earlier compactions whose grace period `graceMs` has passed; does nothing while a
+ *    fold is under way;
  * 2. chooses up to 4 days whose `touched` count reached `afterFolds` and records
  *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
  * 3. reads the series-day documents of those days visible at V (every one for a
@@ -552,6 +582,12 @@ export async function compactOnce(
   options: { afterFolds?: number; graceMs?: number; tiered?: boolean; fanIn?: number; sealReadings?: number; pinned?: boolean } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
+  const afterFolds = options.afterFolds ?? DEFAULT_COMPACT_AFTER_FOLDS;
+  // Read first, and leased only with something to do or a lease to take or renew: an
+  // idle server's folder looks several times a second, and each lease is a journaled
+  // write of the fold state.
+  const current = await foldState(store.db).findOne({ _id: FOLDS_ID });
+  if (!compactionWork(current, afterFolds) && !leaseDue(current, holder, store.foldLeaseMs, Date.now())) return outcome;
   const state = await takeLease(store, holder);
   if (state === null) return outcome;
   outcome.deleted = await dropReplaced(store, holder, state, options.graceMs ?? 60_000, options.pinned ?? false);
@@ -559,7 +595,6 @@ export async function compactOnce(
   if (running !== null && running.compact === undefined) return outcome;
   outcome.leased = true;
   if (running === null) {
-    const afterFolds = options.afterFolds ?? DEFAULT_COMPACT_AFTER_FOLDS;
     const due = Object.entries(state.touched ?? {})
       .filter(([, folds]) => folds >= afterFolds)
       .map(([day]) => Number(day))

@@ -965,6 +965,45 @@ describe('the fold job', () => {
   });
 });
 
+describe('an idle folder', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await openTestApp('compact_idle');
+  });
+  afterAll(async () => t.close());
+
+  it('takes the lease once and writes the fold state again only when half of it has run out', async () => {
+    const writes: string[] = [];
+    const listener = (event: { commandName: string; databaseName: string; command: Document }) => {
+      if (event.databaseName === t.store.db.databaseName && ['findAndModify', 'update'].includes(event.commandName)) {
+        if (event.command[event.commandName] === 'fold_state') writes.push(event.commandName);
+      }
+    };
+    t.store.client.on('commandStarted', listener);
+    try {
+      // Nothing folded, nothing to compact: the first look takes the free lease, the next nine write nothing.
+      for (let look = 0; look < 10; look += 1)
+        expect(await compactOnce(t.store, t.store.holder)).toMatchObject({ compaction: null, deleted: 0 });
+      expect(writes).toEqual(['findAndModify']);
+      const held = (await foldState(t.store.db).findOne({ _id: FOLDS_ID }))!.lease!;
+      expect(held.holder).toBe(t.store.holder);
+      // With less than half of the lease left, the next look renews it.
+      const renewAt = new Date(Date.now() + t.store.foldLeaseMs / 2 - 1_000);
+      await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { 'lease.until': renewAt } });
+      writes.splice(0);
+      await compactOnce(t.store, t.store.holder);
+      expect(writes).toEqual(['findAndModify']);
+      expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))!.lease!.until.getTime()).toBeGreaterThan(renewAt.getTime());
+      // Another holder's look while this one holds the lease writes nothing either.
+      writes.splice(0);
+      expect(await compactOnce(t.store, 'another')).toMatchObject({ leased: false, compaction: null });
+      expect(writes).toEqual([]);
+    } finally {
+      t.store.client.off('commandStarted', listener);
+    }
+  });
+});
+
 describe('the fold job with a fan-in of 4 (COMPACT_FAN_IN)', () => {
   let t: TestApp;
   const metric = 'job_fan_in';
