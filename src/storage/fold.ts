@@ -516,16 +516,23 @@ export function leaseDue(state: Pick<FoldStateDocument, 'lease'> | null, holder:
   return lease.holder === holder && lease.until.getTime() - now < leaseMs / 2;
 }
 
+/** The UTC midnights (ms, ascending) of the days that `afterFolds` folds or more wrote to since their last compaction (`touched`). Pure. */
+const dueDays = (state: Pick<FoldStateDocument, 'touched'>, afterFolds: number): number[] =>
+  Object.entries(state.touched ?? {})
+    .filter(([, folds]) => folds >= afterFolds)
+    .map(([day]) => Number(day))
+    .sort((a, b) => a - b);
+
 /**
  * Whether {@link compactOnce} has anything to do in fold state `state`: a compaction
  * under way (left by a holder that stopped), compactions whose replaced parts are still
- * to be deleted, or a day that `afterFolds` folds wrote to. Pure.
+ * to be deleted, or a day that `afterFolds` folds wrote to ({@link dueDays}). Pure.
  */
 export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compactions' | 'touched'> | null, afterFolds: number): boolean {
   if (state === null) return false;
   if (state.running?.compact !== undefined) return true;
   if ((state.compactions ?? []).length > 0) return true;
-  return Object.values(state.touched ?? {}).some((folds) => folds >= afterFolds);
+  return dueDays(state, afterFolds).length > 0;
 }
 
 /**
@@ -586,7 +593,10 @@ export async function compactOnce(
   // Read first, and leased only with something to do or a lease to take or renew: an
   // idle server's folder looks several times a second, and each lease is a journaled
   // write of the fold state.
-  const current = await foldState(store.db).findOne({ _id: FOLDS_ID });
+  const current = await foldState(store.db).findOne(
+    { _id: FOLDS_ID },
+    { projection: { running: 1, compactions: 1, touched: 1, lease: 1 } },
+  );
   if (!compactionWork(current, afterFolds) && !leaseDue(current, holder, store.foldLeaseMs, Date.now())) return outcome;
   const state = await takeLease(store, holder);
   if (state === null) return outcome;
@@ -595,11 +605,7 @@ export async function compactOnce(
   if (running !== null && running.compact === undefined) return outcome;
   outcome.leased = true;
   if (running === null) {
-    const due = Object.entries(state.touched ?? {})
-      .filter(([, folds]) => folds >= afterFolds)
-      .map(([day]) => Number(day))
-      .sort((a, b) => a - b)
-      .slice(0, COMPACT_DAYS);
+    const due = dueDays(state, afterFolds).slice(0, COMPACT_DAYS);
     if (due.length === 0) return outcome;
     const voided = options.tiered === true ? await voidedDays(store, due) : new Set<number>();
     const from = due.map((day) =>

@@ -11,7 +11,7 @@ import { testMongoUri } from './db.ts';
 export interface TestApp {
   store: Store;
   app: ReturnType<typeof createApp>;
-  /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate`. */
+  /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate` (those of {@link TestApp.targets}). */
   commands: string[];
   /**
    * The same commands with the collection each ran on, e.g. `aggregate buckets` (a
@@ -92,12 +92,9 @@ export async function openTestApp(
     rawReadings: options.rawReadings,
     packedMinutes: options.packedMinutes,
   });
-  const commands: string[] = [];
   const targets: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {
-    if (event.databaseName !== dbName) return;
-    commands.push(event.commandName);
-    targets.push(`${event.commandName} ${String(event.command[event.commandName])}`);
+    if (event.databaseName === dbName) targets.push(`${event.commandName} ${String(event.command[event.commandName])}`);
   });
   const app = createApp({
     store,
@@ -113,10 +110,11 @@ export async function openTestApp(
   return {
     store,
     app,
-    commands,
+    get commands() {
+      return targets.map((target) => target.slice(0, target.indexOf(' ')));
+    },
     targets,
     resetCommands: () => {
-      commands.splice(0, commands.length);
       targets.splice(0, targets.length);
     },
     settle: () => foldAll(store, store.holder),

@@ -68,16 +68,13 @@ async function appendForeign(metric: string, from: number, count: number): Promi
 }
 
 /**
- * Runs `run` and returns the ids of the log entries the test database was asked for by
- * `_id` meanwhile (`find` of `ingest_log` with an `_id` filter), sorted.
+ * Runs `run` and returns what `pick` takes of each command the test database was sent
+ * meanwhile, in the order they were sent.
  */
-async function entriesFetched(run: () => Promise<unknown>): Promise<string[]> {
-  const fetched: string[] = [];
+async function sentDuring<T>(run: () => Promise<unknown>, pick: (event: CommandStartedEvent) => T[]): Promise<T[]> {
+  const sent: T[] = [];
   const listener = (event: CommandStartedEvent) => {
-    const filter = event.command.filter as { _id?: { $in?: unknown[] } } | undefined;
-    if (event.databaseName === t.store.db.databaseName && event.command.find === 'ingest_log' && filter?._id !== undefined) {
-      fetched.push(...(filter._id.$in ?? [filter._id]).map(String));
-    }
+    if (event.databaseName === t.store.db.databaseName) sent.push(...pick(event));
   };
   t.store.client.on('commandStarted', listener);
   try {
@@ -85,6 +82,19 @@ async function entriesFetched(run: () => Promise<unknown>): Promise<string[]> {
   } finally {
     t.store.client.off('commandStarted', listener);
   }
+  return sent;
+}
+
+/**
+ * Runs `run` and returns the ids of the log entries the test database was asked for by
+ * `_id` meanwhile (`find` of `ingest_log` with an `_id` filter), sorted.
+ */
+async function entriesFetched(run: () => Promise<unknown>): Promise<string[]> {
+  const fetched = await sentDuring(run, (event) => {
+    const filter = event.command.filter as { _id?: { $in?: unknown[] } } | undefined;
+    if (event.command.find !== 'ingest_log' || filter?._id === undefined) return [];
+    return (filter._id.$in ?? [filter._id]).map(String);
+  });
   return fetched.sort();
 }
 
@@ -95,22 +105,14 @@ const aheadOf = (visible: number) => Array.from({ length: TAIL_FOLDS_AHEAD }, (_
  * Runs `run` and returns the reads of the log's entries by fold number it sent: `find`
  * filters and the first `$match` of aggregates, each as `{command, filter}`.
  */
-async function logReads(run: () => Promise<unknown>): Promise<{ command: string; filter: Record<string, unknown> }[]> {
-  const sent: { command: string; filter: Record<string, unknown> }[] = [];
-  const listener = (event: CommandStartedEvent) => {
-    if (event.databaseName !== t.store.db.databaseName) return;
+function logReads(run: () => Promise<unknown>): Promise<{ command: string; filter: Record<string, unknown> }[]> {
+  return sentDuring(run, (event) => {
     const filter = event.command.filter as Record<string, unknown> | undefined;
     const first = (event.command.pipeline as { $match?: Record<string, unknown> }[] | undefined)?.[0]?.$match;
-    if (event.command.find === 'ingest_log' && filter && 'fold' in filter) sent.push({ command: 'find', filter });
-    if (event.command.aggregate === 'ingest_log' && first && 'fold' in first) sent.push({ command: 'aggregate', filter: first });
-  };
-  t.store.client.on('commandStarted', listener);
-  try {
-    await run();
-  } finally {
-    t.store.client.off('commandStarted', listener);
-  }
-  return sent;
+    if (event.command.find === 'ingest_log' && filter && 'fold' in filter) return [{ command: 'find', filter }];
+    if (event.command.aggregate === 'ingest_log' && first && 'fold' in first) return [{ command: 'aggregate', filter: first }];
+    return [];
+  });
 }
 
 /** Count and sum of `v` over the readings 0..count-1 of {@link readingOf}: a plain loop. */
