@@ -98,12 +98,6 @@ export const ConfigSchema = z
       .default(5_000)
       .describe('Most tokens (names, punctuation, values) a GraphQL document may have; variables do not count.'),
     MAX_DIRECTIVES: integer(0, 10_000).default(20).describe('Most directives a GraphQL document may use.'),
-    DEFAULT_LAYOUT: z
-      .enum(['sparse', 'preallocated'])
-      .default('sparse')
-      .describe(
-        "Bucket layout for metrics seen for the first time: `sparse` creates minute slots on first write; `preallocated` inserts a zeroed day skeleton first (the seeds' three-step initialization). Stored per metric; see docs/design.md#document-layout.",
-      ),
     SKETCH_LEVELS: z
       .string()
       .default('day,hour,quarter')

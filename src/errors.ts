@@ -26,7 +26,6 @@ export const ErrorCode = {
   /** A query would return more buckets than `MAX_BUCKETS`. */
   TOO_MANY_BUCKETS: 'TOO_MANY_BUCKETS',
   /** A metric's bucket layout cannot change once it has series-day documents. */
-  LAYOUT_LOCKED: 'LAYOUT_LOCKED',
   /** A numeric argument (a limit, say) is outside its allowed range. */
   INVALID_ARGUMENT: 'INVALID_ARGUMENT',
   /** A request variable does not match its GraphQL type (set by the server plugin). */
@@ -154,7 +153,6 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
     status: 400,
     meaning: 'a request that could return more than `MAX_BUCKETS` buckets, all its fields together (see docs/access-and-limits.md#limits)',
   },
-  LAYOUT_LOCKED: { status: 400, meaning: '`setMetricLayout` asking for another layout of a metric that already has data' },
   INVALID_ARGUMENT: {
     status: 400,
     meaning:

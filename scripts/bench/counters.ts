@@ -67,7 +67,7 @@ function plainIncrease(inputs: readonly ReadingInput[]): number {
   return total;
 }
 
-await withScratchStore('counters', { defaultLayout: 'sparse' }, async (store) => {
+await withScratchStore('counters', {}, async (store) => {
   const app = benchApp(store);
   await setMetricKind(store, 'counter_requests', 'counter');
   // The same readings under both metrics, recorded in one go (the loader's batch ids are per call).

@@ -20,7 +20,7 @@ const options = new Command()
   .parse()
   .opts<{ subscribers: number; writes: number; interval: number }>();
 
-await withScratchStore('live', { defaultLayout: 'sparse', writeConcern: { w: 'majority', journal: true } }, async (store) => {
+await withScratchStore('live', { writeConcern: { w: 'majority', journal: true } }, async (store) => {
   const app = benchApp(store, { limits: { maxBatchSize: 10_000, maxBuckets: 100_000 }, live: { minIntervalMs: options.interval } });
 
   const HOUR_START = Date.UTC(2024, 0, 1, 12);

@@ -2,7 +2,7 @@
  * Benchmark: ingest rate, query latency and storage per reading of this project's
  * storage (`ours`) against one document per reading (`naive`) and a native time-series
  * collection (`timeseries`), on the same database server in one run, on dense (TSBS
- * cpu-only) and sparse (real flights) data; plus the bucket layouts against each other.
+ * cpu-only) and sparse (real flights) data.
  * Every model's answers are compared before anything is timed. Prints Markdown tables
  * and writes the figures as JSON.
  *
@@ -71,11 +71,10 @@ const program = new Command()
   .option('--rows <n>', 'sparse: at most n flights', positiveInt)
   .option('--reps <n>', 'timed repetitions per figure (at least 5)', positiveInt, 5)
   .option('--models <list>', 'baselines to run: naive,timeseries', 'naive,timeseries')
-  .option('--layout-sample <n>', 'readings in the bucket layout comparison', positiveInt)
   .option('--out <file>', 'JSON output (default bench-results/<data>-<time>.json)')
   .option(
     '--reads-only',
-    'load the models, compare the answers and measure only the documents and bytes each query reads (no ingest rates, latencies, scaling, overhead or layouts)',
+    'load the models, compare the answers and measure only the documents and bytes each query reads (no ingest rates, latencies, scaling or overhead)',
   )
   .parse();
 
@@ -89,13 +88,12 @@ interface Options {
   rows?: number;
   reps: number;
   models: string;
-  layoutSample?: number;
   out?: string;
   readsOnly?: boolean;
 }
 const options = program.opts<Options>();
 if (options.quick) {
-  Object.assign(options, { hosts: 10, minutes: 10, rows: options.rows ?? 600, layoutSample: options.layoutSample ?? 60 });
+  Object.assign(options, { hosts: 10, minutes: 10, rows: options.rows ?? 600 });
 }
 const reps = options.quick ? 2 : Math.max(5, options.reps);
 const baselines = options.models
@@ -166,7 +164,7 @@ async function ingestRate(open: () => Promise<Model>, data: DataSet, batch: 1 | 
 
 /** GraphQL ingest over HTTP (yoga on a local port), batches of 1,000, median of `reps` slices. */
 async function graphqlIngestRate(uri: string, data: DataSet): Promise<IngestFigure> {
-  const model = await OursModel.open(uri, 'bench_ingest_graphql', 'sparse');
+  const model = await OursModel.open(uri, 'bench_ingest_graphql');
   const server = await serveApp(model.app);
   let sent = 0;
   try {
@@ -190,10 +188,6 @@ interface DataSetResult {
   overhead?: { buckets: number; yogaMs: number; pipelineMs: number };
   /** Documents and bytes each query reads per model, and ours without and with the read projection (`bench/bytes-read.ts`). */
   reads?: QueryReads[];
-  layouts?: {
-    readings: number;
-    rows: { layout: string; readingsPerSecond: number; bytesPerReading: number; largestDocument: number | null; minuteQueryMs: number }[];
-  };
 }
 
 async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateTrunc: boolean): Promise<DataSetResult> {
@@ -208,7 +202,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
 
   // Models for the full load: ours and the baselines that the server supports.
   const opens: { name: string; open: (db: string) => Promise<Model> }[] = [
-    { name: 'ours', open: (db) => OursModel.open(uri, db, 'sparse') },
+    { name: 'ours', open: (db) => OursModel.open(uri, db) },
     ...(baselines.includes('naive') ? [{ name: 'naive', open: (db: string) => NaiveModel.open(client, db, data) }] : []),
     ...(baselines.includes('timeseries') ? [{ name: 'timeseries', open: (db: string) => TimeseriesModel.open(client, db, data) }] : []),
   ];
@@ -315,27 +309,6 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
   }
   for (const model of loaded) await dropAndClose(model);
 
-  // Bucket layouts against each other, on the first readings of the data set.
-  const sampleSize = Math.min(data.readings.length, options.layoutSample ?? (data.name === 'dense' ? 9_000 : 5_000));
-  const sample = data.readings.slice(0, sampleSize);
-  const minuteQuery = queries.find((query) => query.unit === 'minute')!;
-  result.layouts = { readings: sampleSize, rows: [] };
-  for (const layout of ['sparse', 'preallocated'] as const) {
-    log(`layout ${layout}: ${sampleSize} readings`);
-    const model = await OursModel.open(uri, `bench_layout_${layout}`, layout);
-    const rate = await timedWrite(model, sample, 1000);
-    await model.settle();
-    const storage = await model.storage();
-    const { p50 } = await latency(() => answerQuery(model, minuteQuery, dateTrunc), reps);
-    result.layouts.rows.push({
-      layout,
-      readingsPerSecond: rate,
-      bytesPerReading: (storage.storageBytes + storage.indexBytes) / sampleSize,
-      largestDocument: storage.largestDocument,
-      minuteQueryMs: p50,
-    });
-    await dropAndClose(model);
-  }
   return result;
 }
 
@@ -417,15 +390,7 @@ function markdown(result: DataSetResult): string {
       `**GraphQL overhead**: ${o.buckets} buckets through yoga in process ${format.ms(o.yogaMs)} ms vs the same pipeline alone ${format.ms(o.pipelineMs)} ms: ${format.ratio(o.yogaMs / o.pipelineMs)}`,
     );
   }
-  if (result.layouts) {
-    lines.push('', `**Bucket layouts** (the first ${result.layouts.readings.toLocaleString('en-US')} readings, batches of 1,000)`, '');
-    lines.push(...tableHead(['layout', 'ingest readings/s', 'bytes/reading', 'largest document', 'minute query p50 ms'], 'lrrrr'));
-    for (const row of result.layouts.rows) {
-      lines.push(
-        `| ${row.layout} | ${format.rate(row.readingsPerSecond)} | ${row.bytesPerReading.toFixed(1)} | ${row.largestDocument === null ? 'n/a' : format.bytes(row.largestDocument)} | ${format.ms(row.minuteQueryMs)} |`,
-      );
-    }
-  }
+
   return lines.join('\n');
 }
 

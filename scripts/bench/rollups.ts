@@ -126,7 +126,7 @@ const log = progressLog('rollups');
  * embedded server, hence the long query time limit.
  */
 const openOurs = (uri: string, dbName: string) =>
-  OursModel.open(uri, dbName, 'sparse', { rollupGraceMs: 600_000, app: { requestLimits: { queryTimeoutMs: 1_800_000 } } });
+  OursModel.open(uri, dbName, { rollupGraceMs: 600_000, app: { requestLimits: { queryTimeoutMs: 1_800_000 } } });
 
 /**
  * Moves the rollup definitions aside into another collection (`usable` false: the

@@ -217,7 +217,7 @@ async function measure(uri: string, data: DataSet): Promise<SettingResult[]> {
   const metric = data.readings[0]!.metric;
   const models: OursModel[] = [];
   for (const [i, { statistics }] of SETTINGS.entries()) {
-    const model = await OursModel.open(uri, `bench_statistics_${data.name}_${i}`, 'sparse');
+    const model = await OursModel.open(uri, `bench_statistics_${data.name}_${i}`);
     await setMetricStatistics(model.store, metric, statistics);
     models.push(model);
   }

@@ -91,7 +91,7 @@ async function printPipelineTimes(store: Store, title: string, cases: readonly [
 
 await withScratchStore(
   'zones',
-  { defaultLayout: 'sparse' },
+  {},
   async (store, database) => {
     const origins = new Set(options.origins.split(',').map((code) => code.trim()));
     const flights = await loadFlights(origins);

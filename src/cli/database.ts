@@ -75,7 +75,6 @@ export interface ToolStore {
 export async function openToolStore(config: Config, say: Say): Promise<ToolStore> {
   const open = async (uri: string, stop?: () => Promise<void>): Promise<ToolStore> => {
     const store = await openStore(uri, config.MONGODB_DB, {
-      defaultLayout: config.DEFAULT_LAYOUT,
       defaultStatistics: configuredStatistics(config),
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       // openStore sets the TTL of batch claims: the tool must keep the server's.

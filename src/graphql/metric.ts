@@ -1,23 +1,11 @@
 import { mayTouchMetric } from '../auth/access.ts';
 import { parseMetricName, parseSeriesListQuery, parseStatisticsSettings, parseTagValuesQuery } from '../engine/query.ts';
 import { MAX_LATEST_READINGS, type StatisticsSettings } from '../model/statistics-settings.ts';
-import { setMetricKind, setMetricLayout, setMetricStatistics } from '../storage/registry.ts';
+import { setMetricKind, setMetricStatistics } from '../storage/registry.ts';
 import type { MetricDocument } from '../storage/store.ts';
 import { builder } from './builder.ts';
 import { SeriesRef, seriesListArgs } from './series.ts';
 import { TagFilterRef } from './tag.ts';
-
-/** `DocumentLayout` enum: how a metric's series-day documents are laid out (see docs/design.md). */
-export const DocumentLayoutRef = builder.enumType('DocumentLayout', {
-  description: 'How the series-day documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT).',
-  values: {
-    SPARSE: { value: 'sparse', description: 'Day documents whose hour and minute slots are created by their first reading.' },
-    PREALLOCATED: {
-      value: 'preallocated',
-      description: 'Day documents inserted as a zeroed skeleton of all 1,440 minutes first, then updated in place.',
-    },
-  } as const,
-});
 
 /** `MetricKind` enum: what a metric's fields measure (see `model/counter.ts`). */
 export const MetricKindRef = builder.enumType('MetricKind', {
@@ -76,7 +64,6 @@ export const MetricRef = builder.objectRef<MetricDocument>('Metric').implement({
     name: t.string({ resolve: (metric) => metric._id, description: 'Metric name, e.g. `flights`.' }),
     fields: t.stringList({ resolve: (metric) => [...metric.fields].sort(), description: 'Fields ever recorded, sorted.' }),
     tagKeys: t.stringList({ resolve: (metric) => [...metric.tagKeys].sort(), description: 'Tag keys ever used, sorted.' }),
-    layout: t.field({ type: DocumentLayoutRef, resolve: (metric) => metric.layout, description: 'Series-day document layout.' }),
     kind: t.field({
       type: MetricKindRef,
       resolve: (metric) => metric.kind ?? 'gauge',
@@ -187,19 +174,5 @@ builder.mutationField('setMetricKind', (t) =>
       kind: t.arg({ type: MetricKindRef, required: true, description: 'GAUGE or COUNTER.' }),
     },
     resolve: (_root, args, ctx) => setMetricKind(ctx.store, parseMetricName(args.metric, 'metric'), args.kind),
-  }),
-);
-
-builder.mutationField('setMetricLayout', (t) =>
-  t.field({
-    type: MetricRef,
-    description:
-      'Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see docs/performance.md). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN.',
-    authScopes: (_root, args) => ({ admin: true, metric: args.metric }),
-    args: {
-      metric: t.arg.string({ required: true, description: 'Metric name, e.g. `cpu`.' }),
-      layout: t.arg({ type: DocumentLayoutRef, required: true, description: 'The layout.' }),
-    },
-    resolve: (_root, args, ctx) => setMetricLayout(ctx.store, parseMetricName(args.metric, 'metric'), args.layout),
   }),
 );

@@ -1,18 +1,7 @@
-import { Double, type ObjectId } from 'mongodb';
+import type { ObjectId } from 'mongodb';
 import type { Stats } from './stats.ts';
 import type { TagMap } from './series.ts';
 import type { SlotLevel } from './statistics-settings.ts';
-
-/**
- * How the slots of a series-day document come to exist (a per-metric setting):
- * - `sparse`: nothing is pre-allocated; an upsert creates the day document and each
- *   hour and minute slot on its first reading. Storage grows with the data, which
- *   suits irregular and sparse series (a flight route with a few flights a day).
- * - `preallocated`: a zeroed skeleton with every hour and minute slot of the metric's
- *   fields is inserted first (the three-step initialization of "Time series in MongoDB"), so later updates
- *   keep the document's size and WiredTiger can apply them in place (a size-preserving update is a WiredTiger modify, MongoDB source `wiredtiger_record_store.cpp`).
- */
-export type DocumentLayout = 'sparse' | 'preallocated';
 
 /**
  * The statistics of one field in one slot as stored: {@link Stats} plus, from layout
@@ -266,56 +255,3 @@ export const sketchPath = (slotPath: string) => `q.${slotPath}`;
  * sketches instead of minute slots.
  */
 export const quarterSketchPath = (hour: number, quarter: number, field: string) => `hours.${hour}.quarters.${quarter}.${field}`;
-
-/**
- * Placeholders of the first and last reading in an empty pre-allocated slot: a time
- * after every reading (9999-01-01) and one before every reading (1969-12-31T23:59:59.999Z),
- * so the first real reading wins `$min` and `$max` and the pair keeps its size.
- */
-export const FIRST_PLACEHOLDER_MS = Date.UTC(9999, 0, 1);
-export const LAST_PLACEHOLDER_MS = Date.UTC(1970, 0, 1) - 1;
-
-type EmptySlot = Record<keyof Stats, Double> & { first: { t: Date; v: Double }; last: { t: Date; v: Double } };
-
-/**
- * An empty slot as stored in a skeleton: doubles throughout (a later `$inc` must not
- * change the type and so the size), min +Infinity and max -Infinity so
- * `$min`/`$max` need no special case, and the first/last placeholders.
- */
-function emptySlot(): EmptySlot {
-  const zero = new Double(0);
-  return {
-    n: zero,
-    sum: zero,
-    min: new Double(Infinity),
-    max: new Double(-Infinity),
-    sq: zero,
-    first: { t: new Date(FIRST_PLACEHOLDER_MS), v: zero },
-    last: { t: new Date(LAST_PLACEHOLDER_MS), v: zero },
-  };
-}
-
-function emptyFieldStats(fields: readonly string[]): Record<string, EmptySlot> {
-  const stats: Record<string, EmptySlot> = {};
-  for (const field of fields) stats[field] = emptySlot();
-  return stats;
-}
-
-/**
- * The zeroed skeleton of a `preallocated` series-day document of the current layout
- * version: all 24 hours and 1,440 minutes, each with an empty slot for every field in
- * `fields`. Sketches and the latest readings are not pre-allocated (their size depends
- * on the values).
- */
-export function daySkeleton(
-  identity: { series: string; metric: string; tags: TagMap; tagPairs: string[]; date: Date },
-  fields: readonly string[],
-): Omit<DayDocument, 'fields' | 'hours'> & { fields: unknown; hours: unknown } {
-  const hours: Record<string, unknown> = {};
-  for (let hour = 0; hour < 24; hour++) {
-    const minutes: Record<string, unknown> = {};
-    for (let minute = 0; minute < 60; minute++) minutes[minute] = emptyFieldStats(fields);
-    hours[hour] = { fields: emptyFieldStats(fields), minutes };
-  }
-  return { ...identity, v: LAYOUT_VERSION, readings: 0, fields: emptyFieldStats(fields), hours };
-}

@@ -24,6 +24,6 @@ export const SCOPE_ALLOWS: Record<Scope, string> = {
   write:
     '`recordReading`, `recordReadings`, `POST /api/v2/write`, `POST /api/readings`, `POST /v1/metrics` (OTLP), `POST /api/v1/write` (Prometheus remote write); not reading (give `read,write` for both)',
   admin:
-    'everything: read, write, `GET /metrics`, and `setMetricLayout`, `setMetricStatistics`, `setRetention`, `deleteMetric`, `deleteSeries`, `defineRollup`, `dropRollup`',
+    'everything: read, write, `GET /metrics`, and `setMetricStatistics`, `setRetention`, `deleteMetric`, `deleteSeries`, `defineRollup`, `dropRollup`',
   monitor: "`GET /metrics` only (a Prometheus scraper's token; see docs/operations.md#metrics)",
 };

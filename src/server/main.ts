@@ -68,7 +68,6 @@ async function main(): Promise<void> {
   let store: Store;
   try {
     store = await openStore(uri, config.MONGODB_DB, {
-      defaultLayout: config.DEFAULT_LAYOUT,
       defaultStatistics: configuredStatistics(config),
       writeConcern: { w: config.WRITE_CONCERN, journal: config.WRITE_JOURNAL },
       batchRetentionSeconds: config.BATCH_RETENTION_HOURS * 3600,

@@ -120,7 +120,7 @@ async function registerMetrics(
           { _id: write.name },
           {
             $addToSet: addToSet,
-            $setOnInsert: { layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: new Date() },
+            $setOnInsert: { statistics: store.defaultStatistics, createdAt: new Date() },
           },
           { upsert: true, returnDocument: 'after' },
         );

@@ -26,7 +26,7 @@ export async function setRetention(store: Store, name: string, policy: Retention
     { _id: name },
     {
       $set: { 'retention.policy': policy, 'retention.setAt': now },
-      $setOnInsert: { fields: [], tagKeys: [], layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: now },
+      $setOnInsert: { fields: [], tagKeys: [], statistics: store.defaultStatistics, createdAt: now },
     },
     { upsert: true, returnDocument: 'after' },
   );

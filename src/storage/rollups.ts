@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
-import { dayUpdate, type DayWrite } from '../record/plan.ts';
 import { partDocument, trimToHorizons } from '../record/fold-plan.ts';
+import type { DayWrite } from '../record/plan.ts';
 import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
-import { isTimeLimitError } from './failures.ts';
-import { bulkWriteDuplicates } from './record.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
@@ -164,44 +162,6 @@ function dirtyDays(days: Iterable<number>, at: Date): { $inc: Record<string, num
     update.$max[`dirty.${dayKey(day)}.at`] = at;
   }
   return update;
-}
-
-/**
- * Applies merged rollup writes (see `mergeIntoRollup`): one upsert per rollup document,
- * the same update as a series-day document's (`dayUpdate`) without batch marks, in one
- * unordered `bulkWrite` with a server-side time limit (`maxTimeMS`) that ends at
- * `deadline`. An upsert that lost a first-insert race (11000) is applied again as a plain
- * update.
- * @param deadline local time (ms since epoch) after which no write may start or run (see {@link rollupWriteWindow}).
- * @returns `late` when the deadline passed before or during the writes (the server
- * stopped them: code 50, MaxTimeMSExpired); some may have been applied, and the caller
- * marks the days dirty then. `written` otherwise.
- * @throws driver errors unchanged (the caller marks the batch's days dirty then).
- */
-export async function applyRollupWrites(
-  store: Store,
-  rollup: Pick<RollupDefinition, 'collection'>,
-  writes: readonly DayWrite[],
-  deadline: number,
-): Promise<'written' | 'late'> {
-  if (writes.length === 0) return 'written';
-  const collection = documentsOf(store, rollup);
-  const left = () => deadline - Date.now();
-  if (left() <= 0) return 'late';
-  const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
-    updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
-  }));
-  try {
-    for (const index of await bulkWriteDuplicates(collection, operations, { maxTimeMS: left() })) {
-      const write = writes[index]!;
-      if (left() <= 0) return 'late';
-      await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false), { maxTimeMS: left() });
-    }
-  } catch (error) {
-    if (isTimeLimitError(error)) return 'late';
-    throw error;
-  }
-  return 'written';
 }
 
 /** What {@link rebuildRollupDay} did. */

@@ -2,13 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { MetricKind } from '../model/counter.ts';
-import {
-  DEFAULT_PACKED_MINUTES,
-  DEFAULT_RAW_READINGS,
-  type DayDocument,
-  type DocumentForms,
-  type DocumentLayout,
-} from '../model/day-document.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS, type DayDocument, type DocumentForms } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
@@ -39,8 +33,6 @@ export interface MetricDocument {
   fields: string[];
   /** Every tag key ever used by the metric's series. */
   tagKeys: string[];
-  /** How the metric's series-day documents are laid out, fixed when the metric is created. */
-  layout: DocumentLayout;
   createdAt: Date;
   /**
    * The optional statistics the metric keeps (sketches, latest readings); set when the
@@ -121,8 +113,6 @@ export interface Store {
   metrics: Collection<MetricDocument>;
   /** Claims of batches sent with a `batchId` by the write path before the ingest log (read by `npm run migrate`). */
   batches: Collection<BatchDocument>;
-  /** Layout given to metrics created from now on. */
-  defaultLayout: DocumentLayout;
   /**
    * The rollup rebuild grace period, in ms (`ROLLUP_REBUILD_GRACE_MS`): how long a dirty
    * day rests before a rebuild; a batch's rollup writes must land within half of it
@@ -342,8 +332,6 @@ export interface WriteConcernSetting {
 
 /** Settings of a {@link Store} (see its fields); each has a default. */
 export interface StoreSettings {
-  /** Layout of new metrics (default `sparse`). */
-  defaultLayout?: DocumentLayout;
   /** Optional statistics of new metrics (default {@link DEFAULT_STATISTICS}). */
   defaultStatistics?: StatisticsSettings;
   /** How long registered series are remembered, in ms (default 10,000; 0: not at all). */
@@ -383,7 +371,6 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
       maxTailSeconds: settings.ingest?.maxTailSeconds ?? DEFAULT_MAX_TAIL_SECONDS,
       foldRate: 20_000,
     },
-    defaultLayout: settings.defaultLayout ?? 'sparse',
     rollupGraceMs: settings.rollupGraceMs ?? 60_000,
     defaultStatistics: settings.defaultStatistics ?? DEFAULT_STATISTICS,
     rawReadings: settings.rawReadings ?? DEFAULT_RAW_READINGS,

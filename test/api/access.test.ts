@@ -198,20 +198,20 @@ describe('scopes', () => {
     expect(read.data!.series.map((series) => series.id)).toEqual(['mem,host=a', 'mem,host=b']);
   });
 
-  it('keeps setMetricLayout, deleteMetric and deleteSeries to admin tokens', async () => {
+  it('keeps setMetricKind, deleteMetric and deleteSeries to admin tokens', async () => {
     for (const value of [tokens.reader, tokens.writer, tokens['read-write']]) {
       await expectRefused('FORBIDDEN', () =>
-        t.graphql('mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name } }', {}, { token: value }),
+        t.graphql('mutation { setMetricKind(metric: "claimed", kind: COUNTER) { name } }', {}, { token: value }),
       );
       await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: value }));
       await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: value }));
     }
     const response = await t.graphql(
-      'mutation { setMetricLayout(metric: "claimed", layout: PREALLOCATED) { name layout } }',
+      'mutation { setMetricKind(metric: "claimed", kind: COUNTER) { name kind } }',
       {},
       { token: tokens.admin },
     );
-    expect(response.data).toEqual({ setMetricLayout: { name: 'claimed', layout: 'PREALLOCATED' } });
+    expect(response.data).toEqual({ setMetricKind: { name: 'claimed', kind: 'COUNTER' } });
   });
 });
 
@@ -268,7 +268,7 @@ describe('metric prefixes', () => {
     }
     const admin = tokens['cpu-admin'];
     await expectRefused('FORBIDDEN', () =>
-      t.graphql('mutation { setMetricLayout(metric: "mem", layout: SPARSE) { name } }', {}, { token: admin }),
+      t.graphql('mutation { setMetricKind(metric: "mem", kind: GAUGE) { name } }', {}, { token: admin }),
     );
     await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteMetric(metric: "mem") { documents } }', {}, { token: admin }));
     await expectRefused('FORBIDDEN', () => t.graphql('mutation { deleteSeries(id: "mem,host=a") { documents } }', {}, { token: admin }));

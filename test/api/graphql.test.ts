@@ -45,7 +45,7 @@ describe('record, then query', () => {
   });
 
   it('lists metrics with fields, tag keys, series count and exact first/last reading times', async () => {
-    const response = await t.graphql(`{ metrics { name fields tagKeys seriesCount layout firstReadingAt lastReadingAt } }`);
+    const response = await t.graphql(`{ metrics { name fields tagKeys seriesCount firstReadingAt lastReadingAt } }`);
     expect(response.data).toEqual({
       metrics: [
         {
@@ -53,7 +53,6 @@ describe('record, then query', () => {
           fields: ['temperature', 'usage'],
           tagKeys: ['host', 'region'],
           seriesCount: 3,
-          layout: 'SPARSE',
           firstReadingAt: '2024-04-30T23:59:59.000Z',
           lastReadingAt: '2024-05-02T00:00:00.000Z',
         },
@@ -342,16 +341,14 @@ describe('readings without a time', () => {
   });
 });
 
-describe('per-metric bucket layout', () => {
-  it('a metric set to PREALLOCATED before its first reading records and answers exactly, in the same documents as SPARSE', async () => {
+describe('parts of a series-day', () => {
+  it('answer exactly from the log, from a part and the log, and from the parts, each part holding the slots of its own readings only', async () => {
     // The slots of the parts are what this checks: no part in the raw form (`RAW_READINGS` 0).
     const rawReadings = t.store.rawReadings;
     t.store.rawReadings = 0;
     onTestFinished(() => {
       t.store.rawReadings = rawReadings;
     });
-    const set = await t.graphql(`mutation { setMetricLayout(metric: "dense", layout: PREALLOCATED) { name layout fields } }`);
-    expect(set).toEqual({ data: { setMetricLayout: { name: 'dense', layout: 'PREALLOCATED', fields: [] } } });
     // Two batches of host a on 2024-05-01, each folded on its own: two parts of the day, minute 10:20 in both.
     const batches: [string, number][][] = [
       [
@@ -397,37 +394,23 @@ describe('per-metric bucket layout', () => {
       });
     for (const batch of batches) {
       expect((await record('dense', batch)).data).toEqual({ recordReadings: { recorded: batch.length, series: 1, documents: 1 } });
-      // The same readings into a metric of the default layout (SPARSE), folded alike.
-      expect((await record('loose', batch)).data).toEqual({ recordReadings: { recorded: batch.length, series: 1, documents: 1 } });
       sent.push(...batch);
       // From the log alone (first batch), then from a folded part and the log (second batch)…
       await answersExactly();
-      expect(await t.settle()).toBe(2 * batch.length);
+      expect(await t.settle()).toBe(batch.length);
       // …then from the folded parts alone.
       await answersExactly();
     }
-    const metrics = await t.graphql(`{ dense: metric(name: "dense") { layout fields } loose: metric(name: "loose") { layout } }`);
-    expect(metrics.data).toEqual({ dense: { layout: 'PREALLOCATED', fields: ['v'] }, loose: { layout: 'SPARSE' } });
+    const metrics = await t.graphql(`{ dense: metric(name: "dense") { fields } }`);
+    expect(metrics.data).toEqual({ dense: { fields: ['v'] } });
     const parts = await t.store.buckets.find({ metric: 'dense' }).sort({ f: 1 }).toArray();
     expect(parts.map((part) => part.date)).toEqual([new Date('2024-05-01T00:00:00Z'), new Date('2024-05-01T00:00:00Z')]);
-    // No skeleton: each part holds the hour and minute slots of its own readings only.
+    // Each part holds the hour and minute slots of its own readings only.
     const slots = (part: (typeof parts)[number]) =>
       Object.fromEntries(Object.entries(part.hours).map(([hour, slot]) => [hour, Object.keys(slot.minutes ?? {}).sort()]));
     expect(slots(parts[0]!)).toEqual({ '10': ['19', '20', '21'], '13': ['0'] });
     expect(slots(parts[1]!)).toEqual({ '10': ['19', '20', '21'], '23': ['59'] });
     const reading = { t: new Date('2024-05-01T10:20:30Z'), v: 7 };
     expect(parts[0]!.hours['10']!.minutes?.['20']?.v).toEqual({ n: 1, sum: 7, min: 7, max: 7, sq: 49, first: reading, last: reading });
-    // The layout changes no byte of the statistics: the parts equal those of the SPARSE twin.
-    const twin = await t.store.buckets.find({ metric: 'loose' }).sort({ f: 1 }).toArray();
-    const content = ({ _id, series, metric, ...rest }: Record<string, unknown>) => rest;
-    expect(twin.map(content)).toEqual(parts.map(content));
-  });
-
-  it('keeps the layout of a metric that has data, and says so', async () => {
-    const same = await t.graphql(`mutation { setMetricLayout(metric: "cpu", layout: SPARSE) { layout } }`);
-    expect(same.data).toEqual({ setMetricLayout: { layout: 'SPARSE' } });
-    const other = await t.graphql(`mutation { setMetricLayout(metric: "cpu", layout: PREALLOCATED) { layout } }`);
-    expect(other.errors?.[0]?.extensions?.code).toBe('LAYOUT_LOCKED');
-    expect((await t.store.metrics.findOne({ _id: 'cpu' }))?.layout).toBe('sparse');
   });
 });

@@ -68,7 +68,6 @@ async function openMetricsApp(
   options: { auth?: 'off' | 'tokens'; slowQueryMs?: number; slowQueryIntervalMs?: number; uri?: string; heartbeatMs?: number } = {},
 ): Promise<MetricsApp> {
   const store = await openStore(options.uri ?? testMongoUri(), `test_${label}_${randomBytes(4).toString('hex')}`, {
-    defaultLayout: 'sparse',
     client: options.heartbeatMs === undefined ? {} : { heartbeatFrequencyMS: options.heartbeatMs, serverSelectionTimeoutMS: 2_000 },
   });
   let raw = '';

@@ -69,7 +69,6 @@ describe('configuration', () => {
       MONGODB_DB: 'tsgraph',
       MAX_BATCH_SIZE: 10_000,
       MAX_BUCKETS: 100_000,
-      DEFAULT_LAYOUT: 'sparse',
       MONGODB_SERVER_SELECTION_TIMEOUT_MS: 5000,
       WRITE_CONCERN: 'majority',
       WRITE_JOURNAL: true,
@@ -84,20 +83,26 @@ describe('configuration', () => {
   });
 
   it('reads numbers and choices from strings and treats empty strings as unset', () => {
-    const config = loadConfig({ PORT: '8080', MAX_BUCKETS: '500', DEFAULT_LAYOUT: 'preallocated', MONGODB_URI: '' });
-    expect([config.PORT, config.MAX_BUCKETS, config.DEFAULT_LAYOUT, config.MONGODB_URI]).toEqual([8080, 500, 'preallocated', undefined]);
+    const config = loadConfig({ PORT: '8080', MAX_BUCKETS: '500', WRITE_JOURNAL: 'false', EMBEDDED_SERVER: 'rust', MONGODB_URI: '' });
+    expect([config.PORT, config.MAX_BUCKETS, config.WRITE_JOURNAL, config.EMBEDDED_SERVER, config.MONGODB_URI]).toEqual([
+      8080,
+      500,
+      false,
+      'rust',
+      undefined,
+    ]);
   });
 
   it('refuses bad values with one line per variable', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: '70000', MONGODB_URI: 'postgres://x', DEFAULT_LAYOUT: 'dense', MAX_BATCH_SIZE: 'many' });
+      loadConfig({ PORT: '70000', MONGODB_URI: 'postgres://x', EMBEDDED_SERVER: 'dense', MAX_BATCH_SIZE: 'many' });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const lines = (error as Error).message.split('\n').slice(1);
-    expect(lines.map((line) => line.trim().split(':')[0]).sort()).toEqual(['DEFAULT_LAYOUT', 'MAX_BATCH_SIZE', 'MONGODB_URI', 'PORT']);
+    expect(lines.map((line) => line.trim().split(':')[0]).sort()).toEqual(['EMBEDDED_SERVER', 'MAX_BATCH_SIZE', 'MONGODB_URI', 'PORT']);
   });
 
   it('arms no fault point unless TEST_FAULT_POINTS lists known ones, and keeps the fold lease at 30 s by default', () => {

@@ -1,7 +1,6 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';
-import type { DocumentLayout } from '../../src/model/day-document.ts';
 import { foldAll } from '../../src/storage/fold.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { createApp, type AppOptions } from '../../src/server/yoga.ts';
@@ -52,7 +51,6 @@ export interface GraphQLResponse<T> {
 export async function openTestApp(
   label: string,
   options: {
-    layout?: DocumentLayout;
     maxBatchSize?: number;
     maxBuckets?: number;
     auth?: 'off' | 'tokens';
@@ -83,7 +81,6 @@ export async function openTestApp(
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
   const store = await openStore(options.uri ?? testMongoUri(), dbName, {
-    defaultLayout: options.layout ?? 'sparse',
     client: { monitorCommands: true },
     registryCacheTtlMs: options.registryCacheTtlMs,
     writeConcern: { w: 'majority', journal: options.journal ?? true },

@@ -38,17 +38,20 @@
  * them (written then by the old code through {@link dumpLegacyDatabase}), so a later
  * change of the planners shows.
  */
-import { BSON, MongoClient, type Db } from 'mongodb';
+import { type AnyBulkWriteOperation, BSON, Double, type Db, type Filter, MongoClient, type UpdateFilter } from 'mongodb';
 import { ErrorCode, InputError } from '../../src/errors.ts';
-import { batchFingerprint, batchMark } from '../../src/model/batch.ts';
-import { daySkeleton, type DayDocument, type DocumentLayout } from '../../src/model/day-document.ts';
+import { BATCH_MARKS_KEPT, batchFingerprint, batchMark } from '../../src/model/batch.ts';
+import { type DayDocument, LAYOUT_VERSION, sketchPath } from '../../src/model/day-document.ts';
+import type { Stats, TimedValue } from '../../src/model/stats.ts';
+import type { TagMap } from '../../src/model/series.ts';
 import { rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
 import type { StatisticsSettings } from '../../src/model/statistics-settings.ts';
-import { dayOperations, planMetrics, planWrites, type DayWrite } from '../../src/record/plan.ts';
+import { planMetrics, planWrites, type DayWrite, type WritePlan } from '../../src/record/plan.ts';
 import { planRollups } from '../../src/record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../../src/record/validate.ts';
 import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/record.ts';
-import { applyRollupWrites, findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
+import { findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
+import { isTimeLimitError } from '../../src/storage/failures.ts';
 import { CollectionName, DEFAULT_BATCH_RETENTION_SECONDS, storeOf, type MetricDocument, type Store } from '../../src/storage/store.ts';
 
 /** The indexes the write path before the ingest log created on a series-day or rollup collection. */
@@ -67,7 +70,7 @@ async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
  * ingest log's: what the old server left (`storeOf`, the log's bounds off: nothing here
  * appends to the log or folds).
  */
-export async function openLegacyStore(uri: string, dbName: string, options: { layout?: DocumentLayout } = {}): Promise<Store> {
+export async function openLegacyStore(uri: string, dbName: string): Promise<Store> {
   const client = new MongoClient(uri, { writeConcern: { w: 'majority', journal: true } });
   await client.connect();
   const db = client.db(dbName);
@@ -80,7 +83,6 @@ export async function openLegacyStore(uri: string, dbName: string, options: { la
     .collection(CollectionName.batches)
     .createIndexes([{ key: { createdAt: 1 }, name: 'createdAt_ttl', expireAfterSeconds: DEFAULT_BATCH_RETENTION_SECONDS }]);
   return storeOf(client, db, {
-    defaultLayout: options.layout,
     defaultStatistics: LEGACY_DEFAULT_STATISTICS,
     ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
   });
@@ -114,6 +116,9 @@ export async function defineLegacyRollup(store: Store, metric: string, name: str
   return rollup;
 }
 
+/** How the old path laid out a metric's series-day documents: created by their first reading, or as zeroed skeletons first. */
+export type LegacyLayout = 'sparse' | 'preallocated';
+
 /** What {@link writeLegacyBatch} answered, as the old `recordBatch` did. */
 export interface LegacyOutcome {
   applied: number;
@@ -123,6 +128,8 @@ export interface LegacyOutcome {
 /**
  * Writes a validated batch as the old `recordBatch` did (see the file comment).
  * @param options.receivedAt the arrival time (ms since epoch, UTC), as validation set it.
+ * @param options.layout the layout the old path gave a metric this batch creates
+ *   (`sparse` by default; `preallocated` inserted zeroed skeletons of its documents first).
  * @param options.stopAfterDocuments stop as a crash would after this many series-day
  * documents were written (in plan order): the claim stays `applying`, no rollup is written
  * and no metric span widened (the old path did those after every document).
@@ -131,7 +138,7 @@ export interface LegacyOutcome {
 export async function writeLegacyBatch(
   store: Store,
   readings: readonly Reading[],
-  options: { batchId?: string; receivedAt: number; stopAfterDocuments?: number },
+  options: { batchId?: string; receivedAt: number; stopAfterDocuments?: number; layout?: LegacyLayout },
 ): Promise<LegacyOutcome> {
   const metrics = planMetrics(readings);
   const rollupDeadline = Date.now() + rollupWriteWindow(store.rollupGraceMs);
@@ -176,7 +183,12 @@ export async function writeLegacyBatch(
   const outcome: LegacyOutcome = { applied: 0, alreadyApplied: 0 };
   if (plan.buckets.length === 0) return outcome;
   await registerBatch(store, plan, registered);
-  const entries = new Map((await store.metrics.find({ _id: { $in: plan.metrics.map((m) => m.name) } }).toArray()).map((m) => [m._id, m]));
+  // The old registry entry kept its layout, set when the metric was created.
+  const names = plan.metrics.map((m) => m.name);
+  await store.metrics.updateMany({ _id: { $in: names }, layout: { $exists: false } }, { $set: { layout: options.layout ?? 'sparse' } });
+  const entries = new Map(
+    (await store.metrics.find({ _id: { $in: names } }).toArray()).map((m) => [m._id, m as MetricDocument & { layout?: LegacyLayout }]),
+  );
   const operations = dayOperations(plan, mark).slice(0, options.stopAfterDocuments);
   // Every skeleton before the first update, as the old path did, even when it stops early.
   const preallocated = plan.buckets.filter((write) => entries.get(write.metric)?.layout === 'preallocated');
@@ -344,3 +356,189 @@ export async function dumpLegacyDatabase(db: Db): Promise<Record<string, DumpedD
 }
 
 const toEjson = (doc: unknown): unknown => JSON.parse(BSON.EJSON.stringify(doc, { relaxed: false }));
+
+// The old write path's pure update builders and its `preallocated` skeletons, as they
+// were when that path was removed from src/ (no server writes either any more): what
+// this file needs to write a database as that path did.
+
+/**
+ * The filter that selects a {@link DayWrite}'s document: its series and day, and, for a
+ * batch with an id, only while the document does not carry the batch's mark yet
+ * (`batches: {$ne: mark}`). A document that already applied the batch then matches
+ * nothing: an upsert of it fails on the unique `{series, date}` index (error 11000) and
+ * a plain update matches 0 documents, which is how a retry is recognised.
+ */
+function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
+  return mark === undefined
+    ? { series: write.series, date: write.date }
+    : { series: write.series, date: write.date, batches: { $ne: mark } };
+}
+
+/** A first/last pair as stored: `{t: date, v: double}` (the double keeps a pre-allocated pair's size). */
+const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(pair.v) });
+
+/**
+ * The single atomic update that applies a {@link DayWrite} to its document, at the day,
+ * hour and minute levels at once:
+ * - `$inc` of count, sum and sum of squares, `$min`/`$max` of min, max and the
+ *   document's first/last reading time; numbers as BSON doubles so a pre-allocated slot
+ *   keeps its size; `$inc` of the document's number of readings;
+ * - `$min` of each slot's first `{t, v}` pair and `$max` of its last: BSON compares
+ *   embedded documents field by field ("Comparison/Sort Order", MongoDB manual), so the
+ *   earliest and the latest reading win, ties going to the smaller and the larger value;
+ * - `$inc` of each sketched slot's bins (`q.<slot path>.<bin key>`, integer counts), and
+ *   of the quarter-hour sketches' (`q.hours.7.quarters.2.delay.<bin key>`);
+ * - `$push` of the latest readings with `$sort` by time and `$slice` to the metric's
+ *   `latestReadings`, so the list holds the day's newest readings whatever order they
+ *   arrive in.
+ * With `upsert`, `$setOnInsert` fills the identity and the layout version of a document
+ * created by this write (`series` and `date` come from the filter). With a batch `mark`,
+ * the same update appends the mark to the document's `batches` list, keeping the last
+ * `BATCH_MARKS_KEPT` (`$push` with `$slice`), so applying the batch and remembering it
+ * are one atomic write. A counter slot's `inc` is not written: `$inc` cannot add the
+ * delta between the stored readings and a batch's (rollups, the update's users, keep no
+ * counter increases).
+ */
+export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): UpdateFilter<DayDocument> {
+  const inc: Record<string, Double | number> = {};
+  const min: Record<string, unknown> = { first: new Date(write.first) };
+  const max: Record<string, unknown> = { last: new Date(write.last) };
+  for (const [path, { stats, first, last, sketch }] of write.slots) {
+    inc[`${path}.n`] = new Double(stats.n);
+    inc[`${path}.sum`] = new Double(stats.sum);
+    inc[`${path}.sq`] = new Double(stats.sq);
+    min[`${path}.min`] = new Double(stats.min);
+    max[`${path}.max`] = new Double(stats.max);
+    min[`${path}.first`] = storedPair(first);
+    max[`${path}.last`] = storedPair(last);
+    if (sketch !== null) for (const [key, count] of sketch) inc[`${sketchPath(path)}.${key}`] = count;
+  }
+  for (const [path, bins] of write.quarters) for (const [key, count] of bins) inc[`${sketchPath(path)}.${key}`] = count;
+  inc.readings = write.readings;
+  const update: Record<string, unknown> = { $inc: inc, $min: min, $max: max };
+  const push: Record<string, unknown> = {};
+  if (mark !== undefined) push.batches = { $each: [mark], $slice: -BATCH_MARKS_KEPT };
+  if (write.recent.length > 0) {
+    push.recent = {
+      $each: write.recent.map((reading) => ({ t: new Date(reading.t), f: reading.f })),
+      $sort: { t: 1 },
+      $slice: -write.recentKept,
+    };
+  }
+  if (Object.keys(push).length > 0) update.$push = push;
+  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, v: LAYOUT_VERSION };
+  return update as UpdateFilter<DayDocument>;
+}
+
+/**
+ * One series-day document's write as the storage layer applies it: the filter that
+ * selects it (refusing a document that carries the batch's mark), the upsert that
+ * creates or updates it, and the same update without `$setOnInsert` for a retry.
+ */
+interface DayOperation {
+  write: DayWrite;
+  filter: Filter<DayDocument>;
+  upsert: UpdateFilter<DayDocument>;
+  update: UpdateFilter<DayDocument>;
+}
+
+/** The operations of a planned batch, one per series-day document (see {@link dayFilter}, {@link dayUpdate}). Pure. */
+export function dayOperations(plan: WritePlan, mark?: string): DayOperation[] {
+  return plan.buckets.map((write) => ({
+    write,
+    filter: dayFilter(write, mark),
+    upsert: dayUpdate(write, true, mark),
+    update: dayUpdate(write, false, mark),
+  }));
+}
+
+/**
+ * Applies merged rollup writes (see `mergeIntoRollup`): one upsert per rollup document,
+ * the same update as a series-day document's (`dayUpdate`) without batch marks, in one
+ * unordered `bulkWrite` with a server-side time limit (`maxTimeMS`) that ends at
+ * `deadline`. An upsert that lost a first-insert race (11000) is applied again as a plain
+ * update.
+ * @param deadline local time (ms since epoch) after which no write may start or run (see {@link rollupWriteWindow}).
+ * @returns `late` when the deadline passed before or during the writes (the server
+ * stopped them: code 50, MaxTimeMSExpired); some may have been applied, and the caller
+ * marks the days dirty then. `written` otherwise.
+ * @throws driver errors unchanged (the caller marks the batch's days dirty then).
+ */
+export async function applyRollupWrites(
+  store: Store,
+  rollup: Pick<RollupDefinition, 'collection'>,
+  writes: readonly DayWrite[],
+  deadline: number,
+): Promise<'written' | 'late'> {
+  if (writes.length === 0) return 'written';
+  const collection = store.db.collection<DayDocument>(rollup.collection);
+  const left = () => deadline - Date.now();
+  if (left() <= 0) return 'late';
+  const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
+    updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
+  }));
+  try {
+    for (const index of await bulkWriteDuplicates(collection, operations, { maxTimeMS: left() })) {
+      const write = writes[index]!;
+      if (left() <= 0) return 'late';
+      await collection.updateOne({ series: write.series, date: write.date }, dayUpdate(write, false), { maxTimeMS: left() });
+    }
+  } catch (error) {
+    if (isTimeLimitError(error)) return 'late';
+    throw error;
+  }
+  return 'written';
+}
+
+/**
+ * Placeholders of the first and last reading in an empty pre-allocated slot: a time
+ * after every reading (9999-01-01) and one before every reading (1969-12-31T23:59:59.999Z),
+ * so the first real reading wins `$min` and `$max` and the pair keeps its size.
+ */
+const FIRST_PLACEHOLDER_MS = Date.UTC(9999, 0, 1);
+const LAST_PLACEHOLDER_MS = Date.UTC(1970, 0, 1) - 1;
+
+type EmptySlot = Record<keyof Stats, Double> & { first: { t: Date; v: Double }; last: { t: Date; v: Double } };
+
+/**
+ * An empty slot as stored in a skeleton: doubles throughout (a later `$inc` must not
+ * change the type and so the size), min +Infinity and max -Infinity so
+ * `$min`/`$max` need no special case, and the first/last placeholders.
+ */
+function emptySlot(): EmptySlot {
+  const zero = new Double(0);
+  return {
+    n: zero,
+    sum: zero,
+    min: new Double(Infinity),
+    max: new Double(-Infinity),
+    sq: zero,
+    first: { t: new Date(FIRST_PLACEHOLDER_MS), v: zero },
+    last: { t: new Date(LAST_PLACEHOLDER_MS), v: zero },
+  };
+}
+
+function emptyFieldStats(fields: readonly string[]): Record<string, EmptySlot> {
+  const stats: Record<string, EmptySlot> = {};
+  for (const field of fields) stats[field] = emptySlot();
+  return stats;
+}
+
+/**
+ * The zeroed skeleton of a `preallocated` series-day document of the current layout
+ * version: all 24 hours and 1,440 minutes, each with an empty slot for every field in
+ * `fields`. Sketches and the latest readings are not pre-allocated (their size depends
+ * on the values).
+ */
+function daySkeleton(
+  identity: { series: string; metric: string; tags: TagMap; tagPairs: string[]; date: Date },
+  fields: readonly string[],
+): Record<string, unknown> {
+  const hours: Record<string, unknown> = {};
+  for (let hour = 0; hour < 24; hour++) {
+    const minutes: Record<string, unknown> = {};
+    for (let minute = 0; minute < 60; minute++) minutes[minute] = emptyFieldStats(fields);
+    hours[hour] = { fields: emptyFieldStats(fields), minutes };
+  }
+  return { ...identity, v: LAYOUT_VERSION, readings: 0, fields: emptyFieldStats(fields), hours };
+}

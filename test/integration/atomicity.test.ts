@@ -5,12 +5,12 @@
  * reading from the log's tail before anything is folded; the store instances then fold
  * at once (one of them holds the lease), and every level must end with exact counts and
  * sums, the earliest and latest reading, sketches counting every reading and the latest
- * readings: no lost reading, no reading folded twice, for both bucket layouts. Writers
+ * readings: no lost reading, no reading folded twice. Writers
  * and folders running at the same time leave several parts per series-day, which add up
  * to exactly the readings sent at every level.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DayDocument, DocumentLayout } from '../../src/model/day-document.ts';
+import type { DayDocument } from '../../src/model/day-document.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
@@ -39,16 +39,14 @@ async function foldFromEveryStore(stores: readonly Store[]): Promise<number> {
   return folded.reduce((a, b) => a + b, 0);
 }
 
-describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) => {
+describe('concurrent writers and folders', () => {
   let stores: Store[];
-  const dbName = `test_atomic_${layout}_${randomBytes(4).toString('hex')}`;
+  const dbName = `test_atomic_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
     // No bounds of the unfolded log: the tests fold themselves (and date their batches at receivedAt 0).
     stores = await Promise.all(
-      Array.from({ length: STORES }, () =>
-        openStore(testMongoUri(), dbName, { defaultLayout: layout, ingest: { maxTailReadings: 0, maxTailSeconds: 0 } }),
-      ),
+      Array.from({ length: STORES }, () => openStore(testMongoUri(), dbName, { ingest: { maxTailReadings: 0, maxTailSeconds: 0 } })),
     );
   });
   afterAll(async () => {
@@ -162,7 +160,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     expect(docs).toHaveLength(1);
     const doc = docs[0]!;
     expect(doc.f).toBe(visible);
-    // Written whole, in either layout: only the slots that hold readings.
+    // Written whole: only the slots that hold readings.
     expect(Object.keys(doc.hours)).toEqual(['13']);
     expect(Object.keys(doc.hours['13']!.minutes ?? {})).toEqual(['45']);
     for (const stats of [doc.fields.usage, doc.hours['13']?.fields.usage, doc.hours['13']?.minutes?.['45']?.usage]) {
@@ -224,7 +222,7 @@ describe.each<DocumentLayout>(['sparse', 'preallocated'])('%s layout', (layout) 
     expect(stored.map((r) => r.t)).toEqual(newest.map((r) => r.t));
     expect([...stored].sort(byValue)).toEqual(newest.map((r) => ({ ...r, count: 1 })).sort(byValue));
     expect(await stores[0]!.series.countDocuments({ metric: 'cpu' })).toBe(1);
-    expect(await stores[0]!.metrics.findOne({ _id: 'cpu' })).toMatchObject({ layout, fields: expect.arrayContaining(['usage', 'count']) });
+    expect(await stores[0]!.metrics.findOne({ _id: 'cpu' })).toMatchObject({ fields: expect.arrayContaining(['usage', 'count']) });
 
     // The same answers from the folded part, and the batches sent again are recognised without writing.
     for (const store of stores) await expectAnswers(store);

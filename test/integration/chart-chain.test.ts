@@ -80,7 +80,7 @@ function referenceChart(means: (number | null)[]) {
 describe('fill, transform and comparison on pipeline results', () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore(testMongoUri(), `test_chart_${randomBytes(4).toString('hex')}`, { defaultLayout: 'sparse' });
+    store = await openStore(testMongoUri(), `test_chart_${randomBytes(4).toString('hex')}`);
     const inputs = RAW.map((r) => ({
       metric: 'cpu',
       tags: [{ key: 'host', value: r.host }],

@@ -200,23 +200,6 @@ describe('a batch sent again with its batch id', () => {
   });
 });
 
-describe('pre-allocated layout', () => {
-  it('applies a retried batch once', async () => {
-    const layout = await t.graphql(`mutation { setMetricLayout(metric: "p1", layout: PREALLOCATED) { layout } }`);
-    expect(layout.errors).toBeUndefined();
-    const readings = readingsOf(120, 7000);
-    const answers = (await Promise.all(
-      [0, 1, 2].map(() => t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })),
-    )) as Answer[];
-    expect(answers.map((answer) => answer.data!.recordReadings!.applied).reduce((a, b) => a + b, 0)).toBe(120);
-    const again = (await t.graphql(RECORD, { readings: asInput('p1', readings), batchId: 'p1-1' })) as Answer;
-    expect(again.data?.recordReadings).toMatchObject({ applied: 0, alreadyApplied: 120 });
-    const { total, hours } = await stored('p1');
-    expect(total).toEqual(totalsOf(readings));
-    expect(hours).toEqual(expectedHours(readings));
-  });
-});
-
 describe('registries', () => {
   it('are written again by the next batch after their entries were removed from outside', async () => {
     const readings = readingsOf(4, 9000);

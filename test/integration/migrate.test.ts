@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
-import { dayOperations, planWrites } from '../../src/record/plan.ts';
+import { planWrites } from '../../src/record/plan.ts';
+import { dayOperations } from '../helpers/legacy-writer.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { foldAll } from '../../src/storage/fold.ts';
 import { layoutVersions, migrateLayout, pendingMigration } from '../../src/storage/migrate.ts';
@@ -212,12 +213,11 @@ beforeAll(async () => {
       _id: 'legacy',
       fields: ['temp'],
       tagKeys: ['host'],
-      layout: 'sparse',
       createdAt,
       first: new Date(FIRST_DAY),
       last: new Date(FIRST_DAY + DAYS * DAY_MS),
     },
-    { _id: 'empty', fields: [], tagKeys: [], layout: 'sparse', createdAt },
+    { _id: 'empty', fields: [], tagKeys: [], createdAt },
   ]);
   // A version-1 document that received a reading through the record path before folds
   // (updated in place) stayed version 1.
@@ -399,7 +399,7 @@ describe('npm run migrate (the script)', () => {
     await db.db.collection('buckets').insertMany([0, 1, 2].map((d) => legacyDocument('old', 'a', d, legacyReadings(d, 0))));
     await db.db
       .collection<MetricDocument>('metrics')
-      .insertOne({ _id: 'old', fields: ['temp'], tagKeys: ['host'], layout: 'sparse', createdAt: new Date(0) });
+      .insertOne({ _id: 'old', fields: ['temp'], tagKeys: ['host'], createdAt: new Date(0) });
   });
   afterAll(async () => db?.drop());
 

@@ -150,7 +150,7 @@ describe('ranking on the database', () => {
   const dbName = `test_ranking_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    store = await openStore(testMongoUri(), dbName, { defaultLayout: 'sparse' });
+    store = await openStore(testMongoUri(), dbName);
     const inputs = RAWS.map((raw) => ({
       metric: 'flights',
       tags: [

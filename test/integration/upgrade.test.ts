@@ -284,7 +284,6 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     dbName = db.db.databaseName;
     await db.client.close();
     legacy = await openLegacyStore(testMongoUri(), dbName);
-    const preStore: Store = { ...legacy, defaultLayout: 'preallocated' };
     await defineLegacyRollup(legacy, 'cpu', 'all', []);
     // Claims are kept a day from their arrival (a TTL index): batches of the last minute.
     let receivedAt = Date.now() - 60_000;
@@ -305,7 +304,11 @@ describe('upgrading a database of the write path before the ingest log', { timeo
       receivedAt: receivedAt + 2000,
       stopAfterDocuments: 0,
     });
-    await writeLegacyBatch(preStore, validated('pre', PRE.readings, receivedAt + 3000), { batchId: PRE.id, receivedAt: receivedAt + 3000 });
+    await writeLegacyBatch(legacy, validated('pre', PRE.readings, receivedAt + 3000), {
+      batchId: PRE.id,
+      receivedAt: receivedAt + 3000,
+      layout: 'preallocated',
+    });
     await writeLegacyBatch(legacy, validated('gone', GONE.readings, receivedAt + 4000), {
       batchId: GONE.id,
       receivedAt: receivedAt + 4000,

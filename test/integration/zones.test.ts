@@ -36,7 +36,6 @@ beforeAll(async () => {
   // Answers are what this file checks: no waiting for the journal, and only the basic
   // statistics to write (first/last, percentiles and latest readings: statistics.test.ts).
   store = await openStore(testMongoUri(), `test_zones_${randomBytes(4).toString('hex')}`, {
-    defaultLayout: 'sparse',
     defaultStatistics: { sketchLevels: [], sketchFields: null, latestReadings: 0 },
     writeConcern: { w: 1, journal: false },
   });

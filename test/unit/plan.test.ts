@@ -1,8 +1,7 @@
-import { Double } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { addToSketch } from '../../src/model/sketch.ts';
 import type { SlotLevel } from '../../src/model/statistics-settings.ts';
-import { dayUpdate, planWrites } from '../../src/record/plan.ts';
+import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 
 const reading = (time: string, origin: string, delay: number, distance = 100): ReadingInput => ({
@@ -113,32 +112,6 @@ describe('planWrites', () => {
       }
       expect(actual, sketchLevels.join(',')).toEqual(expected);
     }
-  });
-
-  it('produces one update with $inc, $min and $max over all levels, numbers as doubles', () => {
-    const [write] = planWrites(validate([reading('2001-01-05T07:30:10Z', 'LAS', 5, 2176)])).buckets;
-    const update = dayUpdate(write!, true) as Record<string, Record<string, unknown>>;
-    expect(
-      Object.keys(update.$inc!)
-        .filter((path) => !path.startsWith('q.') && path !== 'readings')
-        .sort(),
-    ).toEqual(
-      ['fields', 'hours.7.fields', 'hours.7.minutes.30']
-        .flatMap((level) => ['delay', 'distance'].flatMap((f) => ['n', 'sum', 'sq'].map((s) => `${level}.${f}.${s}`)))
-        .sort(),
-    );
-    expect(update.$inc!.readings).toBe(1);
-    expect(update.$min!['hours.7.minutes.30.delay.first']).toEqual({ t: new Date('2001-01-05T07:30:10Z'), v: new Double(5) });
-    expect(update.$inc!['hours.7.minutes.30.delay.sum']).toEqual(new Double(5));
-    expect(update.$min!['fields.distance.min']).toEqual(new Double(2176));
-    expect(update.$max!.last).toEqual(new Date('2001-01-05T07:30:10Z'));
-    expect(update.$setOnInsert).toEqual({
-      metric: 'flights',
-      tags: { destination: 'PHL', origin: 'LAS' },
-      tagPairs: ['destination=PHL', 'origin=LAS'],
-      v: 2,
-    });
-    expect((dayUpdate(write!, false) as Record<string, unknown>).$setOnInsert).toBeUndefined();
   });
 
   it('gives every slot of every level the statistics of exactly its readings, over metrics sharing field names, days, hours and minutes', () => {

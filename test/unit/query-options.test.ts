@@ -65,7 +65,8 @@ describe('planning', () => {
 
   it('counts a failed look-up as settled', async () => {
     const planning = new Planning();
-    await planning.track(Promise.reject(new Error('gone'))).catch(() => undefined);
-    await planning.idle();
+    await expect(planning.track(Promise.reject(new Error('gone')))).rejects.toThrow('gone');
+    const waited = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000));
+    expect(await Promise.race([planning.idle().then(() => 'idle'), waited])).toBe('idle');
   });
 });

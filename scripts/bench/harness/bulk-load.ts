@@ -134,7 +134,7 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
       { _id: write.name },
       {
         $addToSet: { fields: { $each: [...write.fields] }, tagKeys: { $each: [...write.tagKeys] } },
-        $setOnInsert: { layout: store.defaultLayout, statistics: store.defaultStatistics, createdAt: new Date() },
+        $setOnInsert: { statistics: store.defaultStatistics, createdAt: new Date() },
         $min: { first: new Date(write.first) },
         $max: { last: new Date(write.last) },
       },

@@ -1,13 +1,11 @@
 /**
  * The storage models compared by the benchmark, all on the same database server:
- * - `ours` / `ours-preallocated`: the project's record path (sparse or pre-allocated
- *   day documents; a batch is acknowledged once it is in the ingest log, and folded into
+ * - `ours`: the project's record path (a batch is acknowledged once it is in the ingest log, and folded into
  *   series-day documents by {@link OursModel.settle}) and its GraphQL API;
  * - `naive`: one document per reading, `insertMany` in batches;
  * - `timeseries`: a MongoDB native time-series collection.
  */
 import type { Db, Document, MongoClient } from 'mongodb';
-import type { DocumentLayout } from '../../../src/model/day-document.ts';
 import { validateReadings, type Reading } from '../../../src/record/validate.ts';
 import { recordBatch } from '../../../src/engine/record.ts';
 import { foldAll } from '../../../src/storage/fold.ts';
@@ -18,8 +16,8 @@ import { CommandLog } from './commands.ts';
 import { readingInput, type DataSet, type PlainReading } from './datasets.ts';
 import type { BenchQuery } from './queries.ts';
 
-/** The models a run can hold (`ours-preallocated` only in the layout comparison). */
-export type ModelName = 'ours' | 'ours-preallocated' | 'naive' | 'timeseries';
+/** The models a run can hold. */
+export type ModelName = 'ours' | 'naive' | 'timeseries';
 
 /** Bytes on disk and the largest document of a model's collections. */
 export interface StorageFigures {
@@ -85,7 +83,7 @@ async function largestDocument(db: Db, collection: string, sample?: number): Pro
 
 const tagObject = (reading: PlainReading) => Object.fromEntries(reading.tags.map((tag) => [tag.key, tag.value]));
 
-/** What {@link OursModel.open} may change beyond the layout: the store's rollup grace period, the app's options. */
+/** What {@link OursModel.open} may change: the store's rollup grace period, the app's options. */
 export interface OursOptions {
   /** The rollup rebuild grace period, ms (the store's default when omitted). */
   rollupGraceMs?: number;
@@ -95,15 +93,13 @@ export interface OursOptions {
 
 /** The project's record path into its own database. */
 export class OursModel implements Model {
-  readonly name: ModelName;
+  readonly name: ModelName = 'ours';
   /** The commands the store's client sends, caught while {@link CommandLog.listen} runs. */
   readonly commands: CommandLog;
   private constructor(
     readonly store: Store,
     readonly app: BenchApp,
-    layout: DocumentLayout,
   ) {
-    this.name = layout === 'sparse' ? 'ours' : 'ours-preallocated';
     this.commands = new CommandLog(store.client);
   }
 
@@ -112,23 +108,21 @@ export class OursModel implements Model {
   }
 
   /**
-   * Opens an empty database `dbName` on `uri` (dropped first) with metrics created in
-   * `layout`, the driver's command monitoring on (`bytes-read.ts` and the rollup
+   * Opens an empty database `dbName` on `uri` (dropped first) with the driver's command monitoring on (`bytes-read.ts` and the rollup
    * benchmark catch the commands sent), and the GraphQL app over it. No folder runs in
    * the background: the benchmark folds with {@link settle} before it reads storage or
    * times queries, so the unfolded log is not bounded (no INGEST_BACKLOG while loading).
    * @throws Error when the database cannot be reached.
    */
-  static async open(uri: string, dbName: string, layout: DocumentLayout = 'sparse', options: OursOptions = {}): Promise<OursModel> {
+  static async open(uri: string, dbName: string, options: OursOptions = {}): Promise<OursModel> {
     const store = await openStore(uri, dbName, {
-      defaultLayout: layout,
       client: { monitorCommands: true },
       ingest: { maxTailReadings: 0, maxTailSeconds: 0 },
       ...(options.rollupGraceMs === undefined ? {} : { rollupGraceMs: options.rollupGraceMs }),
     });
     await store.db.dropDatabase();
     await ensureIndexes(store.db);
-    return new OursModel(store, benchApp(store, options.app), layout);
+    return new OursModel(store, benchApp(store, options.app));
   }
 
   convert(readings: readonly PlainReading[]): Reading[] {

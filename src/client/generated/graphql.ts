@@ -211,13 +211,6 @@ export type DeleteResult = {
   readonly series: Scalars['Int']['output'];
 };
 
-/** How the series-day documents of a metric are laid out; fixed when the metric is first recorded (config DEFAULT_LAYOUT). */
-export type DocumentLayout =
-  /** Day documents inserted as a zeroed skeleton of all 1,440 minutes first, then updated in place. */
-  | 'PREALLOCATED'
-  /** Day documents whose hour and minute slots are created by their first reading. */
-  | 'SPARSE';
-
 /** A numeric field of a reading, e.g. `{name: "delay", value: 12}`. */
 export type FieldInput = {
   /** Field name: a letter or `_`, then letters, digits, `_` or `-`; at most 64 characters. */
@@ -316,8 +309,6 @@ export type Metric = {
   readonly kind: MetricKind;
   /** Exact time of the latest reading (UTC). */
   readonly lastReadingAt: Maybe<Scalars['DateTime']['output']>;
-  /** Series-day document layout. */
-  readonly layout: DocumentLayout;
   /** Metric name, e.g. `flights`. */
   readonly name: Scalars['String']['output'];
   /** How long the metric keeps minute, hour and day data, and where each begins (see `setRetention`). */
@@ -401,8 +392,6 @@ export type Mutation = {
   readonly recordReadings: RecordResult;
   /** Declares what a metric's fields measure. A COUNTER's folds keep, per slot, what the reset-aware increase needs, so its buckets and aggregates answer `increase` and `rate` (docs/statistics.md, "Counters"); it applies to every fold from now on, readings acknowledged but not folded yet included, and slots folded before give a null `increase`. GAUGE stops keeping it. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, FORBIDDEN. */
   readonly setMetricKind: Metric;
-  /** Chooses the bucket layout of a metric before its first reading (new metrics otherwise get DEFAULT_LAYOUT, `sparse` unless configured): PREALLOCATED suits dense metrics with a reading in most minutes, SPARSE everything else (see docs/performance.md). Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, LAYOUT_LOCKED (the metric already has data in another layout), FORBIDDEN. */
-  readonly setMetricLayout: Metric;
   /** Chooses which optional statistics a metric keeps from now on (new metrics get SKETCH_LEVELS and LATEST_READINGS): quantile sketches at some levels and for some fields, and how many latest readings per series and day. Data already stored keeps what it was written with; percentiles over slots without a sketch are null. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, DUPLICATE_NAME, INVALID_ARGUMENT, FORBIDDEN. */
   readonly setMetricStatistics: Metric;
   /** Sets how long a metric keeps its minute slots, hour slots and whole day documents, e.g. `minutes: 30, hours: 365` (days forever). The server's retention pass (every RETENTION_SECONDS) then removes, from the series-day documents older than each horizon, the minute slots, the hour slots, or the whole documents with the metric's rollup documents of those days. Queries that need removed minute or hour slots fail with DETAIL_EXPIRED; readings dated before the deleted days' horizon (`Metric.retention.dataFrom`) are refused with READING_EXPIRED. Lengthening a policy does not bring removed data back. Creates the metric if needed. Needs scope `admin` and a token that may touch `metric`. Errors: INVALID_NAME, INVALID_ARGUMENT (a duration outside 1 to 36525, or not minutes <= hours <= days with null as forever), FORBIDDEN. */
@@ -454,13 +443,6 @@ export type MutationRecordReadingsArgs = {
 /** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
 export type MutationSetMetricKindArgs = {
   kind: MetricKind;
-  metric: Scalars['String']['input'];
-};
-
-
-/** Recording readings (scope `write`), and changing or deleting metrics and series (scope `admin`). */
-export type MutationSetMetricLayoutArgs = {
-  layout: DocumentLayout;
   metric: Scalars['String']['input'];
 };
 
