@@ -7,9 +7,9 @@ import {
   type SlotLevel,
   type StatisticsSettings,
 } from './model/statistics-settings.ts';
-import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './model/day-document.ts';
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './documents/series-day.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

@@ -26,8 +26,7 @@
  */
 import { Command } from 'commander';
 import { recordBatch } from '../../src/engine/record.ts';
-import { compactOnce, foldOnce } from '../../src/storage/fold.ts';
-import { runsAfter, tieredFrom } from '../../src/storage/fold.ts';
+import { compactOnce, foldOnce, runsAfter, tieredFrom } from '../../src/storage/fold.ts';
 import type { Store } from '../../src/storage/store.ts';
 import type { CompactionRun } from '../../src/storage/visibility.ts';
 import {

@@ -19,7 +19,6 @@
  *   npm run bench:dense-minutes -- --hosts 10 --hours 6 --reps 5
  */
 import { Command } from 'commander';
-import { DEFAULT_PACKED_MINUTES } from '../../src/model/day-document.ts';
 import {
   bytesAtRest,
   benchApp,
@@ -37,6 +36,7 @@ import {
   validated,
   withScratchStores,
 } from './harness/index.ts';
+import { DEFAULT_PACKED_MINUTES } from '../../src/documents/series-day.ts';
 
 const options = new Command()
   .name('bench:dense-minutes')

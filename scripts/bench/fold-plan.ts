@@ -15,13 +15,13 @@
  */
 import { serialize } from 'bson';
 import { Command } from 'commander';
-import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { NO_HORIZONS } from '../../src/model/retention.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
-import { summarizeDays, type SummarizedDocument } from '../../src/model/day-summary.ts';
-import { foldDocuments, planReadings } from '../../src/record/fold-plan.ts';
-import { storedSummaries } from '../../src/storage/summaries.ts';
 import { describeMachine, format, generateCpu, type PlainReading, positiveInt, table, validated, warmedRuns } from './harness/index.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/documents/series-day.ts';
+import { summarizeDays, type SummarizedDocument, storedSummaries } from '../../src/documents/summaries.ts';
+import { foldDocuments } from '../../src/documents/encode.ts';
+import { planReadings } from '../../src/documents/from-readings.ts';
 
 /** Parses `--hosts`: positive integers separated by commas. */
 const hostCounts = (value: string): number[] => value.split(',').map((count) => positiveInt(count.trim()));
@@ -44,7 +44,7 @@ for (const hosts of given.hosts) {
   for (const chunk of generateCpu({ hosts, durationMs: Math.ceil(given.readings / hosts) * 10_000 })) plain.push(...chunk);
   const readings = validated(plain.slice(0, given.readings));
   const plan = await warmedRuns(() => planReadings(readings, settings), given.reps);
-  const documents = await warmedRuns(() => foldDocuments(plan.result.buckets, 1, forms), given.reps);
+  const documents = await warmedRuns(() => foldDocuments(plan.result.days, 1, forms), given.reps);
   const bson = await warmedRuns(() => documents.result.reduce((bytes, doc) => bytes + serialize(doc).length, 0), given.reps);
   const summaries = await warmedRuns(() => summarizeDays(documents.result as unknown as SummarizedDocument[], 1), given.reps);
   const stored = storedSummaries(summaries.result);

@@ -44,7 +44,6 @@ import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSetting
 import { foldAll } from '../../src/storage/fold.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
 import { readView, visibleIn } from '../../src/storage/visibility.ts';
-import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/model/day-document.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import {
   batches,
@@ -65,6 +64,7 @@ import {
   table,
   withBenchDatabase,
 } from './harness/index.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/documents/series-day.ts';
 
 /** Parses `--sketch-levels`: levels separated by commas, or `none`. */
 function sketchLevels(text: string): SlotLevel[] {

@@ -1,5 +1,5 @@
 /**
- * What the raw form of series-day documents (`DayDocument.r`, `RAW_READINGS`) saves and
+ * What the raw form of series-day documents (`SeriesDayDocument.r`, `RAW_READINGS`) saves and
  * costs on the embedded server (or `MONGODB_URI`). The first `--flights` real flights of
  * flights-3m (January 2001 on) are recorded through the record path in batches of 1,000
  * into two databases, one with `RAW_READINGS` 0 (every document in the slot form) and

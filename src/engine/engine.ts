@@ -1,7 +1,7 @@
 import type DataLoader from 'dataloader';
 import { notACounter, type MetricKind } from '../model/counter.ts';
 import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
-import { tagList } from '../model/series.ts';
+import { tagList, type Tag } from '../model/series.ts';
 import { formatCount, RequestBudget, type QueryLimits } from '../query/budget.ts';
 import { rowStats, seriesGroupsPipeline } from '../query/buckets-pipeline.ts';
 import { bucketsPerGroup, filterValueCount, SKETCH_BUCKET_WEIGHT } from '../query/cost.ts';
@@ -20,7 +20,6 @@ import {
   type Bucket,
 } from '../query/shape.ts';
 import { transformBuckets, type TransformedBucket } from '../query/transforms.ts';
-import type { Tag } from '../model/series.ts';
 import type { TagFilter } from '../query/spec.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
 import {

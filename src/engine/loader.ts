@@ -16,7 +16,7 @@ import {
   type SketchRow,
 } from '../query/buckets-pipeline.ts';
 import { counterIncreases } from '../query/counters.ts';
-import type { QueryOptions } from '../storage/query-options.ts';
+import { type QueryOptions, limitedRead } from '../storage/query-options.ts';
 import {
   aggregateBuckets,
   aggregateSummarized,
@@ -26,15 +26,14 @@ import {
   type TailRead,
 } from '../storage/read.ts';
 import { mergeRows, summaryPlan, summaryRows, summarySketchRows } from '../query/summaries.ts';
-import { limitedRead } from '../storage/query-options.ts';
 import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
-import type { PlanSettings } from '../record/fold-plan.ts';
 import type { Store } from '../storage/store.ts';
 import type { GranularityName, Level } from '../query/granularity.ts';
 import { planBucketSegments, planSegments } from '../query/segments.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
+import type { PlanSettings } from '../documents/from-readings.ts';
 
 /**
  * One field's share of a query: the query value, and for a series query the series it

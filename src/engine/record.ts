@@ -2,12 +2,12 @@ import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint } from '../model/batch.ts';
 import { horizonsOf } from '../model/retention.ts';
-import { planMetrics, planSeries } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { appendEntry, checkBacklog, completeClaim, knownBatch, type StoredBatch } from '../storage/ingest-log.ts';
 import { checkMetricLimits, registerBatch, registrationNeeded } from '../storage/record.ts';
 import type { MetricDocument, Store } from '../storage/store.ts';
+import { batchMetrics, batchSeries } from '../documents/from-readings.ts';
 
 /** What one call of {@link recordBatch} did. */
 export interface RecordOutcome {
@@ -22,7 +22,7 @@ export interface RecordOutcome {
   /** Distinct series of the batch. */
   series: number;
   /** Series-day documents the batch's readings fall into (each gets one part per fold that takes them). */
-  buckets: number;
+  documents: number;
 }
 
 /**
@@ -63,16 +63,16 @@ export async function recordBatch(
   options: { batchId?: string; receivedAt: number; logger?: Logger; inputPath?: (index: number) => string },
 ): Promise<RecordOutcome> {
   const batchId = options.batchId ?? null;
-  const outcome: RecordOutcome = { batchId, recorded: readings.length, applied: 0, alreadyApplied: 0, series: 0, buckets: 0 };
+  const outcome: RecordOutcome = { batchId, recorded: readings.length, applied: 0, alreadyApplied: 0, series: 0, documents: 0 };
   if (readings.length === 0) return outcome;
   try {
-    const metrics = planMetrics(readings);
+    const metrics = batchMetrics(readings);
     const registered = await checkMetricLimits(store, metrics);
     refuseExpired(readings, registered, options.inputPath);
     // Only what the acknowledgement needs: the statistics are the fold's work.
-    const { series, documents } = planSeries(readings);
+    const { series, documents } = batchSeries(readings);
     outcome.series = series.length;
-    outcome.buckets = documents;
+    outcome.documents = documents;
     let fingerprint: string | undefined;
     if (batchId !== null) {
       fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));

@@ -11,10 +11,11 @@ const DeleteResultRef = builder.objectRef<DeleteSummary>('DeleteResult').impleme
     documents: t.field({
       type: 'SafeInt',
       description: 'Series-day documents deleted (one per series and day).',
-      resolve: (summary) => summary.buckets,
+      resolve: (summary) => summary.documents,
     }),
-    buckets: t.expose('buckets', {
+    buckets: t.field({
       type: 'SafeInt',
+      resolve: (summary) => summary.documents,
       description: 'The same as `documents` (its former name).',
       deprecationReason: 'Use `documents`: "bucket" names the time buckets of query answers.',
     }),
@@ -25,7 +26,7 @@ const DeleteResultRef = builder.objectRef<DeleteSummary>('DeleteResult').impleme
 
 /** NOT_FOUND unless the deletion removed something. */
 function found(summary: DeleteSummary, what: string): DeleteSummary {
-  if (summary.buckets + summary.series + summary.metrics === 0) throw new CodedError(ErrorCode.NOT_FOUND, `${what} does not exist`);
+  if (summary.documents + summary.series + summary.metrics === 0) throw new CodedError(ErrorCode.NOT_FOUND, `${what} does not exist`);
   return summary;
 }
 

@@ -58,10 +58,11 @@ const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').impleme
     }),
     series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
     documents: t.int({
-      description: 'Number of series-day documents of the batch (one atomic update each).',
-      resolve: (outcome) => outcome.buckets,
+      description: 'Number of series-day documents the batch\'s readings fall into (a fold writes one part of each, see docs/ingest-design.md).',
+      resolve: (outcome) => outcome.documents,
     }),
-    buckets: t.exposeInt('buckets', {
+    buckets: t.int({
+      resolve: (outcome) => outcome.documents,
       description: 'The same as `documents` (its former name).',
       deprecationReason: 'Use `documents`: "bucket" names the time buckets of query answers.',
     }),
@@ -72,7 +73,7 @@ const BATCH_ID_DESCRIPTION =
   'A client-chosen id that makes the call safe to retry: sent again with the same readings (after a time-out, an UNAVAILABLE error or a crash), the batch is applied exactly once; what an earlier attempt applied is not applied again, and what it did not is completed. 1 to 128 characters among letters, digits and `_ - . : / + =`, e.g. a UUID. Reusing an id for other readings is refused (BATCH_ID_REUSED). Ids are remembered for BATCH_RETENTION_HOURS (default 24 h). Without an id a retried call is recorded twice.';
 
 const recordErrors =
-  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; part of the batch may be stored, so retry with the same batchId';
+  'Errors (nothing is written when any reading is refused): INVALID_NAME, INVALID_TAG_VALUE, DUPLICATE_NAME, NO_FIELDS, TOO_MANY_NAMES (tags or fields per reading, fields or tag keys per metric), INVALID_FIELD_VALUE, INVALID_TIME, READING_EXPIRED (a reading dated before the days deleted by the retention policy of its metric, see `setRetention`), INVALID_BATCH_ID, BATCH_ID_REUSED. UNAVAILABLE: the database could not be reached or did not confirm the write; the batch is then stored whole or not at all, so retry with the same batchId (it is stored once)';
 
 builder.mutationFields((t) => ({
   recordReading: t.field({
@@ -92,7 +93,7 @@ builder.mutationFields((t) => ({
   }),
   recordReadings: t.field({
     type: RecordResultRef,
-    description: `Records a batch of readings: the whole batch is validated first, then grouped by series-day document and written with one atomic update per document. Readings may be late or out of order. Needs scope \`write\` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
+    description: `Records a batch of readings: the whole batch is validated first, then stored as one entry of the ingest log with one insert, confirmed with the configured write concern before the answer (all or nothing; with a batchId, exactly once however often it is sent); the folder later adds it to the series-day documents exactly once, and queries read it meanwhile from the log. Readings may be late or out of order. Needs scope \`write\` and a token that may touch the metric of every reading; otherwise FORBIDDEN and nothing is written. ${recordErrors}, BATCH_TOO_LARGE (more than MAX_BATCH_SIZE readings).`,
     authScopes: (_root, args) => ({ write: true, metrics: args.readings.map((reading) => reading.metric) }),
     args: {
       readings: t.arg({

@@ -8,9 +8,8 @@ import {
   parseSeriesListQuery,
 } from '../engine/query.ts';
 import { MAX_LATEST_READINGS } from '../model/statistics-settings.ts';
-import type { LatestReading } from '../storage/read.ts';
+import type { LatestReading, Edge } from '../storage/read.ts';
 import { seriesId, tagList } from '../model/series.ts';
-import type { Edge } from '../storage/read.ts';
 import type { SeriesDocument } from '../storage/store.ts';
 import { AggregateRef } from './aggregate.ts';
 import { BucketRef, bucketArgs, rangeArgs } from './bucket.ts';

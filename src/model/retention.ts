@@ -3,7 +3,7 @@ import { DAY_MS, floorTo } from './time.ts';
 
 /**
  * How long a metric keeps each level of its series-day documents (see
- * `model/day-document.ts`), in whole UTC days; null keeps the level forever:
+ * `documents/series-day.ts`), in whole UTC days; null keeps the level forever:
  * - `minutes`: the minute slots (`hours.<h>.minutes`, with their first/last readings
  *   and the minute sketches `q.hours.<h>.minutes`), and the quarter-hour sketches
  *   (`q.hours.<h>.quarters`), which answer only beside the minute slots;

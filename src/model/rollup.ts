@@ -5,7 +5,7 @@ import { DAY_MS } from './time.ts';
  * A rollup of a metric: its readings merged over every series that shares the values of
  * some of its tag keys (Cube's pre-aggregations, Druid's roll-up). `tagKeys: []` merges the
  * whole metric into one document a day, `["origin"]` one a day per origin. Rollup
- * documents have the layout of series-day documents (`model/day-document.ts`) at the day
+ * documents have the layout of series-day documents (`documents/series-day.ts`) at the day
  * and hour levels, without minutes and without latest readings, so the same pipelines
  * read them.
  */

@@ -1,6 +1,5 @@
 import { Long, type Document } from 'mongodb';
 import { tagPair } from '../model/series.ts';
-import { LAYOUT_VERSION, type PackedStatistic, RAW_SKETCH_BITS } from '../model/day-document.ts';
 import type { RowStats, Stats, TimedValue } from '../model/stats.ts';
 import type { TagFilter } from './spec.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
@@ -18,6 +17,7 @@ import {
 import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
 import { planBucketSegments, planSegments, planSketchSegments } from './segments.ts';
 import { UTC } from './zone.ts';
+import { DOCUMENT_VERSION, type PackedStatistic, RAW_SKETCH_BITS } from '../documents/series-day.ts';
 
 /**
  * Which bucket documents a query reads: the series of a metric whose tags pass every
@@ -91,7 +91,7 @@ function rowPair(value: unknown): TimedValue | null {
  * a counter's increase when the engine attached it as `inc<index>` (see `query/counters.ts`).
  */
 export function rowStats(row: BucketRow, index: number): RowStats {
-  const complete = typeof row.ver === 'number' && row.ver >= LAYOUT_VERSION;
+  const complete = typeof row.ver === 'number' && row.ver >= DOCUMENT_VERSION;
   return {
     n: (row[`n${index}`] as number | undefined) ?? 0,
     sum: (row[`sum${index}`] as number | undefined) ?? 0,
@@ -247,14 +247,14 @@ const hoursHolding = (ranges: readonly [number, number][], perHour: number) =>
  * field's entry in the slot), and what it makes of a slot.
  */
 interface SlotReader {
-  /** `''` for the statistics, `'q.'` for the sketches (see `DayDocument.q`). */
+  /** `''` for the statistics, `'q.'` for the sketches (see `SeriesDayDocument.q`). */
   root: string;
   /** Condition for keeping a slot; null keeps every slot present. */
   keep: (entry: (field: string) => string) => Document | null;
   /** What a slot contributes besides its time. */
   read: (entry: (field: string) => string) => Document;
   /**
-   * What one reading of a document in the raw form (see `DayDocument.r`), bound as
+   * What one reading of a document in the raw form (see `SeriesDayDocument.r`), bound as
    * `$$r`, contributes as a minute slot of one reading when read for a piece of `level`
    * (null: the same for every level); {@link rawSlots} keeps the readings that hold
    * any of the fields.
@@ -262,7 +262,7 @@ interface SlotReader {
   raw: ((level: SketchLevel) => Document) | Document;
 }
 
-/** A raw reading's value of `field` (`$$r` bound to an entry of `DayDocument.r`). */
+/** A raw reading's value of `field` (`$$r` bound to an entry of `SeriesDayDocument.r`). */
 const rawValue = (field: string) => `$$r.f.${field}`;
 /** True when the raw reading bound as `$$r` has a value of `field`. */
 const rawHas = (field: string) => ({ $isNumber: rawValue(field) });
@@ -322,7 +322,7 @@ const SKETCH_READER = (fields: readonly string[]): SlotReader => ({
   }),
 });
 
-/** True when the raw document's `kl` (see `DayDocument.kl`) lists `level`: its bit, by arithmetic. */
+/** True when the raw document's `kl` (see `SeriesDayDocument.kl`) lists `level`: its bit, by arithmetic. */
 const rawSketches = (level: SketchLevel) => ({
   $eq: [{ $mod: [{ $floor: { $divide: [{ $ifNull: ['$kl', 0] }, RAW_SKETCH_BITS[level]] } }, 2] }, 1],
 });
@@ -500,7 +500,7 @@ function rawIn(pieces: readonly DayPiece<SketchLevel>[], keep: Document | null =
 }
 
 /**
- * Expression for the slots of a document in the raw form (see `DayDocument.r`) under
+ * Expression for the slots of a document in the raw form (see `SeriesDayDocument.r`) under
  * `pieces`, as {@link slotsOf} lists slots: each reading in the pieces (whatever their
  * levels) that has any of the fields becomes a minute slot of one reading, `time` the
  * start of its minute (a long). A piece lies inside one bucket, and so does each of its
@@ -530,7 +530,7 @@ function rawSlots(fields: readonly string[], pieces: readonly DayPiece<SketchLev
 }
 
 /**
- * The merged statistics of `fields` over the raw readings (see `DayDocument.r`) of
+ * The merged statistics of `fields` over the raw readings (see `SeriesDayDocument.r`) of
  * `pieces`, as {@link mergedStats} gives them: `{v0: {n, sum, min, max, sq}, …}` (with
  * `first` and `last` when `statistics` has them). Readings without a value of a field
  * are left out of its statistics.

@@ -1,14 +1,14 @@
 /**
- * Reading whole UTC days from day summaries (`model/day-summary.ts`; docs/ingest-design.md,
+ * Reading whole UTC days from day summaries (`documents/summaries.ts`; docs/ingest-design.md,
  * "Day summaries"), pure: which queries and days summaries can answer, the rows they
  * add up to, and the merge of those rows with the rows of the series-day documents.
  */
-import type { DaySummary } from '../model/day-summary.ts';
 import { emptyStats, mergeStats } from '../model/stats.ts';
 import { DAY_MS } from '../model/time.ts';
 import { UTC } from './zone.ts';
 import { bucketStart } from './granularity.ts';
 import { querySegments, rowKey, rowStats, setRowStats, type BucketQuery, type BucketRow, type SketchRow } from './buckets-pipeline.ts';
+import type { DaySummary } from '../documents/summaries.ts';
 
 /** What day summaries can answer of a bucket query: see {@link summaryPlan}. */
 export interface SummaryPlan {
@@ -93,7 +93,7 @@ function summaryEntries<S extends Pick<DaySummary, 'date'>, E>(
 /**
  * The rows {@link bucketsPipeline} would give for the days of `summaries` (those a read
  * chose: per day, the summaries that add up its documents; see `summariesOfDay` in
- * model/day-summary.ts), before they are added up: one row per summary and value read,
+ * documents/summaries.ts), before they are added up: one row per summary and value read,
  * keyed by bucket start (the bucket holding the day, in UTC) and group, with the
  * statistics `n0`, `sum0`, `min0`, `max0`, `sq0`, … of `query.fields`; the caller adds
  * them up with the documents' rows ({@link mergeRows}). Grouped or filtered by tag key `key`, it reads the summaries' values of
@@ -125,7 +125,7 @@ export function summaryRows(
 /**
  * The rows `sketchPipeline` (query/buckets-pipeline.ts) would give for the days of `summaries` (chosen as for
  * {@link summaryRows}, each with its day sketches: see `sketchesAnswer` in
- * model/day-summary.ts): one row per summary, value read, field of `query.fields` and
+ * documents/summaries.ts): one row per summary, value read, field of `query.fields` and
  * bin, `{_id: {t, g, f, k}, c}` (field position `f`, bin key `k`, count `c`), keyed as
  * `summaryRows` keys its rows. The caller adds them to the rows of the documents' sketch
  * pipelines (counts of the same bucket, group, field and bin add up, as DDSketch

@@ -390,8 +390,8 @@ export async function writeNdjson(request: Request, context: RouteContext): Prom
     return new LocatedError(error.code, { line: lines[path.reading]! }, `${where}${ownMessage(error)}`);
   });
   const outcome = await recordRouteBatch(context, valid, batchId, receivedAt);
-  const { buckets, ...rest } = outcome;
-  return new Response(JSON.stringify({ ...rest, documents: buckets }), {
+  const { documents, ...rest } = outcome;
+  return new Response(JSON.stringify({ ...rest, documents: documents }), {
     status: 200,
     headers: { 'content-type': 'application/json; charset=utf-8' },
   });

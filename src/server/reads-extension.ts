@@ -6,7 +6,7 @@ import type { Context } from '../graphql/context.ts';
  * entry per pipeline, `{metric, rollup, tagKeys, summaryDays?, tail}` (see `ReadRecord`
  * in engine/loader.ts), where `rollup` is the name of the rollup that answered it
  * (`model/rollup.ts`) or null when the series-day documents did, and `summaryDays`, when
- * present, the days day summaries answered instead (`model/day-summary.ts`).
+ * present, the days day summaries answered instead (`documents/summaries.ts`).
  * It tells a dashboard author whether a panel is served by a rollup, without a debug
  * switch. Streamed (incremental) results are left alone.
  */

@@ -1,14 +1,14 @@
 import { finishRunning, foldPending, insertOnce } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
-import { voidSummary } from '../model/day-summary.ts';
 import { CollectionName, type Store } from './store.ts';
 import { deleteSummaries } from './summaries.ts';
 import { FOLDS_ID, foldState } from './visibility.ts';
+import { voidSummary } from '../documents/summaries.ts';
 
 /** What a deletion removed. */
 export interface DeleteSummary {
   /** Series-day documents deleted. */
-  buckets: number;
+  documents: number;
   /** Series registry entries deleted. */
   series: number;
   /** Metric registry entries deleted (0 or 1). */
@@ -16,7 +16,7 @@ export interface DeleteSummary {
 }
 
 /**
- * Writes a `void` day summary (`model/day-summary.ts`) for each of `dates` of `metric` at
+ * Writes a `void` day summary (`documents/summaries.ts`) for each of `dates` of `metric` at
  * the visible fold number: the summaries up to it no longer answer those days, until a
  * newer whole one (the next compaction of the day, which merges a voided day whole,
  * `compactOnce`). A fold after it finds a summary of
@@ -63,17 +63,17 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
   const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
   const dates = (await store.db.collection(CollectionName.summaries).distinct('date', { metric: name })) as Date[];
   await voidSummaries(store, name, dates);
-  let buckets = (await store.buckets.deleteMany({ metric: name })).deletedCount;
+  let documents = (await store.buckets.deleteMany({ metric: name })).deletedCount;
   // A compaction that read the documents before they were deleted would insert them again.
   await finishRunning(store);
   const voided = await voidSummaries(store, name, dates);
-  buckets += (await store.buckets.deleteMany({ metric: name })).deletedCount;
+  documents += (await store.buckets.deleteMany({ metric: name })).deletedCount;
   // The summaries the voids replaced: none answers any more.
   await deleteSummaries(store, { metric: name, kind: { $ne: 'void' }, f: { $lte: voided } });
   const series = await store.series.deleteMany({ metric: name });
   const metrics = await store.metrics.deleteOne({ _id: name });
   forgetSeries(store, ids);
-  return { buckets, series: series.deletedCount, metrics: metrics.deletedCount };
+  return { documents, series: series.deletedCount, metrics: metrics.deletedCount };
 }
 
 /**
@@ -85,7 +85,7 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
  * tag keys and first and last reading time are left as they are. The series' days
  * are marked dirty in every rollup of its metric, before and after the deletion, so
  * queries read the series until a rebuild has taken the series out of the rollups
- * (see `storage/rollups.ts`). The day summaries of its days (`model/day-summary.ts`)
+ * (see `storage/rollups.ts`). The day summaries of its days (`documents/summaries.ts`)
  * are voided before its documents go and again after any fold or compaction under way,
  * so queries read those days from the documents until their next whole-day compaction.
  * @returns how many documents were deleted (`metrics` is always 0; all 0: the series was unknown).
@@ -105,13 +105,13 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
   // then reads those days from the documents) and again after any fold or compaction
   // under way, which may have summed it up meanwhile.
   await voidSummaries(store, entry?.metric, dates);
-  let buckets = (await store.buckets.deleteMany({ series: id })).deletedCount;
+  let documents = (await store.buckets.deleteMany({ series: id })).deletedCount;
   await finishRunning(store);
   await voidSummaries(store, entry?.metric, dates);
-  buckets += (await store.buckets.deleteMany({ series: id })).deletedCount;
+  documents += (await store.buckets.deleteMany({ series: id })).deletedCount;
   if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
   if (entry !== null) await store.metrics.updateOne({ _id: entry.metric }, { $inc: { seriesDeletions: 1 } });
   forgetSeries(store, new Set([id]));
-  return { buckets, series: series.deletedCount, metrics: 0 };
+  return { documents, series: series.deletedCount, metrics: 0 };
 }

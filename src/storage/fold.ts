@@ -4,11 +4,6 @@
  * time, under a lease, and makes each fold visible with one compare-and-set.
  */
 import type { Collection, Document, Filter } from 'mongodb';
-import { foldDocuments, partDocument, planReadings, trimToHorizons, type PlanSettings } from '../record/fold-plan.ts';
-import { mergeStoredDocuments, planRollups } from '../record/rollup-plan.ts';
-import { type DayDocument, type DocumentForms, SLOT_FORM } from '../model/day-document.ts';
-import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary } from '../model/day-summary.ts';
-import type { DayWrite } from '../record/plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { unavailable } from './failures.ts';
 import { entryReadings, forgetReadings, ingestLog, readingsKey, readingsOf, type LogEntryDocument } from './ingest-log.ts';
@@ -18,7 +13,7 @@ import { findRollups, markDirty } from './rollups.ts';
 import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import { CollectionName, documentForms, type Store } from './store.ts';
-import { deleteSummaries, findSummaries, storedSummaries } from './summaries.ts';
+import { deleteSummaries, findSummaries } from './summaries.ts';
 import {
   FOLDS_ID,
   findVisible,
@@ -30,6 +25,13 @@ import {
   type CompactionRun,
   type FoldStateDocument,
 } from './visibility.ts';
+import { foldDocuments, partDocument } from '../documents/encode.ts';
+import { planReadings, trimToHorizons, type PlanSettings } from '../documents/from-readings.ts';
+import { mergeParts } from '../documents/merge.ts';
+import { planRollups } from '../documents/rollup.ts';
+import { type SeriesDayDocument, type DocumentForms, SLOT_FORM } from '../documents/series-day.ts';
+import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary, storedSummaries } from '../documents/summaries.ts';
+import type { DayContent } from '../documents/content.ts';
 
 /** Readings a fold takes at most (it takes at least one entry, however large). */
 export const DEFAULT_FOLD_MAX_READINGS = 20_000;
@@ -178,7 +180,7 @@ const PART_SLICE_READINGS = 4_000;
 async function insertFoldParts(
   store: Store,
   holder: string,
-  writes: readonly DayWrite[],
+  writes: readonly DayContent[],
   seq: number,
 ): Promise<{ docs: Record<string, unknown>[]; inserted: number }> {
   const forms = documentForms(store);
@@ -215,7 +217,7 @@ async function insertFoldParts(
 }
 
 /**
- * The day summaries of fold `seq` (`model/day-summary.ts`): per metric and day of its
+ * The day summaries of fold `seq` (`documents/summaries.ts`): per metric and day of its
  * parts `docs`, a `whole` summary when the metric's day has no document yet (the fold's
  * parts are then all it holds), else a `fold` summary of its parts. A day has documents
  * exactly when an earlier fold or compaction wrote a summary of it (deletions and
@@ -225,7 +227,7 @@ async function insertFoldParts(
  * summaries (`summariesFrom` above 0) every summary of a fold is a `fold` one: whole
  * ones come from whole-day compactions there.
  */
-async function foldSummaries(store: Store, docs: readonly DayDocument[], seq: number, summariesFrom: number): Promise<DaySummary[]> {
+async function foldSummaries(store: Store, docs: readonly SeriesDayDocument[], seq: number, summariesFrom: number): Promise<DaySummary[]> {
   const days = new Map<string, { metric: string; date: Date }>();
   for (const doc of docs) days.set(`${doc.metric}:${doc.date.getTime()}`, { metric: doc.metric, date: doc.date });
   const first = new Set<string>();
@@ -357,9 +359,9 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   let parts = 0;
   let rollupParts = 0;
   try {
-    const built = await insertFoldParts(store, holder, plan.buckets, seq);
+    const built = await insertFoldParts(store, holder, plan.days, seq);
     parts = built.inserted;
-    const summaries = await foldSummaries(store, built.docs as unknown as DayDocument[], seq, state.summariesFrom ?? 1);
+    const summaries = await foldSummaries(store, built.docs as unknown as SeriesDayDocument[], seq, state.summariesFrom ?? 1);
     for (const { rollup, writes } of rollupPlan.writes) {
       rollupParts += await insertOnce(store.db.collection(rollup.collection), foldDocuments(writes, seq), await leaseLeft(store, holder));
     }
@@ -372,7 +374,7 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // Before the flip, while the readings are still in every reader's tail: the registry
   // entries' first/last reading times take them in (idempotent, so a retried fold may too).
   await widenMetricSpans(store, readingSpans(readings));
-  const touched = Object.fromEntries([...new Set(plan.buckets.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
+  const touched = Object.fromEntries([...new Set(plan.days.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
   const stamping = { seq, entries: running.entries };
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
@@ -550,7 +552,7 @@ export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compa
  *    `tieredFrom` gives: the parts since the day's last compaction and the newest runs
  *    of earlier compactions no larger than them, as log-structured stores merge runs
  *    of similar size), merges each series-day's documents into one
- *    (`mergeStoredDocuments`, every level, sketches and latest readings; trimmed to the
+ *    (`mergeParts`, every level, sketches and latest readings; trimmed to the
  *    retention horizons, and none for a day retention deleted meanwhile), and inserts
  *    them with `f: seq` (`_id` `<series>:<day>:<seq>`; a series-day of one document is
  *    rewritten too, so what it replaces is one range per day), with a `whole` day
@@ -654,7 +656,7 @@ export async function compactOnce(
     (metric) => settings.settingsOf(metric).latestReadings,
     seq,
     documentForms(store),
-  ) as DayDocument[];
+  ) as SeriesDayDocument[];
   // The day summaries of the days merged whole: what the merged documents of each metric
   // add up to; of the others, the metrics' summaries visible at V merged into one.
   const wholeDays = new Set(days.filter((_, i) => from[i] === 0).map((day) => day.getTime()));
@@ -673,7 +675,7 @@ export async function compactOnce(
   // readers' `visibleIn` skips what the compaction replaced in every collection alike.
   const rollupMerged: { collection: Collection<Document>; documents: Document[] }[] = [];
   for (const rollup of rollups) {
-    const collection = store.db.collection<DayDocument>(rollup.collection);
+    const collection = store.db.collection<SeriesDayDocument>(rollup.collection);
     const rollupDocs = (await Promise.all(days.map((date, i) => findVisible(collection, replacedOn(date, i), view).toArray()))).flat();
     outcome.merged += rollupDocs.length;
     rollupMerged.push({
@@ -805,7 +807,7 @@ export function runsAfter(
 }
 
 /** The documents among `merged` of `day` (a compaction's new run there) and the readings they hold. */
-function writtenOn(merged: readonly DayDocument[], day: Date): { documents: number; readings: number } {
+function writtenOn(merged: readonly SeriesDayDocument[], day: Date): { documents: number; readings: number } {
   const written = { documents: 0, readings: 0 };
   for (const doc of merged) {
     if (doc.date.getTime() !== day.getTime()) continue;
@@ -863,7 +865,7 @@ const byMetricDay = <S extends Pick<DaySummary, 'metric' | 'date'>>(summaries: r
  * then read that summary and the folds' after it, a few per day however long ago the
  * day was merged whole.
  */
-async function composeSummaries(store: Store, merged: readonly DayDocument[], seq: number): Promise<DaySummary[]> {
+async function composeSummaries(store: Store, merged: readonly SeriesDayDocument[], seq: number): Promise<DaySummary[]> {
   const pairs = new Map<string, { metric: string; date: Date }>();
   for (const doc of merged) pairs.set(`${doc.metric}:${doc.date.getTime()}`, { metric: doc.metric, date: doc.date });
   if (pairs.size === 0) return [];
@@ -880,7 +882,7 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
 
 /**
  * The merged documents of a compaction (pure): `docs` grouped per series (or rollup
- * group) and day, each group merged into one document (`mergeStoredDocuments`) with
+ * group) and day, each group merged into one document (`mergeParts`) with
  * `f: seq`, none for a day before its metric's retention horizons.
  * @param latestReadings latest readings kept per document of a metric (0 for rollups, which keep none).
  * @param forms the forms the documents are written in (`partDocument`; by default the
@@ -889,14 +891,14 @@ async function composeSummaries(store: Store, merged: readonly DayDocument[], se
  *   in the merge, which neither the raw form nor packed minutes could say.
  */
 function mergeDays(
-  docs: readonly DayDocument[],
+  docs: readonly SeriesDayDocument[],
   settings: Pick<PlanSettings, 'horizonsOf' | 'kindOf'>,
   latestReadings: (metric: string) => number,
   seq: number,
   forms: Readonly<DocumentForms> = SLOT_FORM,
 ): Document[] {
   const groups = groupBy(docs, (doc) => `${doc.series}:${doc.date.getTime()}`);
-  const writes = [...groups.values()].map((group) => mergeStoredDocuments(group, latestReadings(group[0]!.metric)));
+  const writes = [...groups.values()].map((group) => mergeParts(group, latestReadings(group[0]!.metric)));
   const kept = new Set(
     trimToHorizons(
       writes.map(({ write }) => write),

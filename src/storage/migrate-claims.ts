@@ -17,8 +17,8 @@ import { batchMark } from '../model/batch.ts';
 import { ingestLog, type CarriedClaim, type LogEntryDocument } from './ingest-log.ts';
 import { duplicateKeyIndexes } from './record.ts';
 import { findRollups, markDirty } from './rollups.ts';
-import type { DayDocument } from '../model/day-document.ts';
 import type { BatchDocument, Store } from './store.ts';
+import type { SeriesDayDocument } from '../documents/series-day.ts';
 
 /** Claims (and log entries) written or looked up per request. */
 const CHUNK = 1_000;
@@ -365,14 +365,14 @@ export async function removeBatchMarks(
  */
 export async function updateInIdRanges(
   store: Pick<Store, 'buckets'>,
-  filter: Filter<DayDocument>,
-  update: UpdateFilter<DayDocument>,
+  filter: Filter<SeriesDayDocument>,
+  update: UpdateFilter<SeriesDayDocument>,
   options: { batchSize: number; total: number; onProgress?: (done: number, total: number) => void },
 ): Promise<number> {
   let total = options.total;
   let done = 0;
   options.onProgress?.(done, total);
-  let last: DayDocument['_id'] | undefined;
+  let last: SeriesDayDocument['_id'] | undefined;
   for (;;) {
     const range = last === undefined ? {} : { _id: { $gt: last } };
     const ids = await store.buckets

@@ -1,8 +1,8 @@
 /**
  * Brings stored data to the explicit form of the current layout (`npm run migrate`).
  *
- * Series-day documents written before layout version 2 (see `LAYOUT_VERSION` in
- * `model/day-document.ts`) carry no `v`; they hold count, sum, min, max and sum of
+ * Series-day documents written before layout version 2 (see `DOCUMENT_VERSION` in
+ * `documents/series-day.ts`) carry no `v`; they hold count, sum, min, max and sum of
  * squares of each slot and nothing else. The readings behind those aggregates were never
  * stored, so nothing can give such a document the first and last reading of its slots,
  * its quantile sketches or its latest readings: the migration only writes down the
@@ -24,9 +24,9 @@
  * runs unchanged on MongoDB 7/8, Atlas and the embedded database.
  */
 import type { Filter } from 'mongodb';
-import type { DayDocument } from '../model/day-document.ts';
 import { carryClaims, planClaims, removeBatchMarks, updateInIdRanges, type ClaimsPlan, type ClaimsReport } from './migrate-claims.ts';
 import type { MetricDocument, Store } from './store.ts';
+import type { SeriesDayDocument } from '../documents/series-day.ts';
 
 /** Documents stamped per write unless told otherwise. */
 export const DEFAULT_MIGRATION_BATCH_SIZE = 1_000;
@@ -34,7 +34,7 @@ export const DEFAULT_MIGRATION_BATCH_SIZE = 1_000;
 /** The layout version of series-day documents that carry no `v`. */
 const UNMARKED_VERSION = 1;
 
-const unmarked: Filter<DayDocument> = { v: { $exists: false } };
+const unmarked: Filter<SeriesDayDocument> = { v: { $exists: false } };
 const withoutStatistics: Filter<MetricDocument> = { statistics: { $exists: false } };
 
 /** What {@link migrateLayout} found and did. */

@@ -1,12 +1,8 @@
 import type { Db, Document, Filter } from 'mongodb';
-import { LAYOUT_VERSION } from '../model/day-document.ts';
-import { sketchesAnswer, summariesOfDay, type DaySummary } from '../model/day-summary.ts';
 import type { RollupDefinition } from '../model/rollup.ts';
 import { isEarlier, type TimedValue } from '../model/stats.ts';
 import { tagPair } from '../model/series.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
-import { planReadings, type PlanSettings } from '../record/fold-plan.ts';
-import { dayDocument, levelsWithin, mergeIntoRollup, type PathTree } from '../record/rollup-plan.ts';
 import type { Reading } from '../record/validate.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
@@ -14,6 +10,11 @@ import { CollectionName, type MetricDocument, type SeriesDocument, type Store } 
 import { withView } from './read-pins.ts';
 import { findSummaries } from './summaries.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, findVisible, readTail, readView, type ReadView, type Tail, visibleIn } from './visibility.ts';
+import { DOCUMENT_VERSION } from '../documents/series-day.ts';
+import { sketchesAnswer, summariesOfDay, type DaySummary } from '../documents/summaries.ts';
+import { planReadings, type PlanSettings } from '../documents/from-readings.ts';
+import { slotFormDocument, levelsWithin, type PathTree } from '../documents/encode.ts';
+import { rollupContents } from '../documents/rollup.ts';
 
 /**
  * What a pipeline reads: the metric (for the tail; null for a query on given series,
@@ -57,9 +58,9 @@ async function tailDocuments(
       ? source.settings
       : await planSettingsOf(store, metrics, driver);
   const plan = planReadings(readings, settings, levelsWithin(tree));
-  const writes = source.rollup ? mergeIntoRollup(plan.buckets, source.rollup) : plan.buckets;
+  const writes = source.rollup ? rollupContents(plan.days, source.rollup) : plan.days;
   return writes.map((write) => {
-    const doc = dayDocument(write, undefined, tree ?? undefined);
+    const doc = slotFormDocument(write, undefined, tree ?? undefined);
     return tree === null ? doc : projectDocument(doc, tree);
   });
 }
@@ -810,7 +811,7 @@ export async function latestValues(
         let unknownUntil = Number.NEGATIVE_INFINITY;
         for (const doc of docs) {
           const last = doc.fields?.[field]?.last;
-          if ((doc.v ?? 1) < LAYOUT_VERSION || last === undefined) {
+          if ((doc.v ?? 1) < DOCUMENT_VERSION || last === undefined) {
             unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
             continue;
           }
@@ -875,7 +876,7 @@ export async function latestReadings(store: Store, id: string, n: number, option
             if (stop) break;
           }
           day = date;
-          if ((doc.v ?? 1) < LAYOUT_VERSION) {
+          if ((doc.v ?? 1) < DOCUMENT_VERSION) {
             // No latest readings kept: nothing of this day or earlier can be vouched for.
             dayCutoff = Math.max(dayCutoff, date + DAY_MS);
             continue;

@@ -1,9 +1,9 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Document } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
 import { Limits } from '../model/limits.ts';
-import type { MetricWrite, SeriesWrite } from '../record/plan.ts';
 import { isUnavailable } from './failures.ts';
 import { registryGeneration, type MetricDocument, type SeriesDocument, type Store } from './store.ts';
+import type { SeriesInBatch, MetricInBatch } from '../documents/content.ts';
 
 /** How often an upsert that lost a first-insert race (error 11000) without a batch mark is retried. */
 const DUPLICATE_KEY_RETRIES = 5;
@@ -25,7 +25,7 @@ function tooMany(metric: string, what: 'fields' | 'tag keys', count: number, lim
  * @returns the registry entries found, by metric name.
  * @throws InputError TOO_MANY_NAMES.
  */
-export async function checkMetricLimits(store: Store, writes: readonly MetricWrite[]): Promise<Map<string, MetricDocument>> {
+export async function checkMetricLimits(store: Store, writes: readonly MetricInBatch[]): Promise<Map<string, MetricDocument>> {
   const found = await store.metrics.find({ _id: { $in: writes.map((write) => write.name) } }).toArray();
   const registered = new Map(found.map((doc) => [doc._id, doc]));
   for (const write of writes) {
@@ -48,7 +48,7 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricWri
  */
 export function registrationNeeded(
   store: Pick<Store, 'seriesCache'>,
-  batch: { metrics: readonly MetricWrite[]; series: readonly SeriesWrite[] },
+  batch: { metrics: readonly MetricInBatch[]; series: readonly SeriesInBatch[] },
   registered: ReadonlyMap<string, MetricDocument>,
 ): boolean {
   for (const write of batch.metrics) {
@@ -68,8 +68,8 @@ export function registrationNeeded(
 }
 
 /**
- * Registers what a validated batch names (its metrics, `planMetrics`, and series,
- * `planSeries`), before its log entry is written, so
+ * Registers what a validated batch names (its metrics, `batchMetrics`, and series,
+ * `batchSeries`), before its log entry is written, so
  * the next request finds it (docs/ingest-design.md, step 1 of the acknowledgement):
  * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
  *    the update's filter (a concurrent writer may have added names since
@@ -85,7 +85,7 @@ export function registrationNeeded(
  */
 export async function registerBatch(
   store: Store,
-  batch: { metrics: readonly MetricWrite[]; series: readonly SeriesWrite[] },
+  batch: { metrics: readonly MetricInBatch[]; series: readonly SeriesInBatch[] },
   registered: ReadonlyMap<string, MetricDocument>,
 ): Promise<void> {
   if (batch.series.length === 0) return;
@@ -102,7 +102,7 @@ export async function registerBatch(
  */
 async function registerMetrics(
   store: Store,
-  writes: readonly MetricWrite[],
+  writes: readonly MetricInBatch[],
   registered: ReadonlyMap<string, MetricDocument>,
 ): Promise<Map<string, MetricDocument>> {
   const entries = new Map<string, MetricDocument>();
@@ -173,7 +173,7 @@ export async function widenMetricSpans(store: Pick<Store, 'metrics'>, readings: 
 }
 
 /** What a series document holds besides its id and fields, fixed when it is first registered: key, metric, tag pairs and tags, in name order. */
-const seriesIdentity = (write: SeriesWrite): Omit<SeriesDocument, '_id' | 'fields'> => ({
+const seriesIdentity = (write: SeriesInBatch): Omit<SeriesDocument, '_id' | 'fields'> => ({
   key: write.key,
   metric: write.metric,
   tagPairs: write.tagPairs,
@@ -197,9 +197,9 @@ const seriesIdentity = (write: SeriesWrite): Omit<SeriesDocument, '_id' | 'field
  * @throws Error when an upsert still loses its first-insert race after
  * `DUPLICATE_KEY_RETRIES` retries; driver errors propagate unchanged.
  */
-async function registerSeries(store: Store, writes: readonly SeriesWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+async function registerSeries(store: Store, writes: readonly SeriesInBatch[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
   const generations = new Map([...metrics].map(([name, entry]) => [name, registryGeneration(entry)]));
-  const generationOf = (write: SeriesWrite) => generations.get(write.metric) ?? '';
+  const generationOf = (write: SeriesInBatch) => generations.get(write.metric) ?? '';
   const unknown = writes.filter((write) => {
     const cached = store.seriesCache.get(write.id);
     return cached === undefined || cached.generation !== generationOf(write) || !isSubset(write.fields, cached.fields);

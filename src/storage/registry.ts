@@ -1,8 +1,8 @@
 import { horizonsOf } from '../model/retention.ts';
-import type { PlanSettings } from '../record/fold-plan.ts';
 import type { MetricKind } from '../model/counter.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
 import type { MetricDocument, Store } from './store.ts';
+import type { PlanSettings } from '../documents/from-readings.ts';
 
 /**
  * Sets the optional statistics of metric `name` (sketch levels and fields, latest
@@ -25,7 +25,7 @@ export async function setMetricStatistics(store: Store, name: string, statistics
  * when it has none yet (with the default layout and statistics, as `setMetricStatistics`
  * does). The kind applies to every fold from then on, readings acknowledged but not yet
  * folded included: a counter's slots keep what the reset-aware increase needs
- * (`inc`, see `planWrites`). Slots folded before keep what they were written with, so
+ * (`inc`, see `planContents`). Slots folded before keep what they were written with, so
  * `increase` over them is null (docs/statistics.md, "Counters"). Idempotent.
  * @returns the metric's registry entry after the change.
  */
@@ -62,7 +62,7 @@ export async function declareCounters(store: Store, names: readonly string[]): P
 }
 
 /**
- * How readings of `metrics` are planned now (`PlanSettings` of `record/fold-plan.ts`):
+ * How readings of `metrics` are planned now (`PlanSettings` of `documents/from-readings.ts`):
  * each metric's statistics settings (the store's default for a metric without an entry
  * or without settings), its kind (gauge unless `setMetricKind` made it a counter) and
  * the retention horizons its last pass applied, from one read

@@ -1,6 +1,5 @@
 import { finishRunning } from './fold.ts';
 import type { Collection, Document, Filter } from 'mongodb';
-import type { DayDocument } from '../model/day-document.ts';
 import {
   horizonsOf,
   RETENTION_LEVELS,
@@ -13,6 +12,7 @@ import { dayOfKey, type RollupDefinition } from '../model/rollup.ts';
 import { ROLLUPS_COLLECTION, findRollups } from './rollups.ts';
 import { deleteSummaries } from './summaries.ts';
 import type { MetricDocument, Store } from './store.ts';
+import type { SeriesDayDocument } from '../documents/series-day.ts';
 
 /**
  * Sets the retention policy of metric `name` (see `model/retention.ts`; validated by the
@@ -61,8 +61,8 @@ const MINUTE_PATHS: Record<string, ''> = Object.fromEntries(
 /** The update paths of the hour slots (which hold the minutes) and their sketches. */
 const HOUR_PATHS: Record<string, ''> = { hours: '', 'q.hours': '' };
 
-const rollupDocuments = (store: Store, rollup: RollupDefinition): Collection<DayDocument> =>
-  store.db.collection<DayDocument>(rollup.collection);
+const rollupDocuments = (store: Store, rollup: RollupDefinition): Collection<SeriesDayDocument> =>
+  store.db.collection<SeriesDayDocument>(rollup.collection);
 
 /** `{$gte: from, $lt: to}` on `date`, without the lower end when `from` is null. */
 const dateRange = (from: number | null, to: number) =>

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { ErrorCode, InputError, isDuplicateKeyError } from '../errors.ts';
-import type { DayDocument } from '../model/day-document.ts';
 import { dayKey, dayOfKey, rollupCollectionName, type RollupDefinition } from '../model/rollup.ts';
-import { partDocument, trimToHorizons } from '../record/fold-plan.ts';
-import type { DayWrite } from '../record/plan.ts';
-import { mergeIntoRollup, oldestVersion, storedDayWrite } from '../record/rollup-plan.ts';
 import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
 import { FOLDS_ID, findVisible, foldState, visibleAt } from './visibility.ts';
+import type { SeriesDayDocument } from '../documents/series-day.ts';
+import { partDocument } from '../documents/encode.ts';
+import { trimToHorizons } from '../documents/from-readings.ts';
+import type { DayContent } from '../documents/content.ts';
+import { rollupContents } from '../documents/rollup.ts';
+import { oldestVersion, dayContentOf } from '../documents/decode.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;
@@ -40,8 +42,8 @@ export function rollupWriteWindow(graceMs: number): number {
 export const ROLLUPS_COLLECTION = CollectionName.rollups;
 
 const definitions = (store: Store) => store.db.collection<RollupDefinition>(ROLLUPS_COLLECTION);
-const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>): Collection<DayDocument> =>
-  store.db.collection<DayDocument>(rollup.collection);
+const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>): Collection<SeriesDayDocument> =>
+  store.db.collection<SeriesDayDocument>(rollup.collection);
 
 /**
  * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
@@ -186,7 +188,7 @@ const REBUILD_LEASE_MS = 10 * 60_000;
  * 2. reads the visible fold number V and every series-day document of the metric and
  *    day visible at V, cuts them to the metric's retention horizons (`trimToHorizons`: no
  *    hour slots for a day past the hour horizon, even from a raw document's readings),
- *    merges them per rollup group (`mergeIntoRollup`) and replaces the
+ *    merges them per rollup group (`rollupContents`) and replaces the
  *    day's rollup documents visible at V with the result (deleted, then inserted whole
  *    with `f: V` and the ids of fold V's parts: `partDocument`); rollup parts of later
  *    folds (`f > V`) stay, and add the readings the series-day documents read here did
@@ -221,13 +223,13 @@ export async function rebuildRollupDay(
   );
   if (taken.modifiedCount !== 1) return 'resting';
   const date = new Date(day);
-  const writes: DayWrite[] = [];
-  const sources: Pick<DayDocument, 'v'>[] = [];
+  const writes: DayContent[] = [];
+  const sources: Pick<SeriesDayDocument, 'v'>[] = [];
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
   // The view stays pinned while the parts are read, so a compaction's clean-up keeps them.
   const visible = await withView(store, async (view) => {
     for await (const doc of findVisible(store.buckets, { metric: rollup.metric, date }, view, { projection: { recent: 0, batches: 0 } })) {
-      writes.push(storedDayWrite(doc));
+      writes.push(dayContentOf(doc));
       sources.push(doc);
     }
     return view.visible;
@@ -236,7 +238,7 @@ export async function rebuildRollupDay(
   // form of a day past the hour horizon still holds its readings, whose hour slots the
   // horizon removed everywhere else.
   const { horizonsOf } = await planSettingsOf(store, [rollup.metric]);
-  const merged = mergeIntoRollup(trimToHorizons(writes, horizonsOf), rollup);
+  const merged = rollupContents(trimToHorizons(writes, horizonsOf), rollup);
   const collection = documentsOf(store, rollup);
   // `date` first: a planner that serves one condition of this filter alone (the embedded
   // server) takes the first it has an index for, and `date_f` selects one day.
@@ -247,7 +249,7 @@ export async function rebuildRollupDay(
     // with `f <= V`, so only a second rebuild of the day at the same V, or a late insert
     // of fold V's own part by a folder that lost its lease, can hold them; whichever
     // inserts second fails with a duplicate key instead of doubling the day.
-    const documents = merged.map((write) => partDocument(write, visible, version) as unknown as DayDocument);
+    const documents = merged.map((write) => partDocument(write, visible, version) as unknown as SeriesDayDocument);
     await collection.insertMany(documents, { ordered: false });
   }
   // A compaction of the day after V merged (or is merging) rollup documents this rebuild

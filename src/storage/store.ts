@@ -2,7 +2,6 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { MetricKind } from '../model/counter.ts';
-import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS, type DayDocument, type DocumentForms } from '../model/day-document.ts';
 import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
@@ -10,6 +9,7 @@ import { dropIndexIfPresent, indexesOf } from './indexes.ts';
 import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
 import { ensureFoldState, markFoldedEntries } from './visibility.ts';
 import { ReadPins, readPins } from './read-pins.ts';
+import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS, type SeriesDayDocument, type DocumentForms } from '../documents/series-day.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
@@ -107,8 +107,8 @@ export interface BatchDocument {
 export interface Store {
   client: MongoClient;
   db: Db;
-  /** Series-day documents (see `model/day-document.ts`). */
-  buckets: Collection<DayDocument>;
+  /** Series-day documents (see `documents/series-day.ts`). */
+  buckets: Collection<SeriesDayDocument>;
   series: Collection<SeriesDocument>;
   metrics: Collection<MetricDocument>;
   /** Claims of batches sent with a `batchId` by the write path before the ingest log (read by `npm run migrate`). */
@@ -123,7 +123,7 @@ export interface Store {
   defaultStatistics: StatisticsSettings;
   /**
    * Most readings of a series-day document written in the raw form (`RAW_READINGS`, see
-   * `DayDocument.r`): folds and compactions write a document of at most this many
+   * `SeriesDayDocument.r`): folds and compactions write a document of at most this many
    * readings as its readings and day totals instead of slots and sketches; 0: never.
    */
   rawReadings: number;
@@ -183,7 +183,7 @@ export const CollectionName = {
   metrics: 'metrics',
   batches: 'batches',
   rollups: 'rollups',
-  /** Day summaries (`model/day-summary.ts`), written by folds and compactions, voided by deletions. */
+  /** Day summaries (`documents/summaries.ts`), written by folds and compactions, voided by deletions. */
   summaries: 'day_summaries',
   /** The day sketches of day summaries, under each summary's `_id` (`storage/summaries.ts`). */
   sketches: 'day_sketches',
@@ -267,7 +267,7 @@ const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
  * parts would break or that cost every insert for nothing:
  * - `{series, date, f}` (`series_date_f`): every query scoped to series (or rollup
  *   groups), in order of day. Not unique: a part's `_id` (`<series>:<day ms>:<f>`,
- *   `record/fold-plan.ts`) already makes a second part of the same series, day and fold
+ *   `documents/encode.ts`) already makes a second part of the same series, day and fold
  *   fail with a duplicate key, and a unique index costs the embedded server a look-up per
  *   insert (measured: a fold of the demo's 20,000 flights 13% faster without it,
  *   docs/ingest-design.md, "Fewer checks per part"). The unique one of earlier versions
@@ -358,7 +358,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
   return {
     client,
     db,
-    buckets: db.collection<DayDocument>(CollectionName.buckets),
+    buckets: db.collection<SeriesDayDocument>(CollectionName.buckets),
     series: db.collection<SeriesDocument>(CollectionName.series),
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
     batches: db.collection<BatchDocument>(CollectionName.batches),

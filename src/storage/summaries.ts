@@ -1,43 +1,13 @@
 /**
- * Day summaries as stored (`model/day-summary.ts`; docs/ingest-design.md, "Day
+ * Day summaries as stored (`documents/summaries.ts`; docs/ingest-design.md, "Day
  * summaries" and "Day sketches"): a summary's statistics in `day_summaries`, its day
  * sketches apart in `day_sketches` under the same `_id`, `metric`, `date` and `f`, so a
  * query without percentiles reads no sketch, and every filter that selects summaries
  * selects their sketches too.
  */
 import type { Document, Filter, FindOptions } from 'mongodb';
-import type { DaySummary, SummarySketches } from '../model/day-summary.ts';
 import { CollectionName, type Store } from './store.ts';
-
-/** A summary's day sketches as stored in `day_sketches`. */
-interface StoredSketches extends SummarySketches {
-  _id: string;
-  metric: string;
-  date: Date;
-  f: number;
-}
-
-/**
- * The documents to insert for `summaries` (pure): the summaries without their sketches,
- * and the sketches of those that have them, each under its summary's `_id`.
- */
-export function storedSummaries(summaries: readonly DaySummary[]): { summaries: Document[]; sketches: Document[] } {
-  const stored: Document[] = [];
-  const sketches: Document[] = [];
-  for (const { sketches: daySketches, ...summary } of summaries) {
-    stored.push(summary);
-    if (daySketches !== undefined) {
-      sketches.push({
-        _id: summary._id,
-        metric: summary.metric,
-        date: summary.date,
-        f: summary.f,
-        ...daySketches,
-      } satisfies StoredSketches);
-    }
-  }
-  return { summaries: stored, sketches };
-}
+import type { DaySummary, StoredSketches } from '../documents/summaries.ts';
 
 /**
  * The summaries `filter` selects (a filter on `metric`, `date`, `f` and `kind`), with

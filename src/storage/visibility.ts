@@ -107,7 +107,7 @@ export interface FoldStateDocument {
   runs?: Record<string, CompactionRun[]>;
   /**
    * 0 when every series-day document was written by a fold that wrote day summaries
-   * (`model/day-summary.ts`); otherwise the first such fold's number: the database held
+   * (`documents/summaries.ts`); otherwise the first such fold's number: the database held
    * documents written before, which no summary counts. Set once by {@link ensureFoldState}.
    */
   summariesFrom?: number;

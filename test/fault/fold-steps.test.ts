@@ -49,12 +49,12 @@ import { join } from 'node:path';
 import { type Db, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEmbeddedState } from '../../src/embedded/state.ts';
-import type { DayDocument } from '../../src/model/day-document.ts';
 import { FAULT_POINTS, type FaultPoint } from '../../src/storage/fault-points.ts';
 import { FOLDS_ID, foldState, readView, visibleIn } from '../../src/storage/visibility.ts';
 import { testMongoUri } from '../helpers/db.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
 import { graphqlWhenAvailable, isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 
 const METRIC = 'steps';
 const ROLLUP = 'by_region';
@@ -355,7 +355,7 @@ async function expectStored(db: Db, readings: readonly Sent[], rollup: boolean):
     const days = new Map<number, number>();
     const hours = new Map<number, number>();
     for (const doc of await db
-      .collection<DayDocument>(name)
+      .collection<SeriesDayDocument>(name)
       .find({ metric: METRIC, ...visibleIn(view) })
       .toArray()) {
       const day = doc.date.getTime();

@@ -4,7 +4,7 @@
  * src/engine/record.ts at commit bdb47aa (the parent of "Acknowledge a batch with one
  * journaled insert into the ingest log"), with src/storage/record.ts, batches.ts,
  * rollups.ts and store.ts of that commit. Per batch it:
- * 1. reads the metrics' registry entries and rollups, plans the batch (`planWrites`);
+ * 1. reads the metrics' registry entries and rollups, plans the batch (`planContents`);
  * 2. with a `batchId`, claims it in `batches` with one upsert (`$setOnInsert` of
  *    `{fingerprint, readings, receivedAt, createdAt, state: 'applying'}`), answering a
  *    retry of an applied claim at once and refusing a reuse (BATCH_ID_REUSED);
@@ -16,11 +16,13 @@
  *    their days dirty (`planRollups`);
  * 5. sets the claim `applied` with `appliedAt` (then `trimLateDetail`, which writes
  *    nothing without retention horizons, and is left out here).
- * The pure planners it used (`planWrites`, `dayOperations`, `planRollups`,
- * `batchFingerprint`, `batchMark`) and `applyRollupWrites` are unchanged since that
- * commit (`git diff bdb47aa -- src/record/plan.ts src/record/rollup-plan.ts src/model`
+ * The pure planners it used (`planWrites`, now `planContents` of
+ * src/documents/from-readings.ts, `planRollups`, `batchFingerprint`, `batchMark`) were
+ * unchanged from that commit until they moved into src/documents/ and were renamed
+ * (`git diff bdb47aa 5e534e9 -- src/record/plan.ts src/record/rollup-plan.ts src/model`
  * adds functions only), so this file calls them and repeats only the driver calls of the
- * storage code that was removed.
+ * storage code that was removed; `dayOperations` and `applyRollupWrites`, which the
+ * server no longer has, are kept at the end of this file as they were.
  *
  * Checked against the old code itself once: the commit's `src` was extracted (outside
  * the repository, beside a link to its `node_modules`), the same batches were written
@@ -41,18 +43,19 @@
 import { type AnyBulkWriteOperation, BSON, Double, type Db, type Filter, MongoClient, type UpdateFilter } from 'mongodb';
 import { ErrorCode, InputError } from '../../src/errors.ts';
 import { BATCH_MARKS_KEPT, batchFingerprint, batchMark } from '../../src/model/batch.ts';
-import { type DayDocument, LAYOUT_VERSION, sketchPath } from '../../src/model/day-document.ts';
 import type { Stats, TimedValue } from '../../src/model/stats.ts';
 import type { TagMap } from '../../src/model/series.ts';
 import { rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
 import type { StatisticsSettings } from '../../src/model/statistics-settings.ts';
-import { planMetrics, planWrites, type DayWrite, type WritePlan } from '../../src/record/plan.ts';
-import { planRollups } from '../../src/record/rollup-plan.ts';
 import { withServerTime, type Reading } from '../../src/record/validate.ts';
 import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/record.ts';
 import { findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
 import { isTimeLimitError } from '../../src/storage/failures.ts';
 import { CollectionName, DEFAULT_BATCH_RETENTION_SECONDS, storeOf, type MetricDocument, type Store } from '../../src/storage/store.ts';
+import { type SeriesDayDocument, DOCUMENT_VERSION, sketchPath } from '../../src/documents/series-day.ts';
+import { batchMetrics, planContents } from '../../src/documents/from-readings.ts';
+import type { DayContent, ContentPlan } from '../../src/documents/content.ts';
+import { planRollups } from '../../src/documents/rollup.ts';
 
 /** The indexes the write path before the ingest log created on a series-day or rollup collection. */
 async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
@@ -140,7 +143,7 @@ export async function writeLegacyBatch(
   readings: readonly Reading[],
   options: { batchId?: string; receivedAt: number; stopAfterDocuments?: number; layout?: LegacyLayout },
 ): Promise<LegacyOutcome> {
-  const metrics = planMetrics(readings);
+  const metrics = batchMetrics(readings);
   const rollupDeadline = Date.now() + rollupWriteWindow(store.rollupGraceMs);
   const [registered, rollups] = await Promise.all([
     checkMetricLimits(store, metrics),
@@ -150,7 +153,7 @@ export async function writeLegacyBatch(
     ),
   ]);
   const settingsOf = (metric: string) => registered.get(metric)?.statistics ?? store.defaultStatistics;
-  let plan = planWrites(readings, settingsOf);
+  let plan = planContents(readings, settingsOf);
   let retry = false;
   if (options.batchId !== undefined) {
     const fingerprint = batchFingerprint(readings.map((reading) => ({ ...reading, time: reading.timeFromServer ? null : reading.time })));
@@ -171,7 +174,7 @@ export async function writeLegacyBatch(
       if (before.state === 'applied') return { applied: 0, alreadyApplied: plan.readings };
       retry = true;
       if (before.receivedAt.getTime() !== options.receivedAt && readings.some((reading) => reading.timeFromServer)) {
-        plan = planWrites(withServerTime(readings, before.receivedAt.getTime()), settingsOf);
+        plan = planContents(withServerTime(readings, before.receivedAt.getTime()), settingsOf);
       }
     }
   }
@@ -181,7 +184,7 @@ export async function writeLegacyBatch(
 
   // The old applyWritePlan: registries, skeletons, one upsert per series-day document, spans.
   const outcome: LegacyOutcome = { applied: 0, alreadyApplied: 0 };
-  if (plan.buckets.length === 0) return outcome;
+  if (plan.days.length === 0) return outcome;
   await registerBatch(store, plan, registered);
   // The old registry entry kept its layout, set when the metric was created.
   const names = plan.metrics.map((m) => m.name);
@@ -191,7 +194,7 @@ export async function writeLegacyBatch(
   );
   const operations = dayOperations(plan, mark).slice(0, options.stopAfterDocuments);
   // Every skeleton before the first update, as the old path did, even when it stops early.
-  const preallocated = plan.buckets.filter((write) => entries.get(write.metric)?.layout === 'preallocated');
+  const preallocated = plan.days.filter((write) => entries.get(write.metric)?.layout === 'preallocated');
   if (preallocated.length > 0) await insertSkeletons(store, preallocated, entries);
   const failed =
     operations.length === 0
@@ -234,7 +237,7 @@ export async function writeLegacyBatch(
  * The old `insertSkeletons` of the `preallocated` layout: zeroed skeletons (`daySkeleton`)
  * for the series-day documents that do not exist yet, duplicates skipped.
  */
-async function insertSkeletons(store: Store, writes: readonly DayWrite[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
+async function insertSkeletons(store: Store, writes: readonly DayContent[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
   const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
   const existing = await store.buckets
     .find(
@@ -251,7 +254,7 @@ async function insertSkeletons(store: Store, writes: readonly DayWrite[], metric
     ]),
   );
   try {
-    await store.buckets.insertMany(skeletons as unknown as DayDocument[], { ordered: false });
+    await store.buckets.insertMany(skeletons as unknown as SeriesDayDocument[], { ordered: false });
   } catch (error) {
     duplicateKeyIndexes(error);
   }
@@ -362,13 +365,13 @@ const toEjson = (doc: unknown): unknown => JSON.parse(BSON.EJSON.stringify(doc, 
 // this file needs to write a database as that path did.
 
 /**
- * The filter that selects a {@link DayWrite}'s document: its series and day, and, for a
+ * The filter that selects a {@link DayContent}'s document: its series and day, and, for a
  * batch with an id, only while the document does not carry the batch's mark yet
  * (`batches: {$ne: mark}`). A document that already applied the batch then matches
  * nothing: an upsert of it fails on the unique `{series, date}` index (error 11000) and
  * a plain update matches 0 documents, which is how a retry is recognised.
  */
-function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
+function dayFilter(write: DayContent, mark?: string): Filter<SeriesDayDocument> {
   return mark === undefined
     ? { series: write.series, date: write.date }
     : { series: write.series, date: write.date, batches: { $ne: mark } };
@@ -378,7 +381,7 @@ function dayFilter(write: DayWrite, mark?: string): Filter<DayDocument> {
 const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(pair.v) });
 
 /**
- * The single atomic update that applies a {@link DayWrite} to its document, at the day,
+ * The single atomic update that applies a {@link DayContent} to its document, at the day,
  * hour and minute levels at once:
  * - `$inc` of count, sum and sum of squares, `$min`/`$max` of min, max and the
  *   document's first/last reading time; numbers as BSON doubles so a pre-allocated slot
@@ -399,7 +402,7 @@ const storedPair = (pair: TimedValue) => ({ t: new Date(pair.t), v: new Double(p
  * delta between the stored readings and a batch's (rollups, the update's users, keep no
  * counter increases).
  */
-export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): UpdateFilter<DayDocument> {
+export function dayUpdate(write: DayContent, upsert: boolean, mark?: string): UpdateFilter<SeriesDayDocument> {
   const inc: Record<string, Double | number> = {};
   const min: Record<string, unknown> = { first: new Date(write.first) };
   const max: Record<string, unknown> = { last: new Date(write.last) };
@@ -426,8 +429,8 @@ export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): Upda
     };
   }
   if (Object.keys(push).length > 0) update.$push = push;
-  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, v: LAYOUT_VERSION };
-  return update as UpdateFilter<DayDocument>;
+  if (upsert) update.$setOnInsert = { metric: write.metric, tags: write.tags, tagPairs: write.tagPairs, v: DOCUMENT_VERSION };
+  return update as UpdateFilter<SeriesDayDocument>;
 }
 
 /**
@@ -436,15 +439,15 @@ export function dayUpdate(write: DayWrite, upsert: boolean, mark?: string): Upda
  * creates or updates it, and the same update without `$setOnInsert` for a retry.
  */
 interface DayOperation {
-  write: DayWrite;
-  filter: Filter<DayDocument>;
-  upsert: UpdateFilter<DayDocument>;
-  update: UpdateFilter<DayDocument>;
+  write: DayContent;
+  filter: Filter<SeriesDayDocument>;
+  upsert: UpdateFilter<SeriesDayDocument>;
+  update: UpdateFilter<SeriesDayDocument>;
 }
 
 /** The operations of a planned batch, one per series-day document (see {@link dayFilter}, {@link dayUpdate}). Pure. */
-export function dayOperations(plan: WritePlan, mark?: string): DayOperation[] {
-  return plan.buckets.map((write) => ({
+export function dayOperations(plan: ContentPlan, mark?: string): DayOperation[] {
+  return plan.days.map((write) => ({
     write,
     filter: dayFilter(write, mark),
     upsert: dayUpdate(write, true, mark),
@@ -453,7 +456,7 @@ export function dayOperations(plan: WritePlan, mark?: string): DayOperation[] {
 }
 
 /**
- * Applies merged rollup writes (see `mergeIntoRollup`): one upsert per rollup document,
+ * Applies merged rollup writes (see `rollupContents`): one upsert per rollup document,
  * the same update as a series-day document's (`dayUpdate`) without batch marks, in one
  * unordered `bulkWrite` with a server-side time limit (`maxTimeMS`) that ends at
  * `deadline`. An upsert that lost a first-insert race (11000) is applied again as a plain
@@ -467,14 +470,14 @@ export function dayOperations(plan: WritePlan, mark?: string): DayOperation[] {
 export async function applyRollupWrites(
   store: Store,
   rollup: Pick<RollupDefinition, 'collection'>,
-  writes: readonly DayWrite[],
+  writes: readonly DayContent[],
   deadline: number,
 ): Promise<'written' | 'late'> {
   if (writes.length === 0) return 'written';
-  const collection = store.db.collection<DayDocument>(rollup.collection);
+  const collection = store.db.collection<SeriesDayDocument>(rollup.collection);
   const left = () => deadline - Date.now();
   if (left() <= 0) return 'late';
-  const operations: AnyBulkWriteOperation<DayDocument>[] = writes.map((write) => ({
+  const operations: AnyBulkWriteOperation<SeriesDayDocument>[] = writes.map((write) => ({
     updateOne: { filter: { series: write.series, date: write.date }, update: dayUpdate(write, true), upsert: true },
   }));
   try {
@@ -540,5 +543,5 @@ function daySkeleton(
     for (let minute = 0; minute < 60; minute++) minutes[minute] = emptyFieldStats(fields);
     hours[hour] = { fields: emptyFieldStats(fields), minutes };
   }
-  return { ...identity, v: LAYOUT_VERSION, readings: 0, fields: emptyFieldStats(fields), hours };
+  return { ...identity, v: DOCUMENT_VERSION, readings: 0, fields: emptyFieldStats(fields), hours };
 }

@@ -10,7 +10,6 @@
  * to exactly the readings sent at every level.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DayDocument } from '../../src/model/day-document.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
@@ -22,12 +21,13 @@ import { openStore, type Store } from '../../src/storage/store.ts';
 import { readVisible } from '../../src/storage/visibility.ts';
 import { randomBytes } from 'node:crypto';
 import { testMongoUri } from '../helpers/db.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 
 const WRITERS = 60;
 const STORES = 4;
 
 /** A stored part: a series-day document with the number of the fold that wrote it. */
-type Part = DayDocument & { f?: number };
+type Part = SeriesDayDocument & { f?: number };
 
 /**
  * Folds everything from every store instance at once, as several servers' folders would:
@@ -328,8 +328,8 @@ describe('concurrent writers and folders', () => {
         _id: { host: string; date: Date };
         n: number;
         sum: number;
-        hours: Record<string, DayDocument['hours'][string]>[];
-        raw: NonNullable<DayDocument['r']>[];
+        hours: Record<string, SeriesDayDocument['hours'][string]>[];
+        raw: NonNullable<SeriesDayDocument['r']>[];
       }>(
         store,
         [

@@ -40,16 +40,17 @@
  */
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DayDocument } from '../../src/model/day-document.ts';
-import { dayDocument, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
 import { foldJob } from '../../src/jobs/fold.ts';
-import type { DaySummary } from '../../src/model/day-summary.ts';
 import { sketchKey } from '../../src/model/sketch.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { slotFormDocument } from '../../src/documents/encode.ts';
+import { mergeParts } from '../../src/documents/merge.ts';
+import type { DaySummary } from '../../src/documents/summaries.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -321,13 +322,13 @@ async function expectAnswers(app: TestApp, metric: string, readings: readonly Se
 const stateOf = async (app: TestApp): Promise<FoldStateDocument> => (await foldState(app.store.db).findOne({ _id: FOLDS_ID }))!;
 
 /** The series-day documents of `metric` a reader with `view` reads (default: the view now). */
-async function visibleDocs(app: TestApp, metric: string, view?: ReadView): Promise<DayDocument[]> {
+async function visibleDocs(app: TestApp, metric: string, view?: ReadView): Promise<SeriesDayDocument[]> {
   const filter = { metric, ...visibleIn(view ?? (await readView(app.store))) };
-  return (await app.store.buckets.find(filter).toArray()) as DayDocument[];
+  return (await app.store.buckets.find(filter).toArray()) as SeriesDayDocument[];
 }
 
 /** A document's `f` (fold or compaction number; undefined for a document written before folds). */
-const fOf = (doc: DayDocument) => (doc as DayDocument & { f?: number }).f;
+const fOf = (doc: SeriesDayDocument) => (doc as SeriesDayDocument & { f?: number }).f;
 
 /**
  * Checks that the documents of `metric` visible now are exactly one per series-day of
@@ -350,13 +351,13 @@ async function expectMerged(app: TestApp, metric: string, readings: readonly Sen
 }
 
 /** Sum of `readings` over documents (the readings they count). */
-const readingsIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.readings ?? 0), 0);
+const readingsIn = (docs: readonly SeriesDayDocument[]) => docs.reduce((total, doc) => total + (doc.readings ?? 0), 0);
 
 /** A day's runs in a fold state as the fold numbers they span: `{from, folds}` (their documents and readings left out). */
 const spansOf = (state: FoldStateDocument, day: number) => (state.runs?.[String(day)] ?? []).map(({ from, folds }) => ({ from, folds }));
 
 /** Sum of field `v`'s values over documents' day totals. */
-const sumIn = (docs: readonly DayDocument[]) => docs.reduce((total, doc) => total + (doc.fields.v?.sum ?? 0), 0);
+const sumIn = (docs: readonly SeriesDayDocument[]) => docs.reduce((total, doc) => total + (doc.fields.v?.sum ?? 0), 0);
 
 /** A compaction's outcome where it merged `days` days and made compaction `c` visible. */
 const compacted = (c: number, days: number, merged: number, documents: number, deleted = 0): CompactOutcome => ({
@@ -511,11 +512,15 @@ describe('a compaction stopped by a crash', () => {
       { $set: { running: { seq, entries: [], compact: [DAY0] }, lease: { holder: 'dead', until: new Date(0) } } },
     );
     const h0 = (await t.store.series.findOne({ metric, key: `${metric},host=h0` }))!._id;
-    const h0Parts = (await t.store.buckets.find({ series: h0, date: new Date(DAY0) }).toArray()) as DayDocument[];
+    const h0Parts = (await t.store.buckets.find({ series: h0, date: new Date(DAY0) }).toArray()) as SeriesDayDocument[];
     expect(h0Parts).toHaveLength([...parts].filter((part) => part.startsWith(`h0|${DAY0}|`)).length);
     expect(h0Parts.length).toBeGreaterThanOrEqual(2);
-    const { write, version } = mergeStoredDocuments(h0Parts, 50);
-    await t.store.buckets.insertOne({ _id: `${h0}:${DAY0}:${seq}`, ...dayDocument(write, version), f: seq } as unknown as DayDocument);
+    const { write, version } = mergeParts(h0Parts, 50);
+    await t.store.buckets.insertOne({
+      _id: `${h0}:${DAY0}:${seq}`,
+      ...slotFormDocument(write, version),
+      f: seq,
+    } as unknown as SeriesDayDocument);
 
     // Under way: readers see the parts and not the merged document; nothing else moved.
     await expectAnswers(t, metric, sent, 50);
@@ -824,7 +829,7 @@ describe('compactions in tiers', () => {
     // Past the grace period the merged parts are deleted, and the documents of the first
     // stay; the day's summaries are one, composed from the summaries before.
     await compactOnce(t.store, t.store.holder, options);
-    const stored = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
+    const stored = (await t.store.buckets.find({ metric }).toArray()) as SeriesDayDocument[];
     expect(new Set(stored.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
     expect(readingsIn(stored)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
@@ -838,7 +843,7 @@ describe('compactions in tiers', () => {
     await expectMerged(t, metric, sent, third.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
     await compactOnce(t.store, t.store.holder, options);
-    const last = (await t.store.buckets.find({ metric }).toArray()) as DayDocument[];
+    const last = (await t.store.buckets.find({ metric }).toArray()) as SeriesDayDocument[];
     expect(new Set(last.map(fOf))).toEqual(new Set([third.compaction]));
     expect(readingsIn(last)).toBe(sent.length);
     await expectWholeSummaries(third.compaction!);

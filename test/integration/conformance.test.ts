@@ -462,7 +462,7 @@ const OPERATORS: Record<string, string> = {
   $sqrt: '3.2',
   $reduce: '3.4',
   $type: '3.4',
-  // Documents in the raw form (`DayDocument.r`): the test of the form, a field's value, a count of readings.
+  // Documents in the raw form (`SeriesDayDocument.r`): the test of the form, a field's value, a count of readings.
   $isArray: '3.2',
   $isNumber: '4.4',
   $floor: '3.2',

@@ -1,5 +1,5 @@
 /**
- * Day summaries (docs/ingest-design.md, "Day summaries"; `model/day-summary.ts`,
+ * Day summaries (docs/ingest-design.md, "Day summaries"; `documents/summaries.ts`,
  * `aggregateSummarized` in src/storage/read.ts), checked through GraphQL against a real
  * database. Every expected answer comes from a plain loop over the readings the test
  * sent.

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { totalsOf } from '../helpers/plain-loop.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
-import { foldDocuments } from '../../src/record/fold-plan.ts';
-import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
+import { foldDocuments } from '../../src/documents/encode.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
 
 interface Outcome {
   batchId: string | null;
@@ -138,7 +138,7 @@ describe('a batch sent again with its batch id', () => {
       asInput('m4', second).map((input) => ({ ...input, time: new Date(input.time) })),
       { maxBatchSize: 1000, receivedAt: 0 },
     );
-    const parts = foldDocuments(planWrites(valid).buckets, seq);
+    const parts = foldDocuments(planContents(valid).days, seq);
     await t.store.buckets.insertMany(parts.slice(0, Math.floor(parts.length / 2)) as never[]);
     // Queries read the fold's entry from the log, not its invisible parts.
     expect((await stored('m4')).total).toEqual(totalsOf([...readings, ...second]));

@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordBatch } from '../../src/engine/record.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
-import { planWrites } from '../../src/record/plan.ts';
 import { dayOperations } from '../helpers/legacy-writer.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { foldAll } from '../../src/storage/fold.ts';
@@ -23,8 +22,8 @@ import { layoutVersions, migrateLayout, pendingMigration } from '../../src/stora
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import type { MetricDocument } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { testMongoUri } from '../helpers/db.ts';
+import { openTestDatabase, type TestDatabase, testMongoUri } from '../helpers/db.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -168,7 +167,7 @@ async function record(t: TestApp, metric: string, readings: { host: string; time
  * updates an existing document in place and sets `v` only on a document it creates.
  */
 async function recordInPlace(t: TestApp, metric: string, readings: { host: string; time: number; value: number }[]) {
-  const operations = dayOperations(planWrites(validReadings(metric, readings), () => t.store.defaultStatistics));
+  const operations = dayOperations(planContents(validReadings(metric, readings), () => t.store.defaultStatistics));
   await t.store.buckets.bulkWrite(operations.map(({ filter, upsert }) => ({ updateOne: { filter, update: upsert, upsert: true } })));
 }
 

@@ -21,12 +21,12 @@
  * No folder runs in the background (test/helpers/app.ts): folds happen where the test calls them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DayDocument, DEFAULT_PACKED_MINUTES } from '../../src/model/day-document.ts';
-import { packHours } from '../../src/record/packed-minutes.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { applyRetention, setRetention } from '../../src/storage/retention.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { expectSameAnswer } from '../helpers/reference.ts';
+import { type SeriesDayDocument, DEFAULT_PACKED_MINUTES } from '../../src/documents/series-day.ts';
+import { packHours } from '../../src/documents/packed-minutes.ts';
 
 const D0 = Date.UTC(2024, 2, 10);
 const HOUR = 3_600_000;
@@ -249,7 +249,7 @@ async function rewritePacked(app: TestApp, least: number): Promise<number> {
   let packed = 0;
   const replacements = [];
   for (const doc of docs) {
-    const copy = structuredClone(doc) as DayDocument & Record<string, unknown>;
+    const copy = structuredClone(doc) as SeriesDayDocument & Record<string, unknown>;
     packHours(copy, least);
     const count = Object.values(copy.hours).filter((hour) => hour.mc !== undefined).length;
     if (count === 0) continue;

@@ -1,5 +1,5 @@
 /**
- * Series-day documents in the raw form (`DayDocument.r`: every reading kept as it came,
+ * Series-day documents in the raw form (`SeriesDayDocument.r`: every reading kept as it came,
  * with the day totals, instead of hour and minute slots and sketches), read by every
  * query as the same documents in the slot form, through GraphQL against the test server.
  *
@@ -9,7 +9,7 @@
  * hours, aggregates grouped by origin; counts, sums, extremes, first and last readings,
  * percentiles; latest readings and latest values) are taken with the slot form, their
  * counts and sums checked against a plain loop over the flights. Then every part of at
- * most {@link RAW_MOST} readings is rewritten in the raw form by `rawDayDocument`, and
+ * most {@link RAW_MOST} readings is rewritten in the raw form by `rawFormDocument`, and
  * every answer must stay the same (sums and means to 1e-9 relative, everything else
  * exactly: the same sketch bins give the same percentiles). Then the raw parts are read
  * in Node: a compaction merges them with the slot-form parts, and a rollup is built from
@@ -20,14 +20,15 @@
  * No folder runs in the background (test/helpers/app.ts): folds happen where the test calls them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DayDocument } from '../../src/model/day-document.ts';
-import { rawDayDocument, storedFullWrite } from '../../src/record/rollup-plan.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { rollupCollectionName } from '../../src/model/rollup.ts';
 import { backfillRollup } from '../../src/storage/rollups.ts';
 import { applyRetention, setRetention } from '../../src/storage/retention.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTo, expectSameAnswer, flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { rawFormDocument } from '../../src/documents/encode.ts';
+import { fullContentOf } from '../../src/documents/decode.ts';
 
 /** Parts of at most this many readings are rewritten in the raw form. */
 const RAW_MOST = 16;
@@ -213,10 +214,10 @@ async function rewriteRaw(): Promise<{ raw: number; parts: number }> {
   const docs = await t.store.buckets.find({ r: { $exists: false } }).toArray();
   const replacements = [];
   for (const doc of docs) {
-    const form = rawDayDocument(storedFullWrite(doc), RAW_MOST, doc.v);
+    const form = rawFormDocument(fullContentOf(doc), RAW_MOST, doc.v);
     if (form === null) continue;
-    const { hours: _hours, q: _q, recent: _recent, ...kept } = doc as DayDocument & Record<string, unknown>;
-    replacements.push({ replaceOne: { filter: { _id: doc._id }, replacement: { ...kept, ...form } as unknown as DayDocument } });
+    const { hours: _hours, q: _q, recent: _recent, ...kept } = doc as SeriesDayDocument & Record<string, unknown>;
+    replacements.push({ replaceOne: { filter: { _id: doc._id }, replacement: { ...kept, ...form } as unknown as SeriesDayDocument } });
   }
   if (replacements.length > 0)
     expect((await t.store.buckets.bulkWrite(replacements, { ordered: false })).modifiedCount).toBe(replacements.length);
@@ -398,7 +399,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     const defined = await written.graphql(`mutation { defineRollup(metric: "flights", name: "by_origin", tagKeys: ["origin"]) { state } }`);
     expect(defined.errors).toBeUndefined();
     await backfillRollup(written.store, 'flights', 'by_origin', { graceMs: 0 });
-    const rollupDocs = written.store.db.collection<DayDocument>(rollupCollectionName('flights', ['origin']));
+    const rollupDocs = written.store.db.collection<SeriesDayDocument>(rollupCollectionName('flights', ['origin']));
     // Past the horizon the rollup holds day totals only, as its sources in the slot form do; after it, hours too.
     const withHours = async (date: Record<string, Date>) => {
       const docs = await rollupDocs.find({ date }, { projection: { hours: 1 } }).toArray();

@@ -15,7 +15,6 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retentionJob } from '../../src/jobs/retention.ts';
-import type { DayDocument } from '../../src/model/day-document.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
@@ -23,6 +22,7 @@ import { CollectionName } from '../../src/storage/store.ts';
 import { readVisible } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 
 const METRIC = 'sensor';
 const MINUTE = 60_000;
@@ -44,7 +44,7 @@ interface Sent {
 }
 
 /** A stored part of a series-day (or rollup group-day) document: written whole by fold `f`. */
-type Part = DayDocument & { f?: number };
+type Part = SeriesDayDocument & { f?: number };
 
 /** A reading sent, with the number of the fold that wrote it into a part of its series-day. */
 interface Folded extends Sent {

@@ -14,8 +14,6 @@
 import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_HORIZONS } from '../../src/model/retention.ts';
-import { foldDocuments, planReadings } from '../../src/record/fold-plan.ts';
-import { mergeIntoRollup } from '../../src/record/rollup-plan.ts';
 import { foldOnce } from '../../src/storage/fold.ts';
 import { entryReadings, ingestLog } from '../../src/storage/ingest-log.ts';
 import { backfillRollup, createRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
@@ -23,6 +21,9 @@ import type { Store } from '../../src/storage/store.ts';
 import { FOLD_STATE_COLLECTION, FOLDS_ID, foldState, readVisible, type FoldStateDocument } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { type Sent, totalsOf } from '../helpers/plain-loop.ts';
+import { foldDocuments } from '../../src/documents/encode.ts';
+import { planReadings } from '../../src/documents/from-readings.ts';
+import { rollupContents } from '../../src/documents/rollup.ts';
 
 const METRIC = 'late';
 const DAY = Date.UTC(2024, 0, 1);
@@ -191,10 +192,10 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     const entry = await ingestLog(t.store).findOne({ _id: 'crashed' });
     const plan = planReadings(entryReadings(entry!), { settingsOf: () => t.store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
     const [rollup] = await findRollups(t.store, [METRIC]);
-    const rollupDocs = foldDocuments(mergeIntoRollup(plan.buckets, rollup!), seq);
+    const rollupDocs = foldDocuments(rollupContents(plan.days, rollup!), seq);
     expect(rollupDocs).toHaveLength(1);
     await t.store.db.collection(rollupCollection).insertMany(rollupDocs as Document[]);
-    await t.store.buckets.insertMany(foldDocuments(plan.buckets, seq).slice(0, 1) as never[]);
+    await t.store.buckets.insertMany(foldDocuments(plan.days, seq).slice(0, 1) as never[]);
 
     await expectExact(75);
     // Another process's query, and a retry of the batch, change nothing of it.
@@ -257,7 +258,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     // rebuilt document holds its id, so the insert is refused and nothing counts twice.
     const entry = await ingestLog(t.store).findOne({ _id: 'stale-part' });
     const plan = planReadings(entryReadings(entry!), { settingsOf: () => t.store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
-    const late = foldDocuments(mergeIntoRollup(plan.buckets, rollup!), seq);
+    const late = foldDocuments(rollupContents(plan.days, rollup!), seq);
     expect(late).toHaveLength(1);
     const refused = await t.store.db
       .collection(rollupCollection)

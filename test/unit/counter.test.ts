@@ -6,12 +6,15 @@
 import { BSON } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { chainIncrease, counterDelta, readingsIncrease } from '../../src/model/counter.ts';
-import type { DayDocument } from '../../src/model/day-document.ts';
-import { planWrites, type DayWrite } from '../../src/record/plan.ts';
-import { dayDocument, mergeIntoRollup, mergeStoredDocuments } from '../../src/record/rollup-plan.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import type { CounterRow } from '../../src/query/buckets-pipeline.ts';
 import { counterIncreases } from '../../src/query/counters.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
+import type { DayContent } from '../../src/documents/content.ts';
+import { slotFormDocument } from '../../src/documents/encode.ts';
+import { rollupContents } from '../../src/documents/rollup.ts';
+import { mergeParts } from '../../src/documents/merge.ts';
 
 const DAY = Date.UTC(2024, 2, 1);
 const MINUTE = 60_000;
@@ -56,7 +59,7 @@ function counterReadings(count: number, seed: number): Sent[] {
 }
 
 const plan = (readings: readonly Sent[], kind: 'counter' | 'gauge' = 'counter', metric = 'requests') =>
-  planWrites(
+  planContents(
     validateReadings(
       readings.map((r) => ({
         metric,
@@ -92,14 +95,14 @@ function expectedIncreases(readings: readonly Sent[]): Map<string, number> {
 }
 
 /** `inc` of every slot of some writes, keyed like {@link expectedIncreases} (undefined where absent). */
-function increasesOf(writes: readonly DayWrite[]): Map<string, number | undefined> {
+function increasesOf(writes: readonly DayContent[]): Map<string, number | undefined> {
   const found = new Map<string, number | undefined>();
   for (const write of writes) for (const [path, slot] of write.slots) found.set(`${write.date.getTime()}:${path}`, slot.inc);
   return found;
 }
 
 /** A write as stored and read back (BSON round trip, doubles as numbers): what a compaction reads. */
-const stored = (write: DayWrite): DayDocument => BSON.deserialize(BSON.serialize(dayDocument(write))) as DayDocument;
+const stored = (write: DayContent): SeriesDayDocument => BSON.deserialize(BSON.serialize(slotFormDocument(write))) as SeriesDayDocument;
 
 describe('counter deltas', () => {
   it('treats a drop as a reset whose increase is the new value', () => {
@@ -121,11 +124,11 @@ describe('counter deltas', () => {
   });
 });
 
-describe('planWrites of a counter', () => {
+describe('planContents of a counter', () => {
   it('keeps in every slot the increase between its readings, whatever order they come in', () => {
     const readings = counterReadings(800, 7);
     const shuffled = [...readings].sort((a, b) => ((a.time * 7919) % 1009) - ((b.time * 7919) % 1009));
-    const found = increasesOf(plan(shuffled).buckets);
+    const found = increasesOf(plan(shuffled).days);
     const expected = expectedIncreases(readings);
     expect(found.size).toBe(expected.size);
     for (const [key, increase] of expected) expect(found.get(key), key).toBe(increase);
@@ -135,8 +138,8 @@ describe('planWrites of a counter', () => {
 
   it('keeps nothing of the kind for a gauge, and a rollup keeps no increase', () => {
     const readings = counterReadings(50, 11);
-    for (const write of plan(readings, 'gauge').buckets) for (const slot of write.slots.values()) expect(slot.inc).toBeUndefined();
-    const rollup = mergeIntoRollup(plan(readings).buckets, { metric: 'requests', tagKeys: [] });
+    for (const write of plan(readings, 'gauge').days) for (const slot of write.slots.values()) expect(slot.inc).toBeUndefined();
+    const rollup = rollupContents(plan(readings).days, { metric: 'requests', tagKeys: [] });
     for (const write of rollup) for (const slot of write.slots.values()) expect(slot.inc).toBeUndefined();
   });
 });
@@ -147,8 +150,8 @@ describe('merging the parts of a counter series-day', () => {
   it('is exact when the parts hold readings of separate times', () => {
     // Three parts of consecutive stretches, as folds of readings arriving in time order write them.
     const cuts = [0, Math.floor(readings.length / 4), Math.floor((readings.length * 2) / 3), readings.length];
-    const parts = cuts.slice(1).map((end, i) => stored(plan(readings.slice(cuts[i], end)).buckets[0]!));
-    const { write } = mergeStoredDocuments(parts, 0);
+    const parts = cuts.slice(1).map((end, i) => stored(plan(readings.slice(cuts[i], end)).days[0]!));
+    const { write } = mergeParts(parts, 0);
     const found = increasesOf([write]);
     for (const [key, increase] of expectedIncreases(readings)) expect(found.get(key), key).toBe(increase);
   });
@@ -157,7 +160,7 @@ describe('merging the parts of a counter series-day', () => {
     // Readings of alternate minutes in two parts: every hour interleaves, no minute does.
     const even = readings.filter((r) => Math.floor(r.time / MINUTE) % 2 === 0);
     const odd = readings.filter((r) => Math.floor(r.time / MINUTE) % 2 === 1);
-    const { write } = mergeStoredDocuments([stored(plan(even).buckets[0]!), stored(plan(odd).buckets[0]!)], 0);
+    const { write } = mergeParts([stored(plan(even).days[0]!), stored(plan(odd).days[0]!)], 0);
     const found = increasesOf([write]);
     for (const [key, increase] of expectedIncreases(readings)) expect(found.get(key), key).toBe(increase);
   });
@@ -168,7 +171,7 @@ describe('merging the parts of a counter series-day', () => {
     const [before, after] = [readings[minute - 1]!, readings[minute]!];
     const late = { time: (before.time + after.time) / 2, value: before.value };
     expect(late.time > before.time && late.time < after.time).toBe(true);
-    const { write } = mergeStoredDocuments([stored(plan(readings).buckets[0]!), stored(plan([late]).buckets[0]!)], 0);
+    const { write } = mergeParts([stored(plan(readings).days[0]!), stored(plan([late]).days[0]!)], 0);
     const found = increasesOf([write]);
     const hit = new Set(pathsOf(late.time).paths.map((path) => `${DAY}:${path}`));
     for (const [key, increase] of expectedIncreases([...readings, late])) {

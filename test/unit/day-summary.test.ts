@@ -6,6 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { sketchKey } from '../../src/model/sketch.ts';
+import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { granularity } from '../../src/query/granularity.ts';
+import { rankRows } from '../../src/query/ranking.ts';
+import { mergeRows, summaryPlan, summarySketchRows } from '../../src/query/summaries.ts';
 import {
   mergeSummaries,
   sketchesAnswer,
@@ -16,13 +21,8 @@ import {
   type DaySummary,
   type FieldSketches,
   type SummarizedDocument,
-} from '../../src/model/day-summary.ts';
-import { RAW_SKETCH_BITS } from '../../src/model/day-document.ts';
-import { sketchKey } from '../../src/model/sketch.ts';
-import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
-import { granularity } from '../../src/query/granularity.ts';
-import { rankRows } from '../../src/query/ranking.ts';
-import { mergeRows, summaryPlan, summarySketchRows } from '../../src/query/summaries.ts';
+} from '../../src/documents/summaries.ts';
+import { RAW_SKETCH_BITS } from '../../src/documents/series-day.ts';
 
 const DAY = 86_400_000;
 const D0 = Date.UTC(2001, 0, 1);

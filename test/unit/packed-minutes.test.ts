@@ -2,18 +2,19 @@
  * Packed minutes (`PackedMinutes`) in Node: `packHours` packs an hour exactly when it
  * can (enough minutes, every reading with every field, no counter increase, not too
  * many empty minutes), `unpackedMinutes` gives back the minute slots, and a compaction's
- * reading of a document (`storedFullWrite`) is the same packed or not. Checked against a
+ * reading of a document (`fullContentOf`) is the same packed or not. Checked against a
  * plain loop over the readings.
  */
 import { BSON } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import type { DayDocument, FieldStats, PackedMinutes } from '../../src/model/day-document.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
-import { packHours, unpackedMinutes } from '../../src/record/packed-minutes.ts';
-import { planWrites } from '../../src/record/plan.ts';
-import { dayDocument, storedFullWrite } from '../../src/record/rollup-plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { random } from '../helpers/random.ts';
+import type { SeriesDayDocument, FieldStats, PackedMinutes } from '../../src/documents/series-day.ts';
+import { packHours, unpackedMinutes } from '../../src/documents/packed-minutes.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
+import { slotFormDocument } from '../../src/documents/encode.ts';
+import { fullContentOf } from '../../src/documents/decode.ts';
 
 const DAY = Date.UTC(2016, 0, 1);
 
@@ -32,12 +33,12 @@ function readings(seconds: number[], seed: number, without: (i: number) => boole
 }
 
 /** The document a fold writes of `inputs` (one series-day) with hours of at least `least` minutes packed, as the driver reads it back. */
-function documentOf(inputs: ReadingInput[], least: number): DayDocument {
-  const plan = planWrites(validateReadings(inputs, { maxBatchSize: 10_000, receivedAt: 0 }), () => DEFAULT_STATISTICS);
-  expect(plan.buckets).toHaveLength(1);
-  const doc = dayDocument(plan.buckets[0]!);
+function documentOf(inputs: ReadingInput[], least: number): SeriesDayDocument {
+  const plan = planContents(validateReadings(inputs, { maxBatchSize: 10_000, receivedAt: 0 }), () => DEFAULT_STATISTICS);
+  expect(plan.days).toHaveLength(1);
+  const doc = slotFormDocument(plan.days[0]!);
   packHours(doc, least);
-  return BSON.deserialize(BSON.serialize(doc)) as DayDocument;
+  return BSON.deserialize(BSON.serialize(doc)) as SeriesDayDocument;
 }
 
 /** A plain loop's minute slots of hour 7: minute -> field -> statistics with first and last readings. */
@@ -154,12 +155,12 @@ describe('packHours and unpackedMinutes', () => {
   });
 
   it('leave a counter hour in the object form: its increases (`inc`) are not packed', () => {
-    const plan = planWrites(
+    const plan = planContents(
       validateReadings(readings(everyTenSeconds(10), 7), { maxBatchSize: 10_000, receivedAt: 0 }),
       () => DEFAULT_STATISTICS,
       () => 'counter',
     );
-    const doc = dayDocument(plan.buckets[0]!);
+    const doc = slotFormDocument(plan.days[0]!);
     packHours(doc, 4);
     const hour = (doc.hours as Record<string, { mc?: unknown; minutes?: Record<string, FieldStats> }>)['7']!;
     expect(hour.mc).toBeUndefined();
@@ -168,8 +169,8 @@ describe('packHours and unpackedMinutes', () => {
 
   it('read back by a compaction as the same write, packed or not', () => {
     const inputs = readings(everyTenSeconds(45), 8);
-    const packed = storedFullWrite(documentOf(inputs, 4));
-    const objects = storedFullWrite(documentOf(inputs, 0));
+    const packed = fullContentOf(documentOf(inputs, 4));
+    const objects = fullContentOf(documentOf(inputs, 0));
     expect([...packed.slots.keys()].sort()).toEqual([...objects.slots.keys()].sort());
     for (const [path, slot] of objects.slots) expect(packed.slots.get(path), path).toEqual(slot);
     expect(packed.slots.size).toBe(2 + 2 + 45 * 2);

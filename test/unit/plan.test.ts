@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { addToSketch } from '../../src/model/sketch.ts';
 import type { SlotLevel } from '../../src/model/statistics-settings.ts';
-import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
 
 const reading = (time: string, origin: string, delay: number, distance = 100): ReadingInput => ({
   metric: 'flights',
@@ -18,9 +18,9 @@ const reading = (time: string, origin: string, delay: number, distance = 100): R
 });
 const validate = (inputs: ReadingInput[]) => validateReadings(inputs, { maxBatchSize: 100, receivedAt: 0 });
 
-describe('planWrites', () => {
+describe('planContents', () => {
   it('merges a batch into one write per series and day, every level at once', () => {
-    const plan = planWrites(
+    const plan = planContents(
       validate([
         reading('2001-01-05T07:30:10Z', 'LAS', 5),
         reading('2001-01-05T07:30:50Z', 'LAS', -3),
@@ -31,8 +31,8 @@ describe('planWrites', () => {
     );
     expect(plan.readings).toBe(5);
     expect(plan.series).toHaveLength(2);
-    expect(plan.buckets).toHaveLength(3);
-    const las5 = plan.buckets.find((w) => w.tags.origin === 'LAS' && w.date.toISOString().startsWith('2001-01-05'))!;
+    expect(plan.days).toHaveLength(3);
+    const las5 = plan.days.find((w) => w.tags.origin === 'LAS' && w.date.toISOString().startsWith('2001-01-05'))!;
     expect(las5.readings).toBe(3);
     const at = (time: string, v: number) => ({ t: Date.parse(time), v });
     expect(las5.slots.get('fields.delay')).toMatchObject({
@@ -71,7 +71,7 @@ describe('planWrites', () => {
       ['hour', 'quarter', 'minute'],
       ['day', 'hour'],
     ] as SlotLevel[][]) {
-      const plan = planWrites(readings, () => ({ sketchLevels, sketchFields: ['delay'], latestReadings: 0 }));
+      const plan = planContents(readings, () => ({ sketchLevels, sketchFields: ['delay'], latestReadings: 0 }));
       // The plain loop: each delay value in the bins of its day, hour, quarter hour and minute (ISO text prefixes).
       const expected = new Map<string, Map<string, number>>();
       for (const input of inputs) {
@@ -91,7 +91,7 @@ describe('planWrites', () => {
         }
       }
       const actual = new Map<string, Map<string, number>>();
-      for (const write of plan.buckets) {
+      for (const write of plan.days) {
         const prefix = `${write.tags.origin} ${write.date.toISOString().slice(0, 10)}`;
         const hourText = (hour: string) => `${prefix}T${hour.padStart(2, '0')}`;
         for (const [path, slot] of write.slots) {
@@ -124,7 +124,7 @@ describe('planWrites', () => {
       fields: [{ name: 'delay', value: ((k * 37) % 41) - 20 }, ...(k % 5 === 0 ? [{ name: 'taxi', value: k % 17 }] : [])],
     }));
     const readings = [0, 100, 200, 300, 400, 500].flatMap((from) => validate(inputs.slice(from, from + 100)));
-    const plan = planWrites(readings);
+    const plan = planContents(readings);
     // The plain loop: count, sum, min and max of each (metric, origin, slot) from ISO text prefixes.
     const expected = new Map<string, { n: number; sum: number; min: number; max: number }>();
     for (const input of inputs) {
@@ -141,7 +141,7 @@ describe('planWrites', () => {
       }
     }
     const actual = new Map<string, { n: number; sum: number; min: number; max: number }>();
-    for (const write of plan.buckets) {
+    for (const write of plan.days) {
       for (const [path, { stats }] of write.slots) {
         const key = `${write.metric} ${write.tags.origin} ${write.date.toISOString().slice(0, 10)} ${path}`;
         actual.set(key, { n: stats.n, sum: stats.sum, min: stats.min, max: stats.max });
@@ -154,7 +154,7 @@ describe('planWrites', () => {
   it('treats the same tags in another order as the same series', () => {
     const a = reading('2001-01-05T07:30:00Z', 'LAS', 1);
     const b = { ...a, tags: [...a.tags!].reverse() };
-    const plan = planWrites(validate([a, b]));
+    const plan = planContents(validate([a, b]));
     expect(plan.series).toHaveLength(1);
     expect(plan.series[0]?.key).toBe('flights,destination=PHL,origin=LAS');
   });

@@ -1,19 +1,20 @@
 /**
- * The raw form of a series-day document (`DayDocument.r`) in Node: `rawDayDocument`
+ * The raw form of a series-day document (`SeriesDayDocument.r`) in Node: `rawFormDocument`
  * writes it from a write only when the write holds every reading and at most the limit;
- * `storedDayWrite` and `storedFullWrite` read it back as the slots the slot form would
+ * `dayContentOf` and `fullContentOf` read it back as the slots the slot form would
  * have (what compactions and rollup rebuilds merge). Checked against a plain loop over
  * the readings and against the slot form the same readings plan to.
  */
 import { Double } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import type { DayDocument } from '../../src/model/day-document.ts';
 import { sketchKey } from '../../src/model/sketch.ts';
 import { DEFAULT_STATISTICS, type SlotLevel } from '../../src/model/statistics-settings.ts';
-import { planWrites } from '../../src/record/plan.ts';
-import { rawDayDocument, storedDayWrite, storedFullWrite } from '../../src/record/rollup-plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { random } from '../helpers/random.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
+import { rawFormDocument } from '../../src/documents/encode.ts';
+import { dayContentOf, fullContentOf } from '../../src/documents/decode.ts';
 
 const DAY = Date.UTC(2001, 0, 5);
 
@@ -35,19 +36,19 @@ function readings(count: number, seed: number): ReadingInput[] {
 }
 
 const writeOf = (inputs: ReadingInput[], latestReadings = 50, sketchLevels: SlotLevel[] = DEFAULT_STATISTICS.sketchLevels) => {
-  const plan = planWrites(validateReadings(inputs, { maxBatchSize: 100, receivedAt: 0 }), () => ({
+  const plan = planContents(validateReadings(inputs, { maxBatchSize: 100, receivedAt: 0 }), () => ({
     ...DEFAULT_STATISTICS,
     latestReadings,
     sketchLevels,
   }));
-  expect(plan.buckets).toHaveLength(1);
-  return plan.buckets[0]!;
+  expect(plan.days).toHaveLength(1);
+  return plan.days[0]!;
 };
 
-describe('rawDayDocument', () => {
+describe('rawFormDocument', () => {
   it('keeps the identity, the day totals and every reading oldest first with its sketch bins, nothing else', () => {
     const inputs = readings(12, 1);
-    const doc = rawDayDocument(writeOf(inputs), 16)!;
+    const doc = rawFormDocument(writeOf(inputs), 16)!;
     expect(Object.keys(doc).sort()).toEqual(
       ['date', 'fields', 'first', 'last', 'kl', 'metric', 'r', 'readings', 'series', 'tagPairs', 'tags', 'v'].sort(),
     );
@@ -74,7 +75,7 @@ describe('rawDayDocument', () => {
   });
 
   it('keeps values as doubles, as the slot form keeps its statistics', () => {
-    const doc = rawDayDocument(writeOf(readings(4, 9)), 16)!;
+    const doc = rawFormDocument(writeOf(readings(4, 9)), 16)!;
     for (const reading of doc.r as { f: Record<string, unknown> }[]) {
       for (const value of Object.values(reading.f)) expect(value).toBeInstanceOf(Double);
     }
@@ -83,7 +84,7 @@ describe('rawDayDocument', () => {
   it('is null for a write whose slots its readings alone would not make: trimmed at a horizon, or sketched for some readings only', () => {
     const trimmed = writeOf(readings(6, 10));
     for (const path of [...trimmed.slots.keys()]) if (path.includes('.minutes.')) trimmed.slots.delete(path);
-    expect(rawDayDocument(trimmed, 16)).toBeNull();
+    expect(rawFormDocument(trimmed, 16)).toBeNull();
     // As after a compaction of a part written without sketches and one with them.
     const partly = writeOf(readings(6, 11));
     const hour = [...partly.slots.entries()].find(
@@ -91,19 +92,19 @@ describe('rawDayDocument', () => {
     )!;
     const [first] = hour[1].sketch!.keys();
     hour[1].sketch!.set(first!, hour[1].sketch!.get(first!)! - 1);
-    expect(rawDayDocument(partly, 16)).toBeNull();
+    expect(rawFormDocument(partly, 16)).toBeNull();
     const unsketched = writeOf(readings(6, 11));
     // The day sketch of one field only, as a part written before that field was sketched.
     unsketched.slots.get('fields.delay')!.sketch = null;
-    expect(rawDayDocument(unsketched, 16)).toBeNull();
-    expect(rawDayDocument(writeOf(readings(6, 11)), 16)).not.toBeNull();
+    expect(rawFormDocument(unsketched, 16)).toBeNull();
+    expect(rawFormDocument(writeOf(readings(6, 11)), 16)).not.toBeNull();
   });
 
   it('is null past the limit, and when the latest readings kept do not hold every reading', () => {
-    expect(rawDayDocument(writeOf(readings(17, 2)), 16)).toBeNull();
-    expect(rawDayDocument(writeOf(readings(16, 2)), 16)).not.toBeNull();
-    expect(rawDayDocument(writeOf(readings(10, 3), 5), 16)).toBeNull();
-    expect(rawDayDocument(writeOf(readings(5, 3), 5), 16)).not.toBeNull();
+    expect(rawFormDocument(writeOf(readings(17, 2)), 16)).toBeNull();
+    expect(rawFormDocument(writeOf(readings(16, 2)), 16)).not.toBeNull();
+    expect(rawFormDocument(writeOf(readings(10, 3), 5), 16)).toBeNull();
+    expect(rawFormDocument(writeOf(readings(5, 3), 5), 16)).not.toBeNull();
   });
 });
 
@@ -112,9 +113,9 @@ describe('a raw document read in Node', () => {
     const levelSets: SlotLevel[][] = [DEFAULT_STATISTICS.sketchLevels, ['day', 'hour'], ['day', 'hour', 'minute'], ['minute'], []];
     for (const [seed, levels] of levelSets.entries()) {
       const write = writeOf(readings(16, seed + 4), 50, levels);
-      const raw = rawDayDocument(write, 16)! as unknown as DayDocument;
+      const raw = rawFormDocument(write, 16)! as unknown as SeriesDayDocument;
       expect(raw.kl ?? 0, levels.join()).toBe(levels.reduce((sum, level) => sum + { day: 1, hour: 2, quarter: 4, minute: 8 }[level], 0));
-      const full = storedFullWrite(raw);
+      const full = fullContentOf(raw);
       expect([...full.slots.keys()].sort()).toEqual([...write.slots.keys()].sort());
       for (const [path, slot] of write.slots) {
         const read = full.slots.get(path)!;
@@ -134,7 +135,7 @@ describe('a raw document read in Node', () => {
       expect(full.recent).toEqual([...write.recent].sort((a, b) => a.t - b.t));
       expect([full.readings, full.first, full.last]).toEqual([write.readings, write.first, write.last]);
       // What a rollup merges: day and hour slots only.
-      const day = storedDayWrite(raw);
+      const day = dayContentOf(raw);
       expect([...day.slots.keys()].sort()).toEqual([...write.slots.keys()].filter((path) => !path.includes('.minutes.')).sort());
       expect(day.recent).toEqual([]);
     }

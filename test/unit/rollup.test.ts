@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { chooseRollup, dayKey, rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
-import { planWrites } from '../../src/record/plan.ts';
-import { dayDocument, mergeIntoRollup, planRollups } from '../../src/record/rollup-plan.ts';
-import type { DayDocument } from '../../src/model/day-document.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
+import { slotFormDocument } from '../../src/documents/encode.ts';
+import { rollupContents, planRollups } from '../../src/documents/rollup.ts';
+import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 
 const reading = (time: string, origin: string, destination: string, delay: number): ReadingInput => ({
   metric: 'flights',
@@ -30,7 +31,7 @@ const rollup = (name: string, tagKeys: string[], extra: Partial<RollupDefinition
 
 const JAN5 = Date.UTC(2001, 0, 5);
 
-describe('mergeIntoRollup', () => {
+describe('rollupContents', () => {
   const inputs = [
     reading('2001-01-05T07:30:10Z', 'LAS', 'PHL', 5),
     reading('2001-01-05T07:45:00Z', 'LAS', 'JFK', -3),
@@ -38,10 +39,10 @@ describe('mergeIntoRollup', () => {
     reading('2001-01-05T07:10:00Z', 'PHX', 'PHL', 2),
     reading('2001-01-06T01:00:00Z', 'LAS', 'JFK', 7),
   ];
-  const plan = planWrites(validate(inputs));
+  const plan = planContents(validate(inputs));
 
   it('merges the series sharing the kept tag values per day, day and hour slots only', () => {
-    const writes = mergeIntoRollup(plan.buckets, rollup('by_origin', ['origin']));
+    const writes = rollupContents(plan.days, rollup('by_origin', ['origin']));
     expect(writes).toHaveLength(3);
     const las5 = writes.find((w) => w.tags.origin === 'LAS' && w.date.getTime() === JAN5)!;
     expect(las5.tags).toEqual({ origin: 'LAS' });
@@ -56,12 +57,12 @@ describe('mergeIntoRollup', () => {
     expect([...las5.slots.keys()].some((path) => path.includes('minutes'))).toBe(false);
     expect(las5.recent).toEqual([]);
     // The batch's own writes are untouched by the merge.
-    const phl = plan.buckets.find((w) => w.tags.destination === 'PHL' && w.tags.origin === 'LAS' && w.date.getTime() === JAN5)!;
+    const phl = plan.days.find((w) => w.tags.destination === 'PHL' && w.tags.origin === 'LAS' && w.date.getTime() === JAN5)!;
     expect(phl.slots.get('fields.delay')?.stats.n).toBe(2);
   });
 
   it('merges the whole metric per day with no tag keys, sketches included', () => {
-    const writes = mergeIntoRollup(plan.buckets, rollup('all', []));
+    const writes = rollupContents(plan.days, rollup('all', []));
     expect(writes.map((w) => [w.date.getTime(), w.readings])).toEqual([
       [JAN5, 4],
       [JAN5 + 86_400_000, 1],
@@ -73,7 +74,7 @@ describe('mergeIntoRollup', () => {
 });
 
 describe('planRollups', () => {
-  const plan = planWrites(validate([reading('2001-01-05T07:30:10Z', 'LAS', 'PHL', 5), reading('2001-01-06T07:30:10Z', 'LAS', 'PHL', 6)]));
+  const plan = planContents(validate([reading('2001-01-05T07:30:10Z', 'LAS', 'PHL', 5), reading('2001-01-06T07:30:10Z', 'LAS', 'PHL', 6)]));
 
   it('writes ready, clean days directly on a first attempt', () => {
     const result = planRollups(plan, [rollup('all', [])], { retry: false });
@@ -114,12 +115,12 @@ describe('chooseRollup', () => {
   });
 });
 
-describe('dayDocument', () => {
+describe('slotFormDocument', () => {
   it('builds the document an upsert of the write would store, with the same nesting', () => {
-    const plan = planWrites(
+    const plan = planContents(
       validate([reading('2001-01-05T07:30:10Z', 'LAS', 'PHL', 5), reading('2001-01-05T07:31:00Z', 'LAS', 'PHL', -1)]),
     );
-    const doc = dayDocument(plan.buckets[0]!, 1) as unknown as DayDocument;
+    const doc = slotFormDocument(plan.days[0]!, 1) as unknown as SeriesDayDocument;
     expect(doc).toMatchObject({ metric: 'flights', tags: { origin: 'LAS', destination: 'PHL' }, v: 1, readings: 2, date: new Date(JAN5) });
     expect(Number(doc.fields.delay!.n)).toBe(2);
     expect(Number(doc.hours['7']!.fields.delay!.sum)).toBe(4);

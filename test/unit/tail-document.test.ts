@@ -1,17 +1,17 @@
 /**
  * A reader's tail documents are built only as far as its pipeline reads them: planned
- * with only the levels the paths reach (`levelsWithin`, src/record/rollup-plan.ts) and
- * built without what the paths drop (`dayDocument` with `within`). Once projected to the
+ * with only the levels the paths reach (`levelsWithin`, src/documents/encode.ts) and
+ * built without what the paths drop (`slotFormDocument` with `within`). Once projected to the
  * pipeline's paths (`projectDocument`, src/storage/read.ts), such a document must equal
  * the whole document of the whole plan projected to the same paths, key order included,
  * for any readings of a gauge or a counter and any paths, present in the document or not.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dayDocument, levelsWithin } from '../../src/record/rollup-plan.ts';
-import { planWrites } from '../../src/record/plan.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { pathTree, projectDocument } from '../../src/storage/read.ts';
+import { slotFormDocument, levelsWithin } from '../../src/documents/encode.ts';
+import { planContents } from '../../src/documents/from-readings.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 0, 1);
@@ -58,21 +58,21 @@ describe('a tail document built within the paths a pipeline reads', () => {
             readings.map(([host, offset, v, w]) => input(host, offset, v, w)),
             { maxBatchSize: 1000, receivedAt: 0 },
           );
-          const plan = planWrites(valid, undefined, () => kind);
-          for (const write of plan.buckets) {
-            const whole = dayDocument(write);
+          const plan = planContents(valid, undefined, () => kind);
+          for (const write of plan.days) {
+            const whole = slotFormDocument(write);
             const candidates = pathsOf(whole);
             const paths = [...new Set([...picks.map((pick) => candidates[pick % candidates.length]!), absent])];
             const tree = pathTree(paths);
             const expected = projectDocument(whole, tree);
-            const built = projectDocument(dayDocument(write, undefined, tree), tree);
+            const built = projectDocument(slotFormDocument(write, undefined, tree), tree);
             expect(built).toEqual(expected);
             expect(asJson(built)).toBe(asJson(expected));
             // Planned with only the levels the paths reach, the same once projected.
-            const within = planWrites(valid, undefined, () => kind, levelsWithin(tree)).buckets.find(
+            const within = planContents(valid, undefined, () => kind, levelsWithin(tree)).days.find(
               (other) => other.series === write.series && other.date.getTime() === write.date.getTime(),
             )!;
-            const planned = projectDocument(dayDocument(within, undefined, tree), tree);
+            const planned = projectDocument(slotFormDocument(within, undefined, tree), tree);
             expect(asJson(planned)).toBe(asJson(expected));
           }
         },
@@ -88,7 +88,7 @@ describe('a tail document built within the paths a pipeline reads', () => {
     expect(levelsWithin(pathTree(['hours.3.minutes.4.v']))).toEqual({ hours: true, minutes: true, sketches: false, recent: false });
     expect(levelsWithin(pathTree(['hours.3']))).toEqual({ hours: true, minutes: true, sketches: false, recent: false });
     expect(levelsWithin(pathTree(['fields.v', 'q.fields.v']))).toEqual({ hours: true, minutes: true, sketches: true, recent: true });
-    const plan = planWrites(
+    const plan = planContents(
       validateReadings([input(0, 3_600_000, 5, 1), input(0, 3_660_000, 7, null), input(0, 7_260_000, 10, null)], {
         maxBatchSize: 10,
         receivedAt: 0,
@@ -97,22 +97,22 @@ describe('a tail document built within the paths a pipeline reads', () => {
       () => 'counter',
       levelsWithin(pathTree(['fields.v'])),
     );
-    expect([...plan.buckets[0]!.slots.keys()]).toEqual(['fields.v', 'fields.w']);
+    expect([...plan.days[0]!.slots.keys()]).toEqual(['fields.v', 'fields.w']);
     // The counter's increase over the day: 7 - 5 within hour 1, then 10 - 7 across hours 1 and 2.
-    expect(plan.buckets[0]!.slots.get('fields.v')).toMatchObject({ stats: { n: 3, sum: 22 }, sketch: null, inc: 5 });
-    expect(plan.buckets[0]!.quarters.size).toBe(0);
-    expect(plan.buckets[0]!.recent).toEqual([]);
+    expect(plan.days[0]!.slots.get('fields.v')).toMatchObject({ stats: { n: 3, sum: 22 }, sketch: null, inc: 5 });
+    expect(plan.days[0]!.quarters.size).toBe(0);
+    expect(plan.days[0]!.recent).toEqual([]);
   });
 
   it('leaves out what the paths do not reach: minute slots and sketches for a day total', () => {
-    const plan = planWrites(
+    const plan = planContents(
       validateReadings([input(0, 3_600_000, 5, 1), input(0, 3_660_000, 7, null), input(0, 7_300_000, -2, 4)], {
         maxBatchSize: 10,
         receivedAt: 0,
       }),
     );
     const tree = pathTree(['metric', 'date', 'fields.v.n', 'fields.v.sum']);
-    const built = dayDocument(plan.buckets[0]!, undefined, tree);
+    const built = slotFormDocument(plan.days[0]!, undefined, tree);
     expect(Object.keys(built.hours as object)).toEqual([]);
     expect(built.q).toBeUndefined();
     expect(built.recent).toBeUndefined();

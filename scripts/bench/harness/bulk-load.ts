@@ -8,13 +8,14 @@
 import { Double, Int32, Long, type Db, type Document } from 'mongodb';
 import { recordBatch } from '../../../src/engine/record.ts';
 import { NO_HORIZONS } from '../../../src/model/retention.ts';
-import { foldDocuments, planReadings } from '../../../src/record/fold-plan.ts';
-import type { MetricWrite, SeriesWrite } from '../../../src/record/plan.ts';
 import type { Reading } from '../../../src/record/validate.ts';
 import { DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
 import type { Store } from '../../../src/storage/store.ts';
 import { FOLDS_ID, foldState } from '../../../src/storage/visibility.ts';
 import { batches } from './timing.ts';
+import { foldDocuments } from '../../../src/documents/encode.ts';
+import { planReadings } from '../../../src/documents/from-readings.ts';
+import type { SeriesInBatch, MetricInBatch } from '../../../src/documents/content.ts';
 
 /** Readings per batch of the benchmarks' loaders (batch ids, the baselines' `insertMany`), as `import:flights` sends them. */
 export const LOAD_BATCH = 1000;
@@ -72,8 +73,8 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
     fold.push(...batch);
   }
   if (fold.length > 0) folds.push(fold);
-  const series = new Map<string, SeriesWrite>();
-  const metrics = new Map<string, MetricWrite>();
+  const series = new Map<string, SeriesInBatch>();
+  const metrics = new Map<string, MetricInBatch>();
   let documents = 0;
   const phases = { plan: 0, insert: 0, registries: 0 };
   let mark = performance.now();
@@ -84,7 +85,7 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
   };
   for (const [index, foldReadings] of folds.entries()) {
     const plan = planReadings(foldReadings, { settingsOf: () => store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
-    const docs = foldDocuments(plan.buckets, state.visible + index + 1);
+    const docs = foldDocuments(plan.days, state.visible + index + 1);
     phase('plan');
     for (const chunk of batches(docs, 500)) await store.buckets.insertMany(chunk as never[], { ordered: false });
     phase('insert');

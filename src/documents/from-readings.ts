@@ -1,26 +1,29 @@
-import { quarterSketchPath, SlotPath } from '../model/day-document.ts';
-import { addKeyToSketch, mergeSketch, sketchKey, type SketchBins } from '../model/sketch.ts';
-import { counterDelta, type MetricKind } from '../model/counter.ts';
-import { addValue, compareTimed, emptyStats, isEarlier, type Stats, type TimedValue } from '../model/stats.ts';
-import { DEFAULT_STATISTICS, keepsSketch, type SlotLevel, type StatisticsSettings } from '../model/statistics-settings.ts';
-import { tagMap, tagPair, type TagMap } from '../model/series.ts';
+/**
+ * Readings into series-day contents (`content.ts`), pure: every reading in its day,
+ * hour and minute slot, with sketches, latest readings and counters' increases where
+ * the metric keeps them, cut to the retention horizons. What a fold plans, and what a
+ * reader's tail plans as far as its pipeline reads.
+ */
+import {
+  ALL_LEVELS,
+  type BatchSeriesPlan,
+  type ContentPlan,
+  type DayContent,
+  type MetricInBatch,
+  type PlanLevels,
+  type SeriesInBatch,
+  type SlotContent,
+  type TimedReading,
+} from './content.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
-import type { Reading } from './validate.ts';
-
-/** What a batch adds to one slot of one field: its statistics, its first and last reading, and its sketch when the metric keeps one there. */
-export interface SlotWrite {
-  stats: Stats;
-  first: TimedValue;
-  last: TimedValue;
-  /** Bin key -> count (see `model/sketch.ts`); null when the metric keeps no sketch of the field at this level. */
-  sketch: SketchBins | null;
-  /**
-   * Counter metrics only: the sum of the reset-aware deltas between the slot's
-   * consecutive readings (`counterDelta`, `model/counter.ts`); absent for other metrics
-   * and where it is not known (see `StoredStats.inc`).
-   */
-  inc?: number;
-}
+import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings, keepsSketch } from '../model/statistics-settings.ts';
+import { type Horizons, NO_HORIZONS } from '../model/retention.ts';
+import type { Reading } from '../record/validate.ts';
+import { type SketchBins, addKeyToSketch, mergeSketch, sketchKey } from '../model/sketch.ts';
+import { SlotPath, quarterSketchPath, isHourPath, isMinutePath } from './series-day.ts';
+import { type TimedValue, addValue, compareTimed, emptyStats, isEarlier } from '../model/stats.ts';
+import { counterDelta, type MetricKind } from '../model/counter.ts';
+import { tagMap, tagPair } from '../model/series.ts';
 
 /** The levels at which a metric sketches a field (see `keepsSketch`). */
 type SketchedLevels = Record<SlotLevel, boolean>;
@@ -49,103 +52,22 @@ function pathAt(paths: string[], index: number, make: () => string): string {
   return path;
 }
 
-/** A reading as kept in a document's latest readings: time in ms since the epoch, field values by name. */
-export interface RecentWrite {
-  t: number;
-  f: Record<string, number>;
-}
-
-/**
- * Everything one batch does to one series-day document (one series, one day), merged in
- * memory: the statistics of every slot it touches, at every level, and the latest
- * readings it brings.
- */
-export interface DayWrite {
-  series: string;
-  metric: string;
-  tags: TagMap;
-  /** The tags as `key=value` strings, sorted by key. */
-  tagPairs: string[];
-  /** Midnight UTC of the document's day. */
-  date: Date;
-  /** Merged statistics keyed by slot path (`fields.delay`, `hours.7.fields.delay`, `hours.7.minutes.30.delay`). */
-  slots: Map<string, SlotWrite>;
-  /**
-   * Quarter-hour sketches, the level without statistics, keyed by their path under `q`
-   * (`hours.7.quarters.2.delay`, see `quarterSketchPath`); empty when the metric keeps none.
-   */
-  quarters: Map<string, SketchBins>;
-  /** The batch's latest readings for this document, oldest first, at most the metric's `latestReadings`. */
-  recent: RecentWrite[];
-  /** How many latest readings the document keeps (the metric's `latestReadings`). */
-  recentKept: number;
-  /** Fields the batch writes to this document. */
-  fields: Set<string>;
-  /** Earliest and latest reading time in ms since the epoch. */
-  first: number;
-  last: number;
-  /** Number of readings merged into this write. */
-  readings: number;
-}
-
-/** A series the batch writes to, with the fields it writes. */
-export interface SeriesWrite {
-  id: string;
-  key: string;
-  metric: string;
-  tags: TagMap;
-  tagPairs: string[];
-  fields: Set<string>;
-}
-
-/** A metric the batch writes to, with the fields and tag keys it uses. */
-export interface MetricWrite {
-  name: string;
-  fields: Set<string>;
-  tagKeys: Set<string>;
-  /** Earliest and latest reading time of the batch for this metric, ms since epoch. */
-  first: number;
-  last: number;
-}
-
-/**
- * The parts of a series-day document a plan builds ({@link planWrites}): a fold builds
- * them all ({@link ALL_LEVELS}); a reader's tail builds only those its pipeline reads
- * (`levelsWithin` in `record/rollup-plan.ts`), so a day total over the tail does not
- * plan the readings' hour and minute slots, sketches and latest readings. The day
- * slots, the identity and the counts are always built.
- */
-export interface PlanLevels {
-  /** Hour slots (`hours.H.fields.F`). */
-  hours: boolean;
-  /** Minute slots (`hours.H.minutes.M.F`); planned only with the hour slots. */
-  minutes: boolean;
-  /** Sketches (`q`), at every level the metric keeps them. */
-  sketches: boolean;
-  /** Latest readings (`recent`). */
-  recent: boolean;
-}
-
-/** Every part of a series-day document: what a fold plans. */
-export const ALL_LEVELS: Readonly<PlanLevels> = Object.freeze({ hours: true, minutes: true, sketches: true, recent: true });
-
-/** The writes of one validated batch, grouped by target document. */
-export interface WritePlan {
-  buckets: DayWrite[];
-  series: SeriesWrite[];
-  metrics: MetricWrite[];
-  readings: number;
-}
-
 /**
  * Adds one reading's value of a field to the slot at `path`, creating the slot's write on
  * first use, with a sketch when `sketched` (the metric keeps one of the field at this
  * level) and `inc: 0` for a counter field (the deltas are added once every reading is
  * in, see {@link addCounterIncreases}). The value is counted in the sketch under `key`
  * (its bin key, computed once for every level); null leaves the sketch to be merged from
- * the quarter hours' (see {@link planWrites}). Returns the slot's write.
+ * the quarter hours' (see {@link planContents}). Returns the slot's write.
  */
-function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: boolean, key: string | null, counter: boolean): SlotWrite {
+function addToSlot(
+  write: DayContent,
+  path: string,
+  pair: TimedValue,
+  sketched: boolean,
+  key: string | null,
+  counter: boolean,
+): SlotContent {
   let slot = write.slots.get(path);
   if (slot === undefined) {
     slot = { stats: emptyStats(), first: pair, last: pair, sketch: sketched ? new Map() : null };
@@ -161,10 +83,10 @@ function addToSlot(write: DayWrite, path: string, pair: TimedValue, sketched: bo
 }
 
 /**
- * The quarter-hour sketch at `path` of `write` (see {@link DayWrite.quarters}), created
+ * The quarter-hour sketch at `path` of `write` (see {@link DayContent.quarters}), created
  * on first use; `created` tells whether it was.
  */
-function quarterSketch(write: DayWrite, path: string): { bins: SketchBins; created: boolean } {
+function quarterSketch(write: DayContent, path: string): { bins: SketchBins; created: boolean } {
   const bins = write.quarters.get(path);
   if (bins !== undefined) return { bins, created: false };
   const made: SketchBins = new Map();
@@ -173,7 +95,7 @@ function quarterSketch(write: DayWrite, path: string): { bins: SketchBins; creat
 }
 
 /** Adds a reading's metric, fields, tag keys and time to the metric writes of a batch. */
-function addToMetric(metrics: Map<string, MetricWrite>, reading: Reading): void {
+function addToMetric(metrics: Map<string, MetricInBatch>, reading: Reading): void {
   let metricWrite = metrics.get(reading.metric);
   if (metricWrite === undefined) {
     metricWrite = { name: reading.metric, fields: new Set(), tagKeys: new Set(), first: reading.time, last: reading.time };
@@ -190,27 +112,20 @@ function addToMetric(metrics: Map<string, MetricWrite>, reading: Reading): void 
  * each: what the record path checks against the registry (and reads each metric's
  * settings from) before planning the batch's documents. Pure.
  */
-export function planMetrics(readings: readonly Reading[]): MetricWrite[] {
-  const metrics = new Map<string, MetricWrite>();
+export function batchMetrics(readings: readonly Reading[]): MetricInBatch[] {
+  const metrics = new Map<string, MetricInBatch>();
   for (const reading of readings) addToMetric(metrics, reading);
   return [...metrics.values()];
-}
-
-/** The series a batch writes to, and how many series-day documents its readings fall into. */
-export interface SeriesPlan {
-  series: SeriesWrite[];
-  /** Distinct (series, UTC day) pairs of the readings. */
-  documents: number;
 }
 
 /**
  * The series of a validated batch, with the fields each writes, and the number of
  * series-day documents the readings fall into: what acknowledging a batch needs
  * (registering its series, counting its documents), without the statistics, sketches
- * and latest readings of {@link planWrites}, which the fold computes. Pure.
+ * and latest readings of {@link planContents}, which the fold computes. Pure.
  */
-export function planSeries(readings: readonly Reading[]): SeriesPlan {
-  const series = new Map<string, SeriesWrite>();
+export function batchSeries(readings: readonly Reading[]): BatchSeriesPlan {
+  const series = new Map<string, SeriesInBatch>();
   const documents = new Set<string>();
   for (const reading of readings) {
     documents.add(`${reading.seriesId}:${floorTo(reading.time, DAY_MS)}`);
@@ -233,7 +148,7 @@ export function planSeries(readings: readonly Reading[]): SeriesPlan {
 
 /** The readings of one counter field of one series-day write, to be ordered once all are in. */
 interface CounterReadings {
-  write: DayWrite;
+  write: DayContent;
   field: string;
   pairs: TimedValue[];
 }
@@ -267,7 +182,7 @@ function addCounterIncreases({ write, field, pairs }: CounterReadings): void {
 }
 
 /** Orders readings by time (the order `$sort: {t: 1}` keeps them in). */
-const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
+const byTime = (a: TimedReading, b: TimedReading) => a.t - b.t;
 
 /**
  * Groups a validated batch by target series-day document and merges it in memory: every
@@ -285,15 +200,15 @@ const byTime = (a: RecentWrite, b: RecentWrite) => a.t - b.t;
  * @param levels the parts of the documents to plan (every part by default); a part left
  *   out is absent from every write, as if no reading reached it.
  */
-export function planWrites(
+export function planContents(
   readings: readonly Reading[],
   settingsOf: (metric: string) => StatisticsSettings = () => DEFAULT_STATISTICS,
   kindOf: (metric: string) => MetricKind = () => 'gauge',
   levels: Readonly<PlanLevels> = ALL_LEVELS,
-): WritePlan {
-  const buckets = new Map<string, DayWrite>();
-  const series = new Map<string, SeriesWrite>();
-  const metrics = new Map<string, MetricWrite>();
+): ContentPlan {
+  const days = new Map<string, DayContent>();
+  const series = new Map<string, SeriesInBatch>();
+  const metrics = new Map<string, MetricInBatch>();
   // Which levels sketch a field, decided once per metric and field rather than per reading.
   const sketchedLevels = new Map<string, Map<string, SketchedLevels>>();
   // Each quarter-hour sketch, with the hour and day sketches to merge it into once it is complete.
@@ -334,7 +249,7 @@ export function planWrites(
     const quarter = Math.floor((reading.time % HOUR_MS) / QUARTER_MS);
     const docKey = `${reading.seriesId}:${day}`;
 
-    let write = buckets.get(docKey);
+    let write = days.get(docKey);
     if (write === undefined) {
       write = {
         series: reading.seriesId,
@@ -351,7 +266,7 @@ export function planWrites(
         last: reading.time,
         readings: 0,
       };
-      buckets.set(docKey, write);
+      days.set(docKey, write);
     }
     write.readings += 1;
     if (reading.time < write.first) write.first = reading.time;
@@ -388,7 +303,7 @@ export function planWrites(
       const key = sketchedAt.day || sketchedAt.hour || sketchedAt.quarter || sketchedAt.minute ? sketchKey(value) : null;
       const counted = sketchedAt.quarter ? null : key;
       const daySlot = addToSlot(write, paths.day, pair, sketchedAt.day, counted, counter);
-      let hourSlot: SlotWrite | null = null;
+      let hourSlot: SlotContent | null = null;
       if (levels.hours) {
         const hourPath = pathAt(paths.hours, hour, () => SlotPath.hour(hour, name));
         hourSlot = addToSlot(write, hourPath, pair, sketchedAt.hour, counted, counter);
@@ -419,14 +334,61 @@ export function planWrites(
     if (hour !== null) mergeSketch(hour, bins);
     if (day !== null) mergeSketch(day, bins);
   }
-  for (const write of buckets.values()) {
+  for (const write of days.values()) {
     if (write.recent.length > write.recentKept) write.recent = write.recent.sort(byTime).slice(-write.recentKept);
   }
   for (const entry of counterReadings.values()) addCounterIncreases(entry);
   return {
-    buckets: [...buckets.values()],
+    days: [...days.values()],
     series: [...series.values()],
     metrics: [...metrics.values()],
     readings: readings.length,
   };
+}
+
+/**
+ * `writes` cut to what retention keeps of their days (pure; the writes kept are trimmed
+ * in place): none of a day before the metric's day horizon (deleted by a retention pass
+ * after the readings were acknowledged), no minute slots (nor quarter-hour sketches,
+ * which answer only beside them) of a day before its minute horizon, no hour, quarter
+ * and minute detail of a day before its hour horizon. A late reading for
+ * such a day then adds only to what the day still keeps.
+ * @param horizonsOf the applied horizons of a metric (UTC midnights, ms; null: none).
+ * @returns the writes of the days still kept.
+ */
+export function trimToHorizons(writes: readonly DayContent[], horizonsOf: (metric: string) => Horizons = () => NO_HORIZONS): DayContent[] {
+  return writes.filter((write) => {
+    const horizons = horizonsOf(write.metric);
+    const day = write.date.getTime();
+    if (horizons.day !== null && day < horizons.day) return false;
+    const dropHours = horizons.hour !== null && day < horizons.hour;
+    const dropMinutes = dropHours || (horizons.minute !== null && day < horizons.minute);
+    if (dropMinutes) {
+      for (const path of [...write.slots.keys()]) {
+        if (dropHours ? isHourPath(path) : isMinutePath(path)) write.slots.delete(path);
+      }
+      write.quarters.clear();
+    }
+    return true;
+  });
+}
+
+/** How readings are planned: each metric's statistics settings, applied retention horizons and kind. */
+export interface PlanSettings {
+  settingsOf: (metric: string) => StatisticsSettings;
+  horizonsOf: (metric: string) => Horizons;
+  /** Whether a metric is a counter (its slots then keep `inc`, see `planContents`); gauge when absent. */
+  kindOf?: (metric: string) => MetricKind;
+}
+
+/**
+ * Plans readings per series-day document (see `planContents`), cut to the retention
+ * horizons ({@link trimToHorizons}).
+ * @param levels the parts of the documents to plan: all for a fold, those a reader's
+ *   pipeline reads for its tail (`levelsWithin`, `documents/encode.ts`).
+ */
+export function planReadings(readings: readonly Reading[], settings: PlanSettings, levels: Readonly<PlanLevels> = ALL_LEVELS): ContentPlan {
+  const plan = planContents(readings, settings.settingsOf, settings.kindOf, levels);
+  plan.days = trimToHorizons(plan.days, settings.horizonsOf);
+  return plan;
 }

@@ -1,7 +1,7 @@
 import type { ObjectId } from 'mongodb';
-import type { Stats } from './stats.ts';
-import type { TagMap } from './series.ts';
-import type { SlotLevel } from './statistics-settings.ts';
+import type { Stats } from '../model/stats.ts';
+import type { TagMap } from '../model/series.ts';
+import type { SlotLevel } from '../model/statistics-settings.ts';
 
 /**
  * The statistics of one field in one slot as stored: {@link Stats} plus, from layout
@@ -31,7 +31,7 @@ export type FieldStats = Record<string, StoredStats>;
  * been updated since, so its first and last values describe only part of its readings:
  * queries answer them only when every document read is of version 2.
  */
-export const LAYOUT_VERSION = 2;
+export const DOCUMENT_VERSION = 2;
 
 /** One raw reading kept in a document's `recent` list: its time and its field values. */
 export interface RecentReading {
@@ -63,7 +63,7 @@ export interface HourSlot {
  * keeps six numbers a minute. A minute without readings has `n` 0 and null elsewhere.
  * Against the object form (`minutes.30.usage_user: {n, sum, sq, min, max, first: {t, v},
  * last: {t, v}}`), about half the bytes (docs/ingest-design.md, "Dense minutes").
- * Written by `packHours` (`record/packed-minutes.ts`); the pipelines read a packed
+ * Written by `packHours` (`documents/packed-minutes.ts`); the pipelines read a packed
  * minute as the slot it stands for (`minuteEntries` in `query/buckets-pipeline.ts`).
  *
  * ```
@@ -102,7 +102,7 @@ export type PackedStatistic = (typeof PACKED_STATISTICS)[number];
  *   hours: { "7": { fields: { delay: {…} }, minutes: { "30": { delay: {…} } } } } }
  * ```
  */
-export interface DayDocument {
+export interface SeriesDayDocument {
   /**
    * An ObjectId for a document written before folds; a part's is the string
    * `<series>:<day ms>:<f>` (see `series`), which this type leaves out so that the plain
@@ -135,7 +135,7 @@ export interface DayDocument {
    * to a document at most once. Absent until such a batch writes.
    */
   batches?: string[];
-  /** Layout version (see {@link LAYOUT_VERSION}); absent in documents of version 1. */
+  /** Layout version (see {@link DOCUMENT_VERSION}); absent in documents of version 1. */
   v?: number;
   /**
    * Readings recorded into the document (a reading counts once whatever its fields; from
@@ -192,7 +192,7 @@ export interface DayDocument {
 }
 
 /**
- * The bit of each sketch level in `DayDocument.kl`: tested on the server by arithmetic
+ * The bit of each sketch level in `SeriesDayDocument.kl`: tested on the server by arithmetic
  * (`$mod` of `$floor` of a division; `$bitAnd` needs MongoDB 6.3).
  */
 export const RAW_SKETCH_BITS: Readonly<Record<SlotLevel, number>> = { day: 1, hour: 2, quarter: 4, minute: 8 };
@@ -214,8 +214,8 @@ export const DEFAULT_PACKED_MINUTES = 2;
 
 /**
  * The forms in which a fold or compaction writes its documents (`partDocument` in
- * `record/fold-plan.ts`): the raw form for documents of at most `rawReadings` readings
- * (0: never, see {@link DayDocument.r}), packed minutes for hours of at least
+ * `documents/encode.ts`): the raw form for documents of at most `rawReadings` readings
+ * (0: never, see {@link SeriesDayDocument.r}), packed minutes for hours of at least
  * `packedMinutes` minutes with readings (0: never, see {@link PackedMinutes}).
  */
 export interface DocumentForms {
@@ -227,7 +227,7 @@ export interface DocumentForms {
 export const SLOT_FORM: Readonly<DocumentForms> = { rawReadings: 0, packedMinutes: 0 };
 
 /**
- * One reading of a document in the raw form (see {@link DayDocument.r}): its time, its
+ * One reading of a document in the raw form (see {@link SeriesDayDocument.r}): its time, its
  * field values by field name, and the key of each value's sketch bin by field name
  * (`sketchKey` of `model/sketch.ts`; only for the fields the metric sketches), so a
  * server computes no logarithm and every server bins a value alike.
@@ -243,7 +243,13 @@ export const SlotPath = {
   minute: (hour: number, minute: number, field: string) => `hours.${hour}.minutes.${minute}.${field}`,
 } as const;
 
-/** Path of the quantile sketch of a slot: the slot's statistics path under `q` (see {@link DayDocument.q}). */
+/** Whether a slot path (see {@link SlotPath}) lies at the minute level (`hours.7.minutes.30.delay`). */
+export const isMinutePath = (path: string) => path.includes('.minutes.');
+
+/** Whether a slot path lies at the hour level or below (`hours.7.fields.delay`, `hours.7.minutes.30.delay`). */
+export const isHourPath = (path: string) => path.startsWith('hours.');
+
+/** Path of the quantile sketch of a slot: the slot's statistics path under `q` (see {@link SeriesDayDocument.q}). */
 export const sketchPath = (slotPath: string) => `q.${slotPath}`;
 
 /**

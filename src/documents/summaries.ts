@@ -16,8 +16,9 @@
  * series, in total and per tag value where they fit (`SummarySketches`, stored apart:
  * docs/ingest-design.md, "Day sketches"), so percentiles read it too.
  */
-import { type DayDocument, RAW_SKETCH_BITS } from './day-document.ts';
-import { emptyStats, mergeStats, type Stats } from './stats.ts';
+import type { Document } from 'mongodb';
+import { type SeriesDayDocument, RAW_SKETCH_BITS } from './series-day.ts';
+import { emptyStats, mergeStats, type Stats } from '../model/stats.ts';
 
 /**
  * Tag values a tag key may have in one metric-day and still be summarized: a key with
@@ -106,7 +107,7 @@ export interface DaySummary {
 }
 
 /** What a summary reads of a series-day document: its metric, day, tags, day statistics per field and day sketches (either form). */
-export type SummarizedDocument = Pick<DayDocument, 'metric' | 'date' | 'tags' | 'q' | 'r' | 'kl'> & {
+export type SummarizedDocument = Pick<SeriesDayDocument, 'metric' | 'date' | 'tags' | 'q' | 'r' | 'kl'> & {
   fields: Record<string, SummaryStats>;
 };
 
@@ -125,7 +126,7 @@ function addSketches(into: FieldSketches, from: FieldSketches): void {
  * the raw form, the bin of each reading's sketched fields (`r[].k`) when the document
  * lists the day level (`kl`), else none.
  */
-export function daySketchesOf(doc: Pick<DayDocument, 'q' | 'r' | 'kl'>): FieldSketches {
+export function daySketchesOf(doc: Pick<SeriesDayDocument, 'q' | 'r' | 'kl'>): FieldSketches {
   if (!Array.isArray(doc.r)) return doc.q?.fields ?? {};
   const sketches: FieldSketches = {};
   if (Math.floor((doc.kl ?? 0) / RAW_SKETCH_BITS.day) % 2 !== 1) return sketches;
@@ -426,4 +427,33 @@ export function summariesOfDay<S extends SummaryChoice>(summaries: readonly S[],
  */
 export function sketchesAnswer(chosen: readonly Pick<DaySummary, 'sketches'>[], key: string | null): boolean {
   return chosen.every((summary) => summary.sketches !== undefined && (key === null || !summary.sketches.omitted.includes(key)));
+}
+
+/** A summary's day sketches as stored in `day_sketches`. */
+export interface StoredSketches extends SummarySketches {
+  _id: string;
+  metric: string;
+  date: Date;
+  f: number;
+}
+/**
+ * The documents to insert for `summaries` (pure): the summaries without their sketches,
+ * and the sketches of those that have them, each under its summary's `_id`.
+ */
+export function storedSummaries(summaries: readonly DaySummary[]): { summaries: Document[]; sketches: Document[] } {
+  const stored: Document[] = [];
+  const sketches: Document[] = [];
+  for (const { sketches: daySketches, ...summary } of summaries) {
+    stored.push(summary);
+    if (daySketches !== undefined) {
+      sketches.push({
+        _id: summary._id,
+        metric: summary.metric,
+        date: summary.date,
+        f: summary.f,
+        ...daySketches,
+      } satisfies StoredSketches);
+    }
+  }
+  return { summaries: stored, sketches };
 }

@@ -1,6 +1,6 @@
 import { Double } from 'mongodb';
-import { type FieldStats, PACKED_STATISTICS, type PackedMinutes, type PackedStatistic, type StoredStats } from '../model/day-document.ts';
 import { HOUR_MS } from '../model/time.ts';
+import { type FieldStats, PACKED_STATISTICS, type PackedMinutes, type PackedStatistic, type StoredStats } from './series-day.ts';
 
 /** A stored number as a JavaScript number (a BSON `Double` built by the writer, or a number read back). */
 const numberOf = (value: unknown) => Number(value);
@@ -83,7 +83,7 @@ function packed(minutes: Record<string, FieldStats>, fields: readonly string[], 
 /**
  * Packs the minute slots of each hour of a series-day document that can be (see
  * {@link PackedMinutes}): its `minutes` object is replaced by `mc`, in place. `doc` is a
- * document as `dayDocument` builds it (statistics as BSON doubles, pairs `{t: date, v}`,
+ * document as `slotFormDocument` builds it (statistics as BSON doubles, pairs `{t: date, v}`,
  * `date` its day's midnight);
  * `least` the fewest minutes with readings of an hour packed (0: none). Sketches (`q`)
  * are left as they are. Pure but for `doc`.
