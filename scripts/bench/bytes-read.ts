@@ -22,11 +22,11 @@
  * alternating runs after a warm-up. A time-series collection is counted as the server
  * presents it (one document per measurement, unpacked from its buckets).
  */
-import { FOLD_STATE_COLLECTION } from '../../src/storage/visibility.ts';
 import { INGEST_LOG_COLLECTION } from '../../src/storage/ingest-log.ts';
 import type { Db, Document } from 'mongodb';
 import { CollectionName } from '../../src/storage/store.ts';
 import { alternating, type BaselineModel, type BenchQuery, collectionBytes, format, type Model, type OursModel } from './harness/index.ts';
+import { FOLD_STATE_COLLECTION } from '../../src/storage/fold-state.ts';
 
 /** What one query read on one model. */
 export interface ReadFigures {

@@ -28,7 +28,6 @@ import { Command } from 'commander';
 import { recordBatch } from '../../src/engine/record.ts';
 import { compactOnce, foldOnce, runsAfter, tieredFrom } from '../../src/storage/fold.ts';
 import type { Store } from '../../src/storage/store.ts';
-import type { CompactionRun } from '../../src/storage/visibility.ts';
 import {
   alternating,
   benchApp,
@@ -43,6 +42,7 @@ import {
   validated,
   withScratchStores,
 } from './harness/index.ts';
+import type { CompactionRun } from '../../src/storage/fold-state.ts';
 
 const options = new Command()
   .name('bench:compaction-policy')

@@ -43,7 +43,6 @@ import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { foldAll } from '../../src/storage/fold.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
-import { readView, visibleIn } from '../../src/storage/visibility.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import {
   batches,
@@ -65,6 +64,7 @@ import {
   withBenchDatabase,
 } from './harness/index.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/documents/series-day.ts';
+import { readView, visibleIn } from '../../src/storage/fold-state.ts';
 
 /** Parses `--sketch-levels`: levels separated by commas, or `none`. */
 function sketchLevels(text: string): SlotLevel[] {

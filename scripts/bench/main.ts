@@ -17,7 +17,6 @@ import type { MongoClient } from 'mongodb';
 import { sendBatch } from '../../src/importer/send.ts';
 import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { DAY_MS } from '../../src/model/time.ts';
 import {
   alternating,
@@ -58,6 +57,7 @@ import {
   writeResults,
 } from './harness/index.ts';
 import { measureReads, readsTable, type QueryReads } from './bytes-read.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 
 const program = new Command()
   .name('bench')

@@ -55,7 +55,6 @@ import {
 } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
 import type { Reading } from '../../src/record/validate.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import {
   batches,
@@ -73,6 +72,7 @@ import {
   sparseDataSet,
   tableHead,
 } from './harness/index.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 
 const options = new Command()
   .name('bench:statistics')

@@ -14,7 +14,6 @@
  * the cases of a table in a new random order each round, and each zone's ratio to UTC.
  */
 import { Command } from 'commander';
-import type { Document } from 'mongodb';
 import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { readFlights3m, type Flight } from '../../src/importer/flights.ts';
@@ -22,9 +21,10 @@ import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
 import { granularity, type GranularityName } from '../../src/query/granularity.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { format, row, tableHead, timeCases, withScratchStore } from './harness/index.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
+import type { DocumentPipeline } from '../../src/documents/selection.ts';
 
 const options = new Command()
   .name('bench:zones')
@@ -67,7 +67,7 @@ async function record(store: Store, flights: readonly Flight[]): Promise<void> {
 }
 
 /** The DAY and MONTH pipeline of a zone over its local fortnight. */
-function chart(name: GranularityName, zone: string): Document[] {
+function chart(name: GranularityName, zone: string): DocumentPipeline {
   return bucketsPipeline({
     scope: { metric: 'flights' },
     fields: ['delay'],
@@ -80,7 +80,7 @@ function chart(name: GranularityName, zone: string): Document[] {
 }
 
 /** Times each named pipeline (see `timeCases`) and prints a table of their fastest and median ms under `title`, after a blank line. */
-async function printPipelineTimes(store: Store, title: string, cases: readonly [string, Document[]][]): Promise<void> {
+async function printPipelineTimes(store: Store, title: string, cases: readonly [string, DocumentPipeline][]): Promise<void> {
   const times = await timeCases(
     cases.map(([name, pipeline]) => ({ name, run: () => aggregateBuckets(store, pipeline) })),
     options.runs,
@@ -120,22 +120,24 @@ await withScratchStore(
     // UTC group keys: the forms the pipeline uses against the alternatives, same documents.
     const utcFrom = Date.parse(`${FROM}T00:00:00Z`);
     const utcTo = Date.parse(`${TO}T00:00:00Z`);
-    const match = chart('DAY', 'UTC').slice(0, 2);
+    const day = chart('DAY', 'UTC');
     const t = { $toLong: '$date' };
-    const keyed = (key: unknown) => [
-      ...match,
-      {
-        $group: {
-          _id: { t: key },
-          n: { $sum: '$fields.delay.n' },
-          sum: { $sum: '$fields.delay.sum' },
-          min: { $min: '$fields.delay.min' },
-          max: { $max: '$fields.delay.max' },
-          sq: { $sum: '$fields.delay.sq' },
+    const keyed = (key: unknown): DocumentPipeline => ({
+      selection: day.selection,
+      stages: [
+        {
+          $group: {
+            _id: { t: key },
+            n: { $sum: '$fields.delay.n' },
+            sum: { $sum: '$fields.delay.sum' },
+            min: { $min: '$fields.delay.min' },
+            max: { $max: '$fields.delay.max' },
+            sq: { $sum: '$fields.delay.sq' },
+          },
         },
-      },
-    ];
-    const keyCases: [string, Document[]][] = [
+      ],
+    });
+    const keyCases: [string, DocumentPipeline][] = [
       ['DAY: the date itself (used)', keyed('$date')],
       ['DAY: $dateTrunc', keyed({ $dateTrunc: { date: '$date', unit: 'day' } })],
       ['DAY: ms arithmetic', keyed({ $toDate: { $subtract: [t, { $mod: [t, 86_400_000] }] } })],
@@ -154,8 +156,11 @@ await withScratchStore(
       granularity: granularity('HOUR'),
       grouping: { by: 'none' },
     });
-    const withKey = (key: unknown) => [...hourly.slice(0, -1), { $group: { ...hourly.at(-1)!.$group, _id: { t: key } } }];
-    const slotCases: [string, Document[]][] = [
+    const withKey = (key: unknown): DocumentPipeline => ({
+      selection: hourly.selection,
+      stages: [...hourly.stages.slice(0, -1), { $group: { ...hourly.stages.at(-1)!.$group, _id: { t: key } } }],
+    });
+    const slotCases: [string, DocumentPipeline][] = [
       ['HOUR: ms arithmetic (used)', withKey({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 3_600_000] }] } })],
       ['HOUR: $dateTrunc of $toDate', withKey({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'hour' } })],
     ];

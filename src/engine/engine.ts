@@ -22,26 +22,20 @@ import {
 import { transformBuckets, type TransformedBucket } from '../query/transforms.ts';
 import type { TagFilter } from '../query/spec.ts';
 import type { QueryOptions } from '../storage/query-options.ts';
-import {
-  countSeries,
-  countSeriesGroups,
-  findMetric,
-  findSeries,
-  findSeriesByIds,
-  latestReadings,
-  latestValues,
-  listMetrics,
-  metricReadingTime,
-  seriesReadingTimes,
-  tagValues,
-  type Edge,
-  type LatestReading,
-  type LatestValue,
-} from '../storage/read.ts';
 import type { MetricDocument, SeriesDocument, Store } from '../storage/store.ts';
 import { createLoader, type LoadAnswer, type LoadRequest, type PipelineObserver, type ReadRecord } from './loader.ts';
 import { Planning } from './planning.ts';
 import type { RangeQuery } from './query.ts';
+import { countSeries, countSeriesGroups, findMetric, findSeries, findSeriesByIds, listMetrics, tagValues } from '../storage/registry.ts';
+import {
+  latestReadings,
+  latestValues,
+  metricReadingTime,
+  seriesReadingTimes,
+  type Edge,
+  type LatestReading,
+  type LatestValue,
+} from '../storage/latest.ts';
 
 /** A bucket as a chart gets it: its statistics, whether fill made it up, the chosen `value`, and the comparison with the earlier period (nulls without one). */
 export type ChartBucket = TransformedBucket & Comparison;

@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import type { Document } from 'mongodb';
 import { aggregateRankingStages, bucketRankingStages, rankRows } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
 import { detailExpired, firstExpiredRead, type LevelRead } from '../model/retention.ts';
@@ -17,14 +16,6 @@ import {
 } from '../query/buckets-pipeline.ts';
 import { counterIncreases } from '../query/counters.ts';
 import { type QueryOptions, limitedRead } from '../storage/query-options.ts';
-import {
-  aggregateBuckets,
-  aggregateSummarized,
-  withSharedView,
-  type SharedView,
-  type SummarizedRead,
-  type TailRead,
-} from '../storage/read.ts';
 import { mergeRows, summaryPlan, summaryRows, summarySketchRows } from '../query/summaries.ts';
 import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
@@ -34,6 +25,9 @@ import { planBucketSegments, planSegments } from '../query/segments.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
+import { aggregateBuckets, aggregateSummarized, withSharedView, type SharedView, type SummarizedRead } from '../storage/aggregate.ts';
+import type { TailRead } from '../storage/tail.ts';
+import type { DocumentPipeline } from '../documents/selection.ts';
 
 /**
  * One field's share of a query: the query value, and for a series query the series it
@@ -211,7 +205,7 @@ export function batchKey(query: RangeQuery): string {
  * and last readings when `firstLast`), then the ranking stages of a ranked query (its one
  * field at index 0).
  */
-function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean): Document[] {
+function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean): DocumentPipeline {
   const bucketQuery = pipelineQuery(query, fields, series, firstLast);
   const pipeline = bucketsPipeline(bucketQuery);
   if (query.ranking === null) return pipeline;
@@ -219,7 +213,7 @@ function batchPipeline(query: RangeQuery, fields: string[], series: string[], fi
     query.kind === 'aggregate'
       ? aggregateRankingStages(query.ranking, bucketQuery.grouping, 0)
       : bucketRankingStages(query.ranking, bucketQuery.grouping, 0);
-  return [...pipeline, ...stages];
+  return { ...pipeline, stages: [...pipeline.stages, ...stages] };
 }
 
 /**

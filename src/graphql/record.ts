@@ -58,7 +58,8 @@ const RecordResultRef = builder.objectRef<RecordOutcome>('RecordResult').impleme
     }),
     series: t.exposeInt('series', { description: 'Number of distinct series of the batch.' }),
     documents: t.int({
-      description: 'Number of series-day documents the batch\'s readings fall into (a fold writes one part of each, see docs/ingest-design.md).',
+      description:
+        "Number of series-day documents the batch's readings fall into (a fold writes one part of each, see docs/ingest-design.md).",
       resolve: (outcome) => outcome.documents,
     }),
     buckets: t.int({

@@ -8,7 +8,6 @@ import {
   parseSeriesListQuery,
 } from '../engine/query.ts';
 import { MAX_LATEST_READINGS } from '../model/statistics-settings.ts';
-import type { LatestReading, Edge } from '../storage/read.ts';
 import { seriesId, tagList } from '../model/series.ts';
 import type { SeriesDocument } from '../storage/store.ts';
 import { AggregateRef } from './aggregate.ts';
@@ -18,6 +17,7 @@ import { selectedWants } from './lookahead.ts';
 import { TimedValueRef } from './statistics.ts';
 import type { TimedValue } from '../model/stats.ts';
 import { TagFilterRef, TagRef } from './tag.ts';
+import type { LatestReading, Edge } from '../storage/latest.ts';
 
 const readingTime = (edge: Edge, description: string) =>
   builder.objectField(SeriesRef, edge === 'first' ? 'firstReadingAt' : 'lastReadingAt', (t) =>

@@ -21,7 +21,8 @@
  */
 import { counterDelta, knownIncrease, type CounterPiece } from '../model/counter.ts';
 import { compareTimed, isEarlier, type TimedValue } from '../model/stats.ts';
-import type { CounterRow, CounterSlot } from './buckets-pipeline.ts';
+import type { CounterSlot } from '../documents/slots.ts';
+import type { CounterRow } from './buckets-pipeline.ts';
 
 /** The key of a bucket and group, as rows of the bucket pipeline are matched (`rowKey` of the loader). */
 export type BucketKey = (id: { t?: Date; g?: unknown } | null) => string;

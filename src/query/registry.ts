@@ -1,5 +1,6 @@
 import type { Document } from 'mongodb';
-import { scopeFilter } from './buckets-pipeline.ts';
+import { scopeFilter } from '../documents/selection.ts';
+import { documentScope } from './buckets-pipeline.ts';
 import type { TagFilter } from './spec.ts';
 
 /**
@@ -8,6 +9,6 @@ import type { TagFilter } from './spec.ts';
  * on series-day documents, served by the registry's `{metric, tagPairs}` index. Pure.
  */
 export function registryFilter(metric: string, where: readonly TagFilter[]): Document {
-  const { indexed, residual } = scopeFilter({ metric, where });
+  const { indexed, residual } = scopeFilter(documentScope({ metric, where }));
   return { ...indexed, ...residual };
 }

@@ -2,8 +2,8 @@ import { finishRunning, foldPending, insertOnce } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import { CollectionName, type Store } from './store.ts';
 import { deleteSummaries } from './summaries.ts';
-import { FOLDS_ID, foldState } from './visibility.ts';
 import { voidSummary } from '../documents/summaries.ts';
+import { FOLDS_ID, foldState } from './fold-state.ts';
 
 /** What a deletion removed. */
 export interface DeleteSummary {

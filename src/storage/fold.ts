@@ -14,17 +14,6 @@ import { planSettingsOf } from './registry.ts';
 import { lowestPin, PIN_REFRESH_MS } from './read-pins.ts';
 import { CollectionName, documentForms, type Store } from './store.ts';
 import { deleteSummaries, findSummaries } from './summaries.ts';
-import {
-  FOLDS_ID,
-  findVisible,
-  foldState,
-  readView,
-  replacedBy,
-  stampFolded,
-  unfoldedEntries,
-  type CompactionRun,
-  type FoldStateDocument,
-} from './visibility.ts';
 import { foldDocuments, partDocument } from '../documents/encode.ts';
 import { planReadings, trimToHorizons, type PlanSettings } from '../documents/from-readings.ts';
 import { mergeParts } from '../documents/merge.ts';
@@ -32,6 +21,17 @@ import { planRollups } from '../documents/rollup.ts';
 import { type SeriesDayDocument, type DocumentForms, SLOT_FORM } from '../documents/series-day.ts';
 import { mergeSummaries, summariesOfDay, summarizeDays, type DaySummary, storedSummaries } from '../documents/summaries.ts';
 import type { DayContent } from '../documents/content.ts';
+import {
+  FOLDS_ID,
+  findVisible,
+  foldState,
+  readView,
+  replacedBy,
+  stampFolded,
+  type CompactionRun,
+  type FoldStateDocument,
+} from './fold-state.ts';
+import { unfoldedEntries } from './tail.ts';
 
 /** Readings a fold takes at most (it takes at least one entry, however large). */
 export const DEFAULT_FOLD_MAX_READINGS = 20_000;

@@ -11,7 +11,26 @@ import { fromColumns, packColumns, toColumns, unpackColumns, type LogColumns } f
 import { withServerTime, type Reading } from '../record/validate.ts';
 import { faultPoint } from './fault-points.ts';
 import { dropIndexIfPresent } from './indexes.ts';
-import type { Store } from './store.ts';
+
+/**
+ * Bounds of the unfolded log (see {@link checkBacklog}) and what this process knows of it
+ * (`Store.ingest`): past either bound, writes are refused with INGEST_BACKLOG. 0 turns a
+ * bound off.
+ */
+export interface IngestBounds {
+  /** `INGEST_MAX_TAIL_READINGS`. */
+  maxTailReadings: number;
+  /** `INGEST_MAX_TAIL_SECONDS`. */
+  maxTailSeconds: number;
+  /**
+   * Readings per second the folder folds, for `Retry-After` (`backlogWait`): 20,000 until
+   * this process folds, then the rate of its last fold of at least half
+   * `FOLD_MAX_READINGS` (`jobs/fold.ts`).
+   */
+  foldRate: number;
+  /** The last backlog this process measured (or is measuring), and when it began (ms since epoch). */
+  measured?: { at: number; backlog: Promise<Backlog> };
+}
 
 /** Collection name of the ingest log. */
 export const INGEST_LOG_COLLECTION = 'ingest_log';
@@ -80,8 +99,7 @@ export type StoredBatch =
 export const entryKey = (id: LogEntryDocument['_id']): string => (typeof id === 'string' ? `b:${id}` : `o:${id.toHexString()}`);
 
 /** The ingest log collection of a store. */
-export const ingestLog = (store: Pick<Store, 'db'>): Collection<LogEntryDocument> =>
-  store.db.collection<LogEntryDocument>(INGEST_LOG_COLLECTION);
+export const ingestLog = (store: { db: Db }): Collection<LogEntryDocument> => store.db.collection<LogEntryDocument>(INGEST_LOG_COLLECTION);
 
 /**
  * Creates the ingest log's indexes (idempotent): `{fold, receivedAt}` (the folder takes
@@ -115,12 +133,7 @@ export async function ensureIngestLogIndexes(db: Db, retentionSeconds: number): 
  * @param readings the batch's number of readings, for the error.
  * @throws InputError BATCH_ID_REUSED when the id's entry holds other readings.
  */
-export async function knownBatch(
-  store: Pick<Store, 'db'>,
-  id: string,
-  fingerprint: string | undefined,
-  readings: number,
-): Promise<StoredBatch> {
+export async function knownBatch(store: { db: Db }, id: string, fingerprint: string | undefined, readings: number): Promise<StoredBatch> {
   const before = await ingestLog(store).findOne({ _id: id }, { projection: { fingerprint: 1, receivedAt: 1, readings: 1, claim: 1 } });
   if (before === null) return { status: 'new' };
   if (before.fingerprint !== fingerprint) {
@@ -183,7 +196,7 @@ export function forgetReadings(db: Pick<Db, 'databaseName'>, entries: readonly P
  * @throws driver errors; Error when an entry's packed columns are corrupted.
  */
 export async function readingsOf(
-  store: Pick<Store, 'db'>,
+  store: { db: Db },
   entries: readonly Pick<LogEntryDocument, '_id' | 'receivedAt'>[],
   options: { keep: boolean; driver?: { maxTimeMS?: number; signal?: AbortSignal } },
 ): Promise<Map<string, Reading[]>> {
@@ -266,7 +279,7 @@ export function newEntry(
  * Driver errors propagate (the caller reports UNAVAILABLE; the client retries with its id).
  */
 export async function appendEntry(
-  store: Pick<Store, 'db'>,
+  store: { db: Db },
   readings: readonly Reading[],
   batch: { id?: string; fingerprint?: string; receivedAt: number },
 ): Promise<{ status: 'appended' } | Exclude<StoredBatch, { status: 'new' }>> {
@@ -302,7 +315,7 @@ export async function appendEntry(
  * @returns the readings stored now and those the documents held already.
  */
 export async function completeClaim(
-  store: Pick<Store, 'db'>,
+  store: { db: Db },
   id: string,
   readings: readonly Reading[],
   claim: { documents: readonly string[]; receivedAt: number },
@@ -352,7 +365,7 @@ export interface Backlog {
 export const NO_BACKLOG: Backlog = Object.freeze({ readings: 0, entries: 0, oldest: null, newest: null });
 
 /** Measures the {@link Backlog} (one aggregation on the `{fold, receivedAt}` index). */
-export async function measureBacklog(store: Pick<Store, 'db'>): Promise<Backlog> {
+export async function measureBacklog(store: { db: Db }): Promise<Backlog> {
   const [row] = await ingestLog(store)
     .aggregate<{ readings: number; entries: number; oldest: Date | null; newest: Date | null }>([
       { $match: { fold: null } },
@@ -382,7 +395,7 @@ const BACKLOG_REUSE_MS = 500;
  * @param now ms since epoch.
  * @throws driver errors of the measurement.
  */
-export async function recentBacklog(store: Pick<Store, 'db' | 'ingest'>, now = Date.now()): Promise<Backlog> {
+export async function recentBacklog(store: { db: Db; ingest: IngestBounds }, now = Date.now()): Promise<Backlog> {
   const { ingest } = store;
   if (ingest.measured === undefined || now - ingest.measured.at > BACKLOG_REUSE_MS) {
     // The promise is kept, so the requests that find the measurement stale together
@@ -415,7 +428,7 @@ const backlogAge = (backlog: Backlog, now: number): number => (backlog.oldest ==
 export function backlogWait(
   backlog: Backlog,
   now: number,
-  bounds: Pick<Store['ingest'], 'maxTailReadings' | 'maxTailSeconds' | 'foldRate'>,
+  bounds: Pick<IngestBounds, 'maxTailReadings' | 'maxTailSeconds' | 'foldRate'>,
 ): number {
   const excessReadings = bounds.maxTailReadings > 0 ? backlog.readings - bounds.maxTailReadings : 0;
   const age = backlogAge(backlog, now);
@@ -433,7 +446,7 @@ export function backlogWait(
  * or two, not one per batch.
  * @throws BacklogError INGEST_BACKLOG with the seconds to wait ({@link backlogWait}).
  */
-export async function checkBacklog(store: Pick<Store, 'db' | 'ingest'>): Promise<void> {
+export async function checkBacklog(store: { db: Db; ingest: IngestBounds }): Promise<void> {
   const { ingest } = store;
   if (ingest.maxTailReadings <= 0 && ingest.maxTailSeconds <= 0) return;
   const now = Date.now();

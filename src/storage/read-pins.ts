@@ -21,7 +21,7 @@
  * argument for deleting after it).
  */
 import { type Collection, type Db, MongoNetworkError } from 'mongodb';
-import { readView, type ReadView } from './visibility.ts';
+import { readView, type ReadView } from './fold-state.ts';
 
 /** Collection name of the read pins (one small document per server process that reads). */
 export const READ_PINS_COLLECTION = 'read_pins';

@@ -1,8 +1,10 @@
-import { horizonsOf } from '../model/retention.ts';
 import type { MetricKind } from '../model/counter.ts';
-import type { StatisticsSettings } from '../model/statistics-settings.ts';
-import type { MetricDocument, Store } from './store.ts';
+import type { Document, Filter } from 'mongodb';
+import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
+import { type QueryOptions, limitedRead } from './query-options.ts';
+import type { StatisticsSettings } from '../model/statistics-settings.ts';
+import { horizonsOf } from '../model/retention.ts';
 
 /**
  * Sets the optional statistics of metric `name` (sketch levels and fields, latest
@@ -83,4 +85,79 @@ export async function planSettingsOf(
     horizonsOf: (metric) => horizonsOf(entryOf.get(metric)?.retention?.horizons),
     kindOf: (metric) => entryOf.get(metric)?.kind ?? 'gauge',
   };
+}
+
+/**
+ * All metrics, sorted by name.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function listMetrics(store: Store, options: QueryOptions = {}): Promise<MetricDocument[]> {
+  return limitedRead(options, (driver) => store.metrics.find({}, driver).sort({ _id: 1 }).toArray());
+}
+
+/**
+ * One metric by name, or null when it was never recorded.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findMetric(store: Store, name: string, options: QueryOptions = {}): Promise<MetricDocument | null> {
+  return limitedRead(options, (driver) => store.metrics.findOne({ _id: name }, driver));
+}
+
+/**
+ * The registry entries matching `filter` (see `registryFilter` in `query/buckets-pipeline.ts`),
+ * sorted by series key, at most `limit` of them (all when `limit` is omitted).
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findSeries(
+  store: Store,
+  filter: Filter<SeriesDocument>,
+  limit?: number,
+  options: QueryOptions = {},
+): Promise<SeriesDocument[]> {
+  return limitedRead(options, (driver) => {
+    const cursor = store.series.find(filter, driver).sort({ metric: 1, key: 1 });
+    if (limit !== undefined) cursor.limit(limit);
+    return cursor.toArray();
+  });
+}
+
+/**
+ * Registry entries by series id, in the order of `ids` (null where unknown).
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function findSeriesByIds(
+  store: Store,
+  ids: readonly string[],
+  options: QueryOptions = {},
+): Promise<(SeriesDocument | null)[]> {
+  const docs = await limitedRead(options, (driver) => store.series.find({ _id: { $in: [...ids] } }, driver).toArray());
+  const found = new Map(docs.map((doc) => [doc._id, doc]));
+  return ids.map((id) => found.get(id) ?? null);
+}
+
+/**
+ * Number of registry entries matching `filter`.
+ * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
+ */
+export async function countSeries(store: Store, filter: Filter<SeriesDocument>, options: QueryOptions = {}): Promise<number> {
+  return limitedRead(options, (driver) => store.series.countDocuments(filter, driver));
+}
+
+/**
+ * Runs a counting pipeline on the series registry (see `seriesGroupsPipeline`) and
+ * returns its `groups`; 0 when it returns no row.
+ * @throws ServiceError QUERY_TIMEOUT when the count runs longer than `options.maxTimeMS`.
+ */
+export async function countSeriesGroups(store: Store, pipeline: Document[], options: QueryOptions = {}): Promise<number> {
+  const [result] = await limitedRead(options, (driver) => store.series.aggregate<{ groups: number }>(pipeline, driver).toArray());
+  return result?.groups ?? 0;
+}
+
+/**
+ * The distinct values of tag `key` among the registry entries matching `filter`, sorted.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function tagValues(store: Store, key: string, filter: Filter<SeriesDocument>, options: QueryOptions = {}): Promise<string[]> {
+  const values = await limitedRead(options, (driver) => store.series.distinct(`tags.${key}`, filter, driver));
+  return values.filter((value): value is string => typeof value === 'string').sort();
 }

@@ -6,13 +6,13 @@ import { limitedRead, type QueryOptions } from './query-options.ts';
 import { planSettingsOf } from './registry.ts';
 import { CollectionName, ensureDayIndexes, type Store } from './store.ts';
 import { withView } from './read-pins.ts';
-import { FOLDS_ID, findVisible, foldState, visibleAt } from './visibility.ts';
 import type { SeriesDayDocument } from '../documents/series-day.ts';
 import { partDocument } from '../documents/encode.ts';
 import { trimToHorizons } from '../documents/from-readings.ts';
 import type { DayContent } from '../documents/content.ts';
 import { rollupContents } from '../documents/rollup.ts';
 import { oldestVersion, dayContentOf } from '../documents/decode.ts';
+import { FOLDS_ID, findVisible, foldState, visibleAt } from './fold-state.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
 export const ROLLUPS_PER_METRIC = 8;

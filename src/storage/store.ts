@@ -6,10 +6,10 @@ import type { StoredRetention } from '../model/retention.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { dropIndexIfPresent, indexesOf } from './indexes.ts';
-import { ensureIngestLogIndexes, type Backlog } from './ingest-log.ts';
-import { ensureFoldState, markFoldedEntries } from './visibility.ts';
+import { ensureIngestLogIndexes, type IngestBounds } from './ingest-log.ts';
 import { ReadPins, readPins } from './read-pins.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS, type SeriesDayDocument, type DocumentForms } from '../documents/series-day.ts';
+import { ensureFoldState, markFoldedEntries } from './fold-state.ts';
 
 /** Series registry entry: one document per series (collection `series`). */
 export interface SeriesDocument {
@@ -156,24 +156,8 @@ export interface Store {
    * 30,000): a folder that stops is replaced after at most this long.
    */
   foldLeaseMs: number;
-  /**
-   * Bounds of the unfolded log (see `checkBacklog` in `storage/ingest-log.ts`): past
-   * either, writes are refused with INGEST_BACKLOG. 0 turns a bound off.
-   */
-  ingest: {
-    /** `INGEST_MAX_TAIL_READINGS`. */
-    maxTailReadings: number;
-    /** `INGEST_MAX_TAIL_SECONDS`. */
-    maxTailSeconds: number;
-    /**
-     * Readings per second the folder folds, for `Retry-After` (`backlogWait`): 20,000 until
-     * this process folds, then the rate of its last fold of at least half
-     * `FOLD_MAX_READINGS` (`jobs/fold.ts`).
-     */
-    foldRate: number;
-    /** The last backlog this process measured (or is measuring), and when it began (ms since epoch). */
-    measured?: { at: number; backlog: Promise<Backlog> };
-  };
+  /** Bounds of the unfolded log and this process's last measure of it (see `IngestBounds`). */
+  ingest: IngestBounds;
 }
 
 /** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */

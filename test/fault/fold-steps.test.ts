@@ -50,11 +50,11 @@ import { type Db, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEmbeddedState } from '../../src/embedded/state.ts';
 import { FAULT_POINTS, type FaultPoint } from '../../src/storage/fault-points.ts';
-import { FOLDS_ID, foldState, readView, visibleIn } from '../../src/storage/visibility.ts';
 import { testMongoUri } from '../helpers/db.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
 import { graphqlWhenAvailable, isAlive, startServer, stopAllServers, waitUntil, type ServerProcess } from '../helpers/server-process.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { FOLDS_ID, foldState, readView, visibleIn } from '../../src/storage/fold-state.ts';
 
 const METRIC = 'steps';
 const ROLLUP = 'by_region';

@@ -15,13 +15,15 @@ import { validateReadings } from '../../src/record/validate.ts';
 import { recordBatch } from '../../src/engine/record.ts';
 import { foldAll, foldOnce } from '../../src/storage/fold.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
-import { aggregateBuckets, latestReadings, seriesReadingTimes } from '../../src/storage/read.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
-import { readVisible } from '../../src/storage/visibility.ts';
 import { randomBytes } from 'node:crypto';
 import { testMongoUri } from '../helpers/db.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
+import { latestReadings, seriesReadingTimes } from '../../src/storage/latest.ts';
+import { readVisible } from '../../src/storage/fold-state.ts';
+import { overWholeDocuments } from '../helpers/pipelines.ts';
 
 const WRITERS = 60;
 const STORES = 4;
@@ -110,10 +112,11 @@ describe('concurrent writers and folders', () => {
       const paths = ['fields.usage', 'hours.13.fields.usage', 'hours.13.minutes.45.usage'];
       const [row] = await aggregateBuckets<Record<string, number>>(
         store,
-        [
-          { $match: { metric: 'cpu' } },
-          { $group: { _id: null, ...Object.assign({}, ...paths.map(stats)), count: { $sum: '$hours.13.minutes.45.count.sum' } } },
-        ],
+        overWholeDocuments(
+          'cpu',
+          ['usage', 'count'],
+          [{ $group: { _id: null, ...Object.assign({}, ...paths.map(stats)), count: { $sum: '$hours.13.minutes.45.count.sum' } } }],
+        ),
         {},
         { metric: 'cpu' },
       );
@@ -332,19 +335,22 @@ describe('concurrent writers and folders', () => {
         raw: NonNullable<SeriesDayDocument['r']>[];
       }>(
         store,
-        [
-          { $match: { metric: 'mem' } },
-          {
-            $group: {
-              _id: { host: '$tags.host', date: '$date' },
-              n: { $sum: '$fields.used.n' },
-              sum: { $sum: '$fields.used.sum' },
-              hours: { $push: { $ifNull: ['$hours', {}] } },
-              // Documents in the raw form keep their readings instead of slots.
-              raw: { $push: { $ifNull: ['$r', []] } },
+        overWholeDocuments(
+          'mem',
+          ['used'],
+          [
+            {
+              $group: {
+                _id: { host: '$tags.host', date: '$date' },
+                n: { $sum: '$fields.used.n' },
+                sum: { $sum: '$fields.used.sum' },
+                hours: { $push: { $ifNull: ['$hours', {}] } },
+                // Documents in the raw form keep their readings instead of slots.
+                raw: { $push: { $ifNull: ['$r', []] } },
+              },
             },
-          },
-        ],
+          ],
+        ),
         {},
         { metric: 'mem' },
       );

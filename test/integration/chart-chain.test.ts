@@ -13,10 +13,10 @@ import { compareWithPrevious, shiftedRange } from '../../src/query/offset.ts';
 import { shapeBucketGroups } from '../../src/query/shape.ts';
 import { transformBuckets, type Statistic, type Transform } from '../../src/query/transforms.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { closeTo } from '../helpers/reference.ts';
 import { testMongoUri } from '../helpers/db.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;

@@ -44,13 +44,13 @@ import { foldJob } from '../../src/jobs/fold.ts';
 import { sketchKey } from '../../src/model/sketch.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
-import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/visibility.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 import { slotFormDocument } from '../../src/documents/encode.ts';
 import { mergeParts } from '../../src/documents/merge.ts';
 import type { DaySummary } from '../../src/documents/summaries.ts';
+import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/fold-state.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

@@ -20,8 +20,8 @@ import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { CollectionName } from '../../src/storage/store.ts';
-import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { FOLDS_ID, foldState } from '../../src/storage/fold-state.ts';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

@@ -10,9 +10,9 @@ import { totalsOf } from '../helpers/plain-loop.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
-import { FOLDS_ID, foldState } from '../../src/storage/visibility.ts';
 import { foldDocuments } from '../../src/documents/encode.ts';
 import { planContents } from '../../src/documents/from-readings.ts';
+import { FOLDS_ID, foldState } from '../../src/storage/fold-state.ts';
 
 interface Outcome {
   batchId: string | null;

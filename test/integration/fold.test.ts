@@ -52,7 +52,7 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
 import { ensureIndexes, type Store } from '../../src/storage/store.ts';
-import { FOLDS_ID, foldState, STAMP_CHUNK } from '../../src/storage/visibility.ts';
+import { FOLDS_ID, foldState, STAMP_CHUNK } from '../../src/storage/fold-state.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

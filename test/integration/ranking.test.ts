@@ -11,11 +11,11 @@ import { granularity } from '../../src/query/granularity.ts';
 import { aggregateRankingStages, bucketRankingStages, sortByRank, type RankStatistic, type Ranking } from '../../src/query/ranking.ts';
 import { shapeBucketGroups } from '../../src/query/shape.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { closeTo, referenceStats } from '../helpers/reference.ts';
 import { testMongoUri } from '../helpers/db.ts';
 import { random } from '../helpers/random.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 
 /** One raw reading of the test data: tags (destination may be missing) and integer field values. */
 interface Raw {
@@ -194,10 +194,11 @@ describe('ranking on the database', () => {
           for (const direction of ['ASC', 'DESC'] as const) {
             for (const limit of [3, 100]) {
               const ranking: Ranking = { orderBy, direction, limit };
-              const pipeline = [
-                ...bucketsPipeline(query(keys, null)),
-                ...aggregateRankingStages(ranking, { by: 'tags', keys }, fieldIndex),
-              ];
+              const built = bucketsPipeline(query(keys, null));
+              const pipeline = {
+                ...built,
+                stages: [...built.stages, ...aggregateRankingStages(ranking, { by: 'tags', keys }, fieldIndex)],
+              };
               const rows = await aggregateBuckets<BucketRow>(store, pipeline);
               const expected = referenceRanking(field, keys, ranking);
               const label = `${field} ${orderBy} ${direction} limit ${limit} by ${keys.join(',')}`;
@@ -230,10 +231,11 @@ describe('ranking on the database', () => {
         for (const direction of ['ASC', 'DESC'] as const) {
           const ranking: Ranking = { orderBy, direction, limit: 4 };
           const label = `${name} ${orderBy} ${direction}`;
-          const rows = await aggregateBuckets<BucketRow>(store, [
-            ...bucketsPipeline(query(keys, name)),
-            ...bucketRankingStages(ranking, { by: 'tags', keys }),
-          ]);
+          const built = bucketsPipeline(query(keys, name));
+          const rows = await aggregateBuckets<BucketRow>(store, {
+            ...built,
+            stages: [...built.stages, ...bucketRankingStages(ranking, { by: 'tags', keys })],
+          });
           const expected = referenceRanking('delay', keys, ranking);
           // Groups come out contiguous, in rank order.
           const order: string[] = [];

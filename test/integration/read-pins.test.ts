@@ -20,14 +20,15 @@
  */
 import type { CommandStartedEvent, CommandSucceededEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { compactOnce } from '../../src/storage/fold.ts';
 import { PIN_REFRESH_MS, ReadPins, readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
-import { visibleAt, visibleIn } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { recordSent, type Sent, spread, totalsOf } from '../helpers/plain-loop.ts';
 import { waitUntil } from '../helpers/server-process.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
+import { visibleAt, visibleIn } from '../../src/storage/fold-state.ts';
+import { overWholeDocuments } from '../helpers/pipelines.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 6, 1);
@@ -156,7 +157,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     const reading = withView(other, async (view) => {
       entered.open();
       await held.opened;
-      const rows = await aggregateBuckets<{ count: number; sum: number }>(other, [{ $match: { metric: METRIC } }, COUNT_SUM]);
+      const rows = await aggregateBuckets<{ count: number; sum: number }>(other, overWholeDocuments(METRIC, ['v'], [COUNT_SUM]));
       return { visible: view.visible, ...rows[0]! };
     });
     await entered.opened;

@@ -19,10 +19,10 @@ import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
 import { CollectionName } from '../../src/storage/store.ts';
-import { readVisible } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { databaseSnapshot } from '../helpers/snapshot.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
+import { readVisible } from '../../src/storage/fold-state.ts';
 
 const METRIC = 'sensor';
 const MINUTE = 60_000;

@@ -18,12 +18,12 @@ import { foldOnce } from '../../src/storage/fold.ts';
 import { entryReadings, ingestLog } from '../../src/storage/ingest-log.ts';
 import { backfillRollup, createRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
 import type { Store } from '../../src/storage/store.ts';
-import { FOLD_STATE_COLLECTION, FOLDS_ID, foldState, readVisible, type FoldStateDocument } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { type Sent, totalsOf } from '../helpers/plain-loop.ts';
 import { foldDocuments } from '../../src/documents/encode.ts';
 import { planReadings } from '../../src/documents/from-readings.ts';
 import { rollupContents } from '../../src/documents/rollup.ts';
+import { FOLD_STATE_COLLECTION, FOLDS_ID, foldState, readVisible, type FoldStateDocument } from '../../src/storage/fold-state.ts';
 
 const METRIC = 'late';
 const DAY = Date.UTC(2024, 0, 1);

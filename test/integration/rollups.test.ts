@@ -13,8 +13,8 @@ import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { backfillRollup, findRollups, markDirty, rebuildDirtyDays, rebuildRollupDay } from '../../src/storage/rollups.ts';
 import { foldOnce } from '../../src/storage/fold.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
-import { readVisible } from '../../src/storage/visibility.ts';
 import { dayKey } from '../../src/model/rollup.ts';
+import { readVisible } from '../../src/storage/fold-state.ts';
 
 const METRIC = 'trips';
 const DAY = 86_400_000;

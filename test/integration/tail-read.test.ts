@@ -17,8 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
 import { foldAll, foldOnce } from '../../src/storage/fold.ts';
 import { appendEntry, ingestLog, newEntry } from '../../src/storage/ingest-log.ts';
-import { readTail, readView, TAIL_FOLDS_AHEAD } from '../../src/storage/visibility.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
+import { readTail, TAIL_FOLDS_AHEAD } from '../../src/storage/tail.ts';
+import { readView } from '../../src/storage/fold-state.ts';
 
 const START = Date.parse('2026-05-01T00:00:00Z');
 /** More single-reading entries than the decoded-entry cache once kept (2,000 entries). */

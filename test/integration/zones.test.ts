@@ -19,12 +19,12 @@ import { shapeBucketGroups, type BucketGroup } from '../../src/query/shape.ts';
 import { parseLocalTime } from '../../src/query/zone.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { foldAll } from '../../src/storage/fold.ts';
-import { aggregateBuckets } from '../../src/storage/read.ts';
 import { openStore, type Store } from '../../src/storage/store.ts';
 import { readFlightsWindow, type WindowFlight } from '../helpers/flights-window.ts';
 import { closeTo, referenceStats } from '../helpers/reference.ts';
 import { referenceBuckets, referenceKey, type ZonedGranularity } from '../helpers/zoned-reference.ts';
 import { testMongoUri } from '../helpers/db.ts';
+import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 
 let store: Store;
 let flights: WindowFlight[] = [];

@@ -1,6 +1,13 @@
 import type { Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { bucketsPipeline, counterPipeline, sketchPipeline, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
+import { pipelineStages } from '../../src/documents/selection.ts';
+import * as builders from '../../src/query/buckets-pipeline.ts';
+import type { BucketQuery } from '../../src/query/buckets-pipeline.ts';
+
+/** A builder's pipeline as the database runs it on stored documents: selection stages, then the rest. */
+const bucketsPipeline = (query: BucketQuery) => pipelineStages(builders.bucketsPipeline(query));
+const sketchPipeline = (query: BucketQuery) => pipelineStages(builders.sketchPipeline(query));
+const counterPipeline = (query: BucketQuery) => pipelineStages(builders.counterPipeline(query));
 import {
   bucketBoundaries,
   bucketStart,

@@ -9,9 +9,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
-import { pathTree, projectDocument } from '../../src/storage/read.ts';
-import { slotFormDocument, levelsWithin } from '../../src/documents/encode.ts';
+import { slotFormDocument, levelsWithin, projectDocument } from '../../src/documents/encode.ts';
 import { planContents } from '../../src/documents/from-readings.ts';
+import { pathTree } from '../../src/documents/selection.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 0, 1);

@@ -11,11 +11,11 @@ import { NO_HORIZONS } from '../../../src/model/retention.ts';
 import type { Reading } from '../../../src/record/validate.ts';
 import { DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
 import type { Store } from '../../../src/storage/store.ts';
-import { FOLDS_ID, foldState } from '../../../src/storage/visibility.ts';
 import { batches } from './timing.ts';
 import { foldDocuments } from '../../../src/documents/encode.ts';
 import { planReadings } from '../../../src/documents/from-readings.ts';
 import type { SeriesInBatch, MetricInBatch } from '../../../src/documents/content.ts';
+import { FOLDS_ID, foldState } from '../../../src/storage/fold-state.ts';
 
 /** Readings per batch of the benchmarks' loaders (batch ids, the baselines' `insertMany`), as `import:flights` sends them. */
 export const LOAD_BATCH = 1000;

@@ -1,0 +1,253 @@
+/**
+ * Point look-ups of series: the time of a series' or metric's earliest and latest
+ * reading, a series' latest reading of a field, and its latest readings, from the
+ * visible parts of its newest (or oldest) days and the tail.
+ */
+import type { Document } from 'mongodb';
+import { DAY_MS } from '../model/time.ts';
+import { DOCUMENT_VERSION } from '../documents/series-day.ts';
+import { type QueryOptions, limitedRead } from './query-options.ts';
+import { type ReadView, findVisible, readView } from './fold-state.ts';
+import type { Reading } from '../record/validate.ts';
+import type { Store } from './store.ts';
+import { type TimedValue, isEarlier } from '../model/stats.ts';
+import { readTail } from './tail.ts';
+import { withView } from './read-pins.ts';
+
+/** Which end of a series' readings to look up: the earliest (`first`) or the latest (`last`). */
+export type Edge = 'first' | 'last';
+
+/**
+ * The readings of the tail (every metric) of the series `ids`, by series id: what the
+ * point look-ups below add to the folded documents.
+ */
+async function tailBySeries(store: Store, ids: readonly string[], view: ReadView, options: QueryOptions): Promise<Map<string, Reading[]>> {
+  const wanted = new Set(ids);
+  const tail = await limitedRead(options, (driver) => readTail(store, null, view, driver));
+  const bySeries = new Map<string, Reading[]>();
+  for (const reading of tail.readings) {
+    if (!wanted.has(reading.seriesId)) continue;
+    const list = bySeries.get(reading.seriesId);
+    if (list) list.push(reading);
+    else bySeries.set(reading.seriesId, [reading]);
+  }
+  return bySeries;
+}
+
+/**
+ * The visible parts of the earliest (`direction` 1) or latest (-1) series-day among the
+ * documents `filter` selects (a filter on one series, see {@link findVisible}): one
+ * indexed look-up of that day on `{series, date}`, then one read of its parts, each
+ * with `projection`. Empty when the filter selects no visible document.
+ */
+async function partsOfEdgeDay(
+  store: Store,
+  view: ReadView,
+  filter: Document,
+  direction: 1 | -1,
+  projection: Document,
+  driver: { maxTimeMS?: number; signal?: AbortSignal },
+): Promise<Document[]> {
+  const [edge] = await findVisible(store.buckets, filter, view, {
+    ...driver,
+    sort: { series: 1, date: direction },
+    limit: 1,
+    projection: { date: 1 },
+  }).toArray();
+  if (edge === undefined) return [];
+  return findVisible(store.buckets, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
+}
+
+/**
+ * Exact time of the earliest (`first`) or latest (`last`) reading of each series of
+ * `ids`, in that order (null for a series without readings): the `first` (or `last`)
+ * over the parts of its earliest (or latest) visible series-day, found with one index
+ * look-up on `{series, date}` and one read of that day's parts per series, and over
+ * its readings in the tail.
+ * @throws ServiceError QUERY_TIMEOUT when a lookup runs longer than `options.maxTimeMS`.
+ */
+export async function seriesReadingTimes(
+  store: Store,
+  ids: readonly string[],
+  edge: Edge,
+  options: QueryOptions = {},
+): Promise<(Date | null)[]> {
+  const direction = edge === 'first' ? 1 : -1;
+  return withView(store, async (view) => {
+    const tail = await tailBySeries(store, ids, view, options);
+    const better = (a: number, b: number) => (edge === 'first' ? a < b : a > b);
+    return Promise.all(
+      ids.map(async (series) => {
+        let best: number | null = null;
+        for (const reading of tail.get(series) ?? []) if (best === null || better(reading.time, best)) best = reading.time;
+        const stored = await limitedRead(options, (driver) =>
+          partsOfEdgeDay(store, view, { series, [edge]: { $exists: true } }, direction, { [edge]: 1 }, driver),
+        );
+        for (const doc of stored) {
+          const time = doc[edge]?.getTime();
+          if (time !== undefined && (best === null || better(time, best))) best = time;
+        }
+        return best === null ? null : new Date(best);
+      }),
+    );
+  });
+}
+
+/**
+ * Exact time of the earliest (`first`) or latest (`last`) reading of `metric` (null
+ * without readings): its registry entry's `first`/`last`, which each fold widens before
+ * making its readings visible, and its readings in the tail. The entry is read after the
+ * tail, so a fold made visible in between has widened what it reads.
+ * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
+ */
+export async function metricReadingTime(store: Store, metric: string, edge: Edge, options: QueryOptions = {}): Promise<Date | null> {
+  return limitedRead(options, async (driver) => {
+    const tail = await readTail(store, metric, await readView(store), driver);
+    const entry = await store.metrics.findOne({ _id: metric }, { projection: { first: 1, last: 1 }, ...driver });
+    let best = entry?.[edge]?.getTime() ?? null;
+    for (const reading of tail.readings) {
+      if (best === null || (edge === 'first' ? reading.time < best : reading.time > best)) best = reading.time;
+    }
+    return best === null ? null : new Date(best);
+  });
+}
+
+/**
+ * A series' latest reading of one field (see {@link latestValues}): the reading; null
+ * when it is unknown (the newest document holding the field is of layout version 1);
+ * undefined when the series has no reading of the field.
+ */
+export type LatestValue = TimedValue | null | undefined;
+
+/**
+ * The latest reading of `field` in each series of `ids`, in that order: the latest of
+ * the `last` pairs of the day totals of the visible parts of the newest series-day
+ * holding the field (one indexed look-up per series, `series_date_f`, and one read of
+ * that day's parts), and of the series' readings of the field in the tail. Undefined
+ * when the series has no reading of the field; null when that day's document was created
+ * before first and last values were kept (layout version 1), whose `last` may miss readings.
+ * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
+ */
+export async function latestValues(
+  store: Store,
+  ids: readonly string[],
+  field: string,
+  options: QueryOptions = {},
+): Promise<LatestValue[]> {
+  return withView(store, async (view) => {
+    const tail = await tailBySeries(store, ids, view, options);
+    return Promise.all(
+      ids.map(async (id) => {
+        let best: TimedValue | undefined;
+        for (const reading of tail.get(id) ?? []) {
+          const value = reading.fields.find((entry) => entry.name === field)?.value;
+          if (value === undefined) continue;
+          const pair = { t: reading.time, v: value };
+          if (best === undefined || isEarlier(best, pair)) best = pair;
+        }
+        const docs = await limitedRead(options, (driver) =>
+          partsOfEdgeDay(
+            store,
+            view,
+            { series: id, [`fields.${field}.n`]: { $gt: 0 } },
+            -1,
+            { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 },
+            driver,
+          ),
+        );
+        // A document of layout version 1 may hold any reading of its day: unknown unless
+        // something later than that day is known.
+        let unknownUntil = Number.NEGATIVE_INFINITY;
+        for (const doc of docs) {
+          const last = doc.fields?.[field]?.last;
+          if ((doc.v ?? 1) < DOCUMENT_VERSION || last === undefined) {
+            unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
+            continue;
+          }
+          const pair = { t: last.t.getTime(), v: last.v };
+          if (best === undefined || isEarlier(best, pair)) best = pair;
+        }
+        if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
+        return best;
+      }),
+    );
+  });
+}
+
+/** One of a series' latest readings: time in ms since the epoch (UTC) and field values by name. */
+export interface LatestReading {
+  t: number;
+  f: Record<string, number>;
+}
+
+/**
+ * The latest `n` readings of series `id`, newest first: its readings in the tail, and
+ * the `recent` lists of the visible parts of its newest series-days (days read newest
+ * first until `n` readings are found). A part's list holds its own latest readings
+ * only, so the walk stops at a day with a part whose list is shorter than its readings,
+ * keeping only the readings of that day no later than the earliest such part's list
+ * could have left out; and before a document of layout version 1 (which has none):
+ * fewer than `n` readings come back then, never a wrong one.
+ * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
+ */
+export async function latestReadings(store: Store, id: string, n: number, options: QueryOptions = {}): Promise<LatestReading[]> {
+  return withView(store, async (view) => {
+    const tail = (await tailBySeries(store, [id], view, options)).get(id) ?? [];
+    const stored: LatestReading[] = [];
+    // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
+    let cutoff = -Infinity;
+    await limitedRead(options, async (driver) => {
+      const cursor = findVisible(store.buckets, { series: id }, view, {
+        ...driver,
+        sort: { date: -1 },
+        projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1, r: 1 },
+        batchSize: 16,
+      });
+      let day: number | null = null;
+      let dayReadings: LatestReading[] = [];
+      let dayCutoff = -Infinity;
+      let stop = false;
+      const closeDay = () => {
+        dayReadings.sort((a, b) => b.t - a.t);
+        for (const reading of dayReadings) if (reading.t >= dayCutoff) stored.push(reading);
+        if (dayCutoff > -Infinity || stored.length >= n) {
+          cutoff = dayCutoff > -Infinity ? dayCutoff : (stored[stored.length - 1]?.t ?? -Infinity);
+          stop = true;
+        }
+        dayReadings = [];
+        dayCutoff = -Infinity;
+      };
+      try {
+        for await (const doc of cursor) {
+          const date = doc.date.getTime();
+          if (day !== null && date !== day) {
+            closeDay();
+            if (stop) break;
+          }
+          day = date;
+          if ((doc.v ?? 1) < DOCUMENT_VERSION) {
+            // No latest readings kept: nothing of this day or earlier can be vouched for.
+            dayCutoff = Math.max(dayCutoff, date + DAY_MS);
+            continue;
+          }
+          // A document in the raw form keeps every reading (`r`) and no `recent`.
+          const recent = doc.r ?? doc.recent ?? [];
+          for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
+          if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
+        }
+        if (!stop && day !== null) closeDay();
+      } finally {
+        await cursor.close();
+      }
+    });
+    const merged = [
+      ...stored,
+      ...tail.filter((reading) => reading.time >= cutoff).map((reading) => ({ t: reading.time, f: fieldsOf(reading) })),
+    ];
+    merged.sort((a, b) => b.t - a.t);
+    return merged.slice(0, n);
+  });
+}
+
+/** A reading's field values by name. */
+const fieldsOf = (reading: Reading): Record<string, number> => Object.fromEntries(reading.fields.map((field) => [field.name, field.value]));
