@@ -24,7 +24,7 @@ import { loadConfig } from '../src/config.ts';
 import { ensureSecantusInstalled, startSecantus, type EmbeddedServer } from '../src/embedded/secantus.ts';
 import { sendBatch } from '../src/importer/send.ts';
 import { percentile } from './bench/harness/timing.ts';
-import { foldJob, foldJobSettings } from '../src/jobs/fold.ts';
+import { foldJob, foldJobSettings } from '../src/jobs/fold-job.ts';
 import { JobScheduler } from '../src/jobs/scheduler.ts';
 import { createApp } from '../src/server/yoga.ts';
 import { openStore, type Store } from '../src/storage/store.ts';

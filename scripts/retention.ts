@@ -14,8 +14,8 @@ import { Command } from 'commander';
 import { withToolStore, type ToolStore } from '../src/cli/database.ts';
 import { loadConfig } from '../src/config.ts';
 import { parseMetricName } from '../src/engine/query.ts';
-import { detailFrom, horizonsOf, parseRetentionPolicy } from '../src/model/retention.ts';
-import { applyRetention, setRetention } from '../src/storage/retention.ts';
+import { detailFrom, horizonsOf, parseRetentionPolicy } from '../src/model/retention-policy.ts';
+import { applyRetention, setRetention } from '../src/storage/expire.ts';
 
 const config = loadConfig();
 const say = (message: string) => console.error(message);

@@ -25,8 +25,8 @@
  *   npm run bench:compaction-policy -- --reads --hosts 10 --seal 2000
  */
 import { Command } from 'commander';
-import { recordBatch } from '../../src/engine/record.ts';
-import { compactOnce, foldOnce, runsAfter, tieredFrom } from '../../src/storage/fold.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
+import { foldOnce } from '../../src/storage/fold.ts';
 import type { Store } from '../../src/storage/store.ts';
 import {
   alternating,
@@ -43,6 +43,7 @@ import {
   withScratchStores,
 } from './harness/index.ts';
 import type { CompactionRun } from '../../src/storage/fold-state.ts';
+import { compactOnce, runsAfter, tieredFrom } from '../../src/storage/compaction.ts';
 
 const options = new Command()
   .name('bench:compaction-policy')
@@ -237,7 +238,7 @@ if (options.reads === true) {
         );
         readRows.push([name, format.ms(openMs), format.ms(sealedMs), format.ratio(sealedMs / openMs)]);
       }
-      const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({ metric: 'cpu' })));
+      const documents = await Promise.all(stores.map((store) => store.seriesDays.countDocuments({ metric: 'cpu' })));
       console.log(`\n## Reads of a day compacted without and with sealed runs\n`);
       console.log(
         `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +

@@ -28,6 +28,7 @@ import {
   table,
   withScratchStore,
 } from './harness/index.ts';
+import { CollectionName } from '../../src/storage/store.ts';
 
 const options = new Command()
   .option('--hosts <n>', 'series', positiveInt, 20)
@@ -77,7 +78,7 @@ await withScratchStore('counters', {}, async (store) => {
   log(`${inputs.length} readings recorded and folded`);
   const sizes: (string | number)[][] = [];
   for (const metric of ['gauge_requests', 'counter_requests']) {
-    const { documents, bytes } = await collectionBytes(store.db, 'buckets', [{ $match: { metric } }]);
+    const { documents, bytes } = await collectionBytes(store.db, CollectionName.seriesDays, [{ $match: { metric } }]);
     sizes.push([
       metric,
       format.count(counterInputs.length),

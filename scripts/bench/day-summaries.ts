@@ -250,7 +250,7 @@ try {
           count: group.count,
           sum: group.sum ?? 0,
         }));
-      const stored = await collectionBytes(store.db, store.buckets.collectionName);
+      const stored = await collectionBytes(store.db, store.seriesDays.collectionName);
       await measureRead("series-day documents (today's, bulk-loaded), the query engine", read, stored, load.seconds * 1000);
     } finally {
       await store.db.dropDatabase().catch(() => undefined);

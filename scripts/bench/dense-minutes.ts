@@ -117,7 +117,7 @@ await withScratchStores(
       await recordFoldCompact(store, readings);
       const seconds = (performance.now() - started) / 1000;
       log(`${store.db.databaseName}: recorded, folded and compacted in ${seconds.toFixed(1)} s`);
-      const docs = await store.buckets.find({}, { projection: { hours: 1 } }).toArray();
+      const docs = await store.seriesDays.find({}, { projection: { hours: 1 } }).toArray();
       const hours = docs.flatMap((doc) => Object.values(doc.hours ?? {}));
       figures.push({
         ...(await bytesAtRest(store)),

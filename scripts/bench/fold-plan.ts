@@ -15,7 +15,7 @@
  */
 import { serialize } from 'bson';
 import { Command } from 'commander';
-import { NO_HORIZONS } from '../../src/model/retention.ts';
+import { NO_HORIZONS } from '../../src/model/retention-policy.ts';
 import { DEFAULT_STATISTICS } from '../../src/model/statistics-settings.ts';
 import { describeMachine, format, generateCpu, type PlainReading, positiveInt, table, validated, warmedRuns } from './harness/index.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from '../../src/documents/series-day.ts';

@@ -38,7 +38,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Db, Document } from 'mongodb';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { foldJob, foldJobSettings } from '../../src/jobs/fold.ts';
+import { foldJob, foldJobSettings } from '../../src/jobs/fold-job.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
 import { DEFAULT_STATISTICS, SLOT_LEVELS, type SlotLevel, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { foldAll } from '../../src/storage/fold.ts';
@@ -188,8 +188,10 @@ async function fold(store: Store, name: string, readings: number): Promise<strin
   const started = performance.now();
   const folded = await foldAll(store, store.holder);
   const seconds = (performance.now() - started) / 1000;
-  const parts = await store.buckets.countDocuments({});
-  const [row] = await store.buckets.aggregate<{ readings: number }>([{ $group: { _id: null, readings: { $sum: '$readings' } } }]).toArray();
+  const parts = await store.seriesDays.countDocuments({});
+  const [row] = await store.seriesDays
+    .aggregate<{ readings: number }>([{ $group: { _id: null, readings: { $sum: '$readings' } } }])
+    .toArray();
   const check = folded === readings && row?.readings === readings ? 'exact' : `MISMATCH: folded ${folded}, in parts ${row?.readings}`;
   if (check !== 'exact') failures.push(`${name} fold: ${check}`);
   return [name, format.count(folded), format.rate(folded / seconds), format.count(parts), check];
@@ -331,7 +333,7 @@ async function sustain(seconds: number): Promise<void> {
         const ackSeconds = (performance.now() - started) / 1000;
         await jobs.stop();
         const rest = await foldAll(store, store.holder);
-        const [row] = await store.buckets
+        const [row] = await store.seriesDays
           .aggregate<{ readings: number; documents: number; seriesDays: unknown[]; firstDay: Date }>([
             { $match: { ...visibleIn(await readView(store)) } },
             {

@@ -107,7 +107,7 @@ await withScratchStores(
       const started = performance.now();
       await recordFoldCompact(store, readings);
       log(`${store.db.databaseName}: recorded, folded and compacted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-      const docs = await store.buckets.find({}, { projection: { readings: 1, 'r.t': 1 } }).toArray();
+      const docs = await store.seriesDays.find({}, { projection: { readings: 1, 'r.t': 1 } }).toArray();
       const raw = docs.filter((doc) => Array.isArray(doc.r));
       figures.push({
         ...(await bytesAtRest(store)),

@@ -14,9 +14,9 @@
  *   npm run bench:read-pins -- --batches 540 --reps 9
  */
 import { Command } from 'commander';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { compactOnce, foldOnce } from '../../src/storage/fold.ts';
+import { foldOnce } from '../../src/storage/fold.ts';
 import type { Store } from '../../src/storage/store.ts';
 import {
   alternating,
@@ -30,6 +30,7 @@ import {
   table,
   withScratchStores,
 } from './harness/index.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const options = new Command()
   .name('bench:read-pins')
@@ -111,7 +112,7 @@ await withScratchStores(
       );
       rows.push([name, format.ms(keptMs), format.ms(droppedMs), format.ratio(keptMs / droppedMs)]);
     }
-    const documents = await Promise.all(stores.map((store) => store.buckets.countDocuments({})));
+    const documents = await Promise.all(stores.map((store) => store.seriesDays.countDocuments({})));
     console.log(`## Reads with and without the parts compactions replaced\n`);
     console.log(
       `_${new Date().toISOString().slice(0, 10)}; ${await describeServer(stores[0]!.client, database.embedded)}; ${describeMachine()}._ ` +

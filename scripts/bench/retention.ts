@@ -11,10 +11,10 @@
  *   MONGODB_URI=mongodb://host:27017 npm run bench:retention
  */
 import { Command } from 'commander';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { DAY_MS, MINUTE_MS } from '../../src/model/time.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
-import { applyRetention, setRetention } from '../../src/storage/retention.ts';
+import { applyRetention, setRetention } from '../../src/storage/expire.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { collectionBytes, positiveInt, withScratchStore } from './harness/index.ts';
 
@@ -71,13 +71,13 @@ await withScratchStore('retention', { writeConcern: { w: 1, journal: false } }, 
   console.log(
     `Recorded ${inputs.length} readings (${options.hosts} hosts x ${DAYS} days, every 5 min) in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`,
   );
-  const before = await collectionBytes(store.db, CollectionName.buckets);
+  const before = await collectionBytes(store.db, CollectionName.seriesDays);
   await setRetention(store, 'cpu', { minutes: 3, hours: 6, days: 8 });
   const now = START + DAYS * DAY_MS;
   const started = performance.now();
   const removed = await applyRetention(store, now);
   const passMs = performance.now() - started;
-  const after = await collectionBytes(store.db, CollectionName.buckets);
+  const after = await collectionBytes(store.db, CollectionName.seriesDays);
   const againStarted = performance.now();
   const again = await applyRetention(store, now);
   const againMs = performance.now() - againStarted;

@@ -32,7 +32,7 @@
  */
 import { Command } from 'commander';
 import type { Db, Document, MongoClient } from 'mongodb';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { DAY_MS, HOUR_MS } from '../../src/model/time.ts';
 import { backfillRollup, createRollup, findRollups, ROLLUPS_COLLECTION } from '../../src/storage/rollups.ts';
 import { CollectionName } from '../../src/storage/store.ts';
@@ -219,7 +219,7 @@ function queriesOf(data: DataSet): RollupQuery[] {
   ];
 }
 
-/** How long building a rollup took, and the server's share of it by command and collection (`update rollup_…`, `find buckets`, …), in seconds. */
+/** How long building a rollup took, and the server's share of it by command and collection (`update rollup_…`, `find series_days`, …), in seconds. */
 interface BuildTime {
   seconds: number;
   commands: Record<string, number>;
@@ -326,7 +326,7 @@ async function oursReadFigures(ours: OursModel, query: BenchQuery): Promise<Quer
   const { commands } = await ours.commands.listen(() => ours.graphql(query.graphql));
   const pipelines = commands.filter(
     (command) =>
-      command.name === 'aggregate' && (command.collection === CollectionName.buckets || command.collection.startsWith('rollup_')),
+      command.name === 'aggregate' && (command.collection === CollectionName.seriesDays || command.collection.startsWith('rollup_')),
   );
   const total: QueryReads = {
     documents: 0,
@@ -386,7 +386,7 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
     const differences: string[] = [];
     // Several parts (one per fold) per series-day: ordered by fold too.
     const byKey = { series: 1, date: 1, f: 1 };
-    differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.buckets, byKey, ['_id'])).differences);
+    differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.seriesDays, byKey, ['_id'])).differences);
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.series, { _id: 1 }, [])).differences);
     differences.push(...(await compareCollection(recorded.db, bulk.db, CollectionName.metrics, { _id: 1 }, ['createdAt'])).differences);
     const answers: Verification['answers'] = [];
@@ -414,8 +414,8 @@ async function verifyBulkLoad(uri: string, data: DataSet, sample: number): Promi
     }
     await compare('rollups');
     const bytes: [number, number] = [
-      (await collectionBytes(recorded.db, CollectionName.buckets)).bytes,
-      (await collectionBytes(bulk.db, CollectionName.buckets)).bytes,
+      (await collectionBytes(recorded.db, CollectionName.seriesDays)).bytes,
+      (await collectionBytes(bulk.db, CollectionName.seriesDays)).bytes,
     ];
     return { readings: plain.length, recordSeconds, documents: loaded.documents, differences, bytes, answers };
   } finally {
@@ -516,7 +516,7 @@ interface IngestResult {
   batches: { without: number; with: number; rollupWrites: number; registryReads: number }[];
   /**
    * Where the time of the batches with rollups went on the server, summed over them:
-   * per written collection (`buckets`, `rollup <name>`), the `update` commands' ms,
+   * per written collection (`series_days`, `rollup <name>`), the `update` commands' ms,
    * statements (documents), field paths set and the most paths in one statement.
    */
   updates: Record<string, { ms: number; statements: number; paths: number; maxPaths: number }>;
@@ -664,7 +664,7 @@ async function runDataSet(uri: string, client: MongoClient, data: DataSet, dateT
     const definition = definitions.find((d) => d.name === spec.name)!;
     rollups.push({ ...spec, ...(await collectionBytes(ours.db, definition.collection)), build: buildSeconds[spec.name]! });
   }
-  const seriesDocuments = await collectionBytes(ours.db, CollectionName.buckets);
+  const seriesDocuments = await collectionBytes(ours.db, CollectionName.seriesDays);
 
   const baselines: DataSetResult['baselines'] = [];
   const contenders: Contender[] = [

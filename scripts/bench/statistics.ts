@@ -233,7 +233,7 @@ async function measure(uri: string, data: DataSet): Promise<SettingResult[]> {
       }
     }
     for (const [i, model] of models.entries()) {
-      const [row] = await model.store.buckets
+      const [row] = await model.store.seriesDays
         .aggregate<{ documents: number; bytes: number; readings: number }>([
           { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } }, readings: { $sum: '$readings' } } },
         ])

@@ -15,7 +15,7 @@
  */
 import { Command } from 'commander';
 import { SECANTUS_VERSION } from '../../src/embedded/secantus.ts';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { readFlights3m, type Flight } from '../../src/importer/flights.ts';
 import { bucketsPipeline } from '../../src/query/buckets-pipeline.ts';
 import { granularity, type GranularityName } from '../../src/query/granularity.ts';
@@ -97,7 +97,7 @@ await withScratchStore(
     const flights = await loadFlights(origins);
     log(`recording ${flights.length} flights from ${[...origins].join(', ')}`);
     await record(store, flights);
-    const documents = await store.buckets.countDocuments({});
+    const documents = await store.seriesDays.countDocuments({});
     const server = database.embedded ? `SecantusDB ${SECANTUS_VERSION} (embedded)` : 'the server at MONGODB_URI';
     console.log(
       `${flights.length} flights of ${[...origins].join(', ')}, ${documents} route-day documents, on ${server}; ${options.runs} runs per case.\n`,

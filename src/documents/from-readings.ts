@@ -17,7 +17,7 @@ import {
 } from './content.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS, QUARTER_MS, floorTo } from '../model/time.ts';
 import { DEFAULT_STATISTICS, type SlotLevel, type StatisticsSettings, keepsSketch } from '../model/statistics-settings.ts';
-import { type Horizons, NO_HORIZONS } from '../model/retention.ts';
+import { type Horizons, NO_HORIZONS } from '../model/retention-policy.ts';
 import type { Reading } from '../record/validate.ts';
 import { type SketchBins, addKeyToSketch, mergeSketch, sketchKey } from '../model/sketch.ts';
 import { SlotPath, quarterSketchPath, isHourPath, isMinutePath } from './series-day.ts';

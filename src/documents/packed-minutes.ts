@@ -1,3 +1,8 @@
+/**
+ * Packed minutes (see `PackedMinutes`): an hour's minute slots as arrays per field, written
+ * for hours whose minutes share each minute's count and first and last times, and read
+ * back as the object form for a compaction.
+ */
 import { Double } from 'mongodb';
 import { HOUR_MS } from '../model/time.ts';
 import { type FieldStats, PACKED_STATISTICS, type PackedMinutes, type PackedStatistic, type StoredStats } from './series-day.ts';

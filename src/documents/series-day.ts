@@ -1,3 +1,9 @@
+/**
+ * The stored shapes of series-day documents (collection `series_days`; rollup documents share
+ * them): the slot form (day totals, hour and minute slots, sketches under `q`, latest
+ * readings), packed minutes (`mc`), the raw form (`r`, `kl`), parts (`f`), and the
+ * paths of their slots. docs/design.md describes each form and names every stored field.
+ */
 import type { ObjectId } from 'mongodb';
 import type { Stats } from '../model/stats.ts';
 import type { TagMap } from '../model/series.ts';

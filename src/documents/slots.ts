@@ -302,16 +302,16 @@ function quartersOfHour(quarters: readonly [number, number][], reader: SlotReade
  * readings.
  */
 export function slotsOf(fields: readonly string[], pieces: readonly SlotRange[], reader: SlotReader = STATS_READER(fields)): unknown {
-  const parts: unknown[] = [];
+  const lists: unknown[] = [];
   const root = reader.root;
   const hoursObject = root === '' ? '$hours' : { $ifNull: [`$${root}hours`, {}] };
   if (pieces.some((piece) => piece.level === 'day')) {
-    parts.push([{ time: DAY_START, ...reader.read((f) => `$${root}fields.${f}`) }]);
+    lists.push([{ time: DAY_START, ...reader.read((f) => `$${root}fields.${f}`) }]);
   }
   const hours = hourRangesOf(pieces);
   if (hours.length > 0) {
     const stats = (f: string) => `$$h.v.fields.${f}`;
-    parts.push({
+    lists.push({
       $map: {
         input: {
           $filter: {
@@ -340,10 +340,10 @@ export function slotsOf(fields: readonly string[], pieces: readonly SlotRange[],
     },
   });
   const quarters = quarterRangesOf(pieces);
-  if (quarters.length > 0) parts.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader, fields)));
+  if (quarters.length > 0) lists.push(withinHours(hoursHolding(quarters, 4), quartersOfHour(quarters, reader, fields)));
   const minutes = minuteRangesOf(pieces);
-  if (minutes.length > 0) parts.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader, fields)));
-  const slots = parts.length === 1 ? parts[0] : { $concatArrays: parts };
+  if (minutes.length > 0) lists.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader, fields)));
+  const slots = lists.length === 1 ? lists[0] : { $concatArrays: lists };
   return { $cond: [{ $isArray: '$r' }, rawSlots(fields, pieces, reader), slots] };
 }
 
@@ -518,21 +518,21 @@ export function mergedCount(fields: readonly string[], pieces: readonly SlotRang
 const DIRECT_HOURS = 12;
 
 /**
- * The statistics of the larger part of a day cut in two, from the day totals and the
- * smaller part's statistics (bound as `$$s`): counts, sums and sums of squares are the
- * day's minus the smaller part's (exact for integer values; for fractional values the
+ * The statistics of the larger section of a day cut in two, from the day totals and the
+ * smaller section's statistics (bound as `$$s`): counts, sums and sums of squares are the
+ * day's minus the smaller section's (exact for integer values; for fractional values the
  * difference may round differently from summing the slots); the minimum is the day's
- * when the smaller part's is larger, else read from the larger part's own slots (so
+ * when the smaller section's is larger, else read from the larger section's own slots (so
  * only then are they looked at), and likewise the maximum and the first and last
- * readings. Fields the smaller part has
+ * readings. Fields the smaller section has
  * no readings of are the day's totals as they are.
  */
-export function largerPartStats(fields: readonly string[], larger: readonly SlotRange[], statistics: readonly Statistic[]): Document {
+export function largerSectionStats(fields: readonly string[], larger: readonly SlotRange[], statistics: readonly Statistic[]): Document {
   return Object.fromEntries(
     fields.map((field, i) => {
       const day = (s: Statistic) => `$fields.${field}.${s}`;
       const small = (s: Statistic) => `$$s.v${i}.${s}`;
-      // The day's extreme belongs to the larger part unless the smaller part holds it.
+      // The day's extreme belongs to the larger section unless the smaller section holds it.
       const extreme = (s: Statistic, beyond: '$lt' | '$gt') => ({
         $cond: [{ [beyond]: [day(s), small(s)] }, day(s), mergedStats(fields, larger, statistics, { index: i, statistic: s })],
       });
@@ -641,6 +641,6 @@ export const DOCUMENT_VERSION_PATH = '$v';
 /**
  * `raw` for a document in the raw form (see `SeriesDayDocument.r`), `slot` for one in
  * the slot form, as an expression: for reads that take the two forms apart (a zoned
- * day's parts, merged per bucket).
+ * day's sections, merged per bucket).
  */
 export const byForm = (raw: unknown, slot: unknown): Document => ({ $cond: [{ $isArray: '$r' }, raw, slot] });

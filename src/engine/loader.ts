@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { aggregateRankingStages, bucketRankingStages, rankRows } from '../query/ranking.ts';
 import type { RequestBudget } from '../query/budget.ts';
-import { detailExpired, firstExpiredRead, type LevelRead } from '../model/retention.ts';
+import { detailExpired, firstExpiredRead, type LevelRead } from '../model/retention-policy.ts';
 import { chooseRollup, type RollupDefinition } from '../model/rollup.ts';
 import {
   bucketsPipeline,
@@ -410,7 +410,7 @@ async function loadBatch(
  * batch fails with that refusal and no pipeline runs.
  *
  * A request whose pipeline would read minute or hour slots that its metric's retention
- * removed fails with DETAIL_EXPIRED (`model/retention.ts`) instead of answering zeros
+ * removed fails with DETAIL_EXPIRED (`model/retention-policy.ts`) instead of answering zeros
  * there; the metrics' applied horizons are read once per dispatch (beside the rollups),
  * and only for batches that read minute or hour slots. A batch whose every request is
  * refused runs no pipeline.

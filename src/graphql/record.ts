@@ -1,4 +1,4 @@
-import { recordBatch, type RecordOutcome } from '../engine/record.ts';
+import { recordBatch, type RecordOutcome } from '../engine/record-batch.ts';
 import { validateBatchId, validateReading, validateReadings, type Reading } from '../record/validate.ts';
 import { builder } from './builder.ts';
 import type { Context } from './context.ts';

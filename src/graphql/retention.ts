@@ -6,14 +6,14 @@ import {
   MAX_RETENTION_DAYS,
   parseRetentionPolicy,
   type StoredRetention,
-} from '../model/retention.ts';
-import { setRetention } from '../storage/retention.ts';
+} from '../model/retention-policy.ts';
+import { setRetention } from '../storage/expire.ts';
 import { builder } from './builder.ts';
 import { MetricRef } from './metric.ts';
 
 const asDate = (ms: number | null) => (ms === null ? null : new Date(ms));
 
-/** `MetricRetention` type: a metric's retention policy and how far it has been applied (see `model/retention.ts`). */
+/** `MetricRetention` type: a metric's retention policy and how far it has been applied (see `model/retention-policy.ts`). */
 const MetricRetentionRef = builder.objectRef<StoredRetention | undefined>('MetricRetention').implement({
   description:
     'How long a metric keeps each level of its data, in whole UTC days (null: forever), and where each level begins now that retention has removed older data (see docs/retention.md).',

@@ -23,7 +23,7 @@ import { hasScope, type Access } from '../auth/access.ts';
 import { type AuthSettings, createAuthenticator } from '../auth/authenticate.ts';
 import { hashToken, parseAuthorization, TOKEN_CACHE_MS } from '../auth/tokens.ts';
 import type { PipelineRun } from '../engine/loader.ts';
-import type { RecordOutcome } from '../engine/record.ts';
+import type { RecordOutcome } from '../engine/record-batch.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isUnavailable } from '../storage/failures.ts';

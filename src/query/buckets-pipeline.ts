@@ -13,7 +13,7 @@ import {
   type Level,
   type SketchLevel,
 } from './granularity.ts';
-import { planDays, type DayPart, type DayPiece, type DayPlan } from './read-plan.ts';
+import { planDays, type DaySection, type DayPiece, type DayPlan } from './read-plan.ts';
 import { planBucketSegments, planSegments, planSketchSegments } from './segments.ts';
 import { UTC } from './zone.ts';
 import { DOCUMENT_VERSION } from '../documents/series-day.ts';
@@ -37,7 +37,7 @@ import {
   dayTotals,
   groupKey,
   KEEP_VERSION,
-  largerPartStats,
+  largerSectionStats,
   long,
   lowestVersion,
   mergedCount,
@@ -197,13 +197,13 @@ function selectionOf(query: BucketQuery, paths: ReadPaths): DocumentSelection {
 const lengthOf = (pieces: readonly DayPiece<SketchLevel>[]) => pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
 
 /**
- * The two parts of a plan that reads a whole day cut in two buckets, smaller first (see
+ * The two sections of a plan that reads a whole day cut in two buckets, smaller first (see
  * {@link planReads}: the smaller is read from its slots, the larger derived from the
  * day totals); null for any other plan.
  */
-function splitDay<L extends SketchLevel>(plan: DayPlan<L>): [DayPart<L>, DayPart<L>] | null {
-  if (plan.parts === null || plan.parts.length !== 2 || lengthOf(plan.pieces) !== DAY_MS) return null;
-  const [a, b] = plan.parts as [DayPart<L>, DayPart<L>];
+function splitDay<L extends SketchLevel>(plan: DayPlan<L>): [DaySection<L>, DaySection<L>] | null {
+  if (plan.sections === null || plan.sections.length !== 2 || lengthOf(plan.pieces) !== DAY_MS) return null;
+  const [a, b] = plan.sections as [DaySection<L>, DaySection<L>];
   return lengthOf(a.pieces) <= lengthOf(b.pieces) ? [a, b] : [b, a];
 }
 
@@ -213,11 +213,11 @@ interface KeyContext {
   zone: string;
 }
 
-/** Expression for the start of a part's bucket, in ms since epoch (a long; made a date after grouping). */
-function partKey(part: DayPart, plan: DayPlan, context: KeyContext): unknown {
-  if ('at' in part.key) return long(part.key.at);
-  if ('after' in part.key) return part.key.after === 0 ? DAY_START : { $add: [DAY_START, long(part.key.after)] };
-  const first = part.pieces[0]!.from;
+/** Expression for the start of a section's bucket, in ms since epoch (a long; made a date after grouping). */
+function sectionKey(section: DaySection, plan: DayPlan, context: KeyContext): unknown {
+  if ('at' in section.key) return long(section.key.at);
+  if ('after' in section.key) return section.key.after === 0 ? DAY_START : { $add: [DAY_START, long(section.key.after)] };
+  const first = section.pieces[0]!.from;
   return bucketStartMillis({ $add: [DAY_START, long(first)] }, context.cut, context.zone, plan.from + first, plan.to);
 }
 
@@ -226,9 +226,9 @@ const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
 
 /**
  * Expression for what a document under `plan` contributes, as an array of
- * `{k, x}` (parts: `k` the bucket start in ms) or `{time, x}` (slots, bucket found per
- * slot afterwards). A whole day cut in two parts reads the smaller part's slots and
- * derives the larger one (see {@link largerPartStats}).
+ * `{k, x}` (sections: `k` the bucket start in ms) or `{time, x}` (slots, bucket found per
+ * slot afterwards). A whole day cut in two sections reads the smaller section's slots and
+ * derives the larger one (see {@link largerSectionStats}).
  */
 export function planReads(
   fields: readonly string[],
@@ -236,15 +236,15 @@ export function planReads(
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
 ): unknown {
-  if (plan.parts === null || context === null) return slotsOf(fields, plan.pieces);
-  const parts = plan.parts;
-  const raw = parts.map((part) => ({ k: partKey(part, plan, context), x: rawMergedStats(fields, part.pieces, statistics) }));
-  return byForm(raw, slotPartReads(fields, plan, context, statistics));
+  if (plan.sections === null || context === null) return slotsOf(fields, plan.pieces);
+  const sections = plan.sections;
+  const raw = sections.map((section) => ({ k: sectionKey(section, plan, context), x: rawMergedStats(fields, section.pieces, statistics) }));
+  return byForm(raw, slotSectionReads(fields, plan, context, statistics));
 }
 
-/** {@link planReads} of a plan in parts, for a document in the slot form. */
-function slotPartReads(fields: readonly string[], plan: DayPlan, context: KeyContext, statistics: readonly Statistic[]): unknown {
-  const parts = plan.parts!;
+/** {@link planReads} of a plan in sections, for a document in the slot form. */
+function slotSectionReads(fields: readonly string[], plan: DayPlan, context: KeyContext, statistics: readonly Statistic[]): unknown {
+  const sections = plan.sections!;
   const halves = splitDay(plan);
   if (halves !== null) {
     const [small, large] = halves;
@@ -252,19 +252,19 @@ function slotPartReads(fields: readonly string[], plan: DayPlan, context: KeyCon
       $let: {
         vars: { s: mergedStats(fields, small.pieces, statistics) },
         in: [
-          { k: partKey(small, plan, context), x: '$$s' },
-          { k: partKey(large, plan, context), x: largerPartStats(fields, large.pieces, statistics) },
+          { k: sectionKey(small, plan, context), x: '$$s' },
+          { k: sectionKey(large, plan, context), x: largerSectionStats(fields, large.pieces, statistics) },
         ],
       },
     };
-    // A document without readings in the smaller part (often, for sparse data) gives its day totals to the larger part's bucket.
+    // A document without readings in the smaller section (often, for sparse data) gives its day totals to the larger section's bucket.
     const smallCount = mergedCount(fields, small.pieces);
     if (smallCount === null) return split;
     return {
-      $cond: [{ $gt: [smallCount, 0] }, split, [{ k: partKey(large, plan, context), x: dayTotals(fields) }]],
+      $cond: [{ $gt: [smallCount, 0] }, split, [{ k: sectionKey(large, plan, context), x: dayTotals(fields) }]],
     };
   }
-  return parts.map((part) => ({ k: partKey(part, plan, context), x: mergedStats(fields, part.pieces, statistics) }));
+  return sections.map((section) => ({ k: sectionKey(section, plan, context), x: mergedStats(fields, section.pieces, statistics) }));
 }
 
 /**
@@ -324,12 +324,12 @@ function perDay<L extends SketchLevel>(plans: readonly DayPlan<L>[], read: (plan
  *   and minute subdocuments, `$filter` by index), each grouped by its bucket start,
  *   computed from the slot's start in milliseconds ({@link bucketStartExpression}).
  * - `DAY` and coarser in other zones: the slots of each day are merged per bucket
- *   ("parts") whose start is known in advance: a constant, or a fixed distance from the
+ *   ("sections") whose start is known in advance: a constant, or a fixed distance from the
  *   day's midnight, so no per-slot arithmetic is needed; a day cut in two by a local
- *   midnight reads its smaller part and takes the larger from the day totals (see
+ *   midnight reads its smaller section and takes the larger from the day totals (see
  *   {@link planReads}); starts are in ms and become dates after grouping (`$set`).
  *   Beyond {@link MAX_KNOWN_PLANS} plans (a boundary day per week or month over many
- *   years), every day is read as if it held a local midnight and each part's bucket is
+ *   years), every day is read as if it held a local midnight and each section's bucket is
  *   computed per document, which keeps the pipeline small.
  *
  * `$group` merges the statistics per bucket start and group: `$sum` of count, sum and
@@ -351,7 +351,7 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     return Object.keys(id).length === 0 ? null : id;
   };
 
-  // Zoned DAY and coarser: each day's reads in parts inside one bucket each, keyed by
+  // Zoned DAY and coarser: each day's reads in sections inside one bucket each, keyed by
   // constants (see `query/read-plan.ts`); otherwise slot by slot.
   let plans: DayPlan[];
   let context: KeyContext | null = null;
@@ -361,7 +361,7 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     plans = planDays(segments, { starts, keys: 'known' });
     if (plans.length > MAX_KNOWN_PLANS) {
       // Too many plans to send (a boundary day per week or month over years): read every
-      // day as if it held a local midnight, and compute each part's bucket per document.
+      // day as if it held a local midnight, and compute each section's bucket per document.
       const dayCut = GRANULARITIES.DAY.cut;
       const midnights = [bucketStart(from, dayCut, zone), ...bucketBoundaries(from, to, dayCut, zone)];
       plans = planDays(planSegments(from, to, 'day', midnights.slice(1)), { starts: midnights, keys: 'slot' });
@@ -389,7 +389,7 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     let t: unknown;
     if (granularity !== null) {
       if (context === null) t = utcDayKey(granularity.cut, from, to);
-      else t = perDay(plans, (plan) => partKey(plan.parts![0]!, plan, context!));
+      else t = perDay(plans, (plan) => sectionKey(plan.sections![0]!, plan, context!));
     }
     const grouped = {
       $group: {
@@ -426,7 +426,7 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
 
 /**
  * Whether a query's plans read the day totals beyond their day pieces: a zoned day cut
- * in two by a bucket boundary derives its larger part from them (see {@link planReads}).
+ * in two by a bucket boundary derives its larger section from them (see {@link planReads}).
  */
 const readsDayTotals = (plans: readonly DayPlan<SketchLevel>[], zoned: boolean) =>
   plans.some((plan) => plan.pieces.some((piece) => piece.level === 'day') || (zoned && splitDay(plan) !== null));
@@ -579,7 +579,7 @@ export function counterPipeline(query: BucketQuery): DocumentPipeline {
   return { selection, stages: [...stages, { $group: { _id: { s: '$id', ...key }, p: { $push: '$s.x' } } }] };
 }
 
-/** Plans with constant keys a pipeline may carry; beyond, parts are keyed per document. */
+/** Plans with constant keys a pipeline may carry; beyond, sections are keyed per document. */
 const MAX_KNOWN_PLANS = 128;
 
 /**

@@ -17,37 +17,37 @@ export interface DayPiece<L extends SketchLevel = Level> {
 }
 
 /**
- * The bucket the slots of a part belong to: the one starting at instant `at` (ms since
+ * The bucket the slots of a section belong to: the one starting at instant `at` (ms since
  * epoch) for every day of the plan, the one starting `after` ms after each day's
  * midnight (negative: before it), or `slot`: computed on the server from the start of
- * the part's first slot.
+ * the section's first slot.
  */
-export type PartKey = { at: number } | { after: number } | { slot: true };
+export type SectionKey = { at: number } | { after: number } | { slot: true };
 
 /** Slots of one day that lie in one bucket. */
-export interface DayPart<L extends SketchLevel = Level> {
-  key: PartKey;
+export interface DaySection<L extends SketchLevel = Level> {
+  key: SectionKey;
   pieces: DayPiece<L>[];
 }
 
 /**
  * Consecutive UTC days `[from, to)` (midnights, ms since epoch) that read the same
  * pieces of themselves. With bucket boundaries (see {@link planDays}) the pieces are
- * also grouped into `parts`, each inside one bucket; without, `parts` is null and each
+ * also grouped into `sections`, each inside one bucket; without, `sections` is null and each
  * slot's bucket is computed from its own start.
  */
 export interface DayPlan<L extends SketchLevel = Level> {
   from: number;
   to: number;
   pieces: DayPiece<L>[];
-  parts: DayPart<L>[] | null;
+  sections: DaySection<L>[] | null;
 }
 
-/** How {@link planDays} forms parts: at the bucket starts `starts`, keyed as known instants or computed per document. */
-export interface PartOptions {
+/** How {@link planDays} forms sections: at the bucket starts `starts`, keyed as known instants or computed per document. */
+export interface SectionOptions {
   /** Every bucket start from the one holding the range's start on, ascending (ms since epoch). */
   starts: readonly number[];
-  /** `slot` to key every part by a server-side computation instead of constants (for plans that would otherwise differ day by day). */
+  /** `slot` to key every section by a server-side computation instead of constants (for plans that would otherwise differ day by day). */
   keys: 'known' | 'slot';
 }
 
@@ -67,8 +67,8 @@ function lastAtMost(values: readonly number[], value: number): number {
 }
 
 /** Splits one day's pieces at the bucket starts inside them and groups them by bucket, in time order. */
-function dayParts<L extends SketchLevel>(day: number, pieces: readonly DayPiece<L>[], options: PartOptions): DayPart<L>[] {
-  const parts: DayPart<L>[] = [];
+function daySections<L extends SketchLevel>(day: number, pieces: readonly DayPiece<L>[], options: SectionOptions): DaySection<L>[] {
+  const sections: DaySection<L>[] = [];
   let lastBucket = Number.NaN;
   for (const piece of pieces) {
     let from = day + piece.from;
@@ -79,35 +79,40 @@ function dayParts<L extends SketchLevel>(day: number, pieces: readonly DayPiece<
       const next = options.starts[index + 1];
       const end = next !== undefined && next < to ? next : to;
       const slice = { level: piece.level, from: from - day, to: end - day };
-      if (start === lastBucket) parts[parts.length - 1]!.pieces.push(slice);
-      else parts.push({ key: options.keys === 'slot' ? { slot: true } : { at: start }, pieces: [slice] });
+      if (start === lastBucket) sections[sections.length - 1]!.pieces.push(slice);
+      else sections.push({ key: options.keys === 'slot' ? { slot: true } : { at: start }, pieces: [slice] });
       lastBucket = start;
       from = end;
     }
   }
-  return parts;
+  return sections;
 }
 
 /**
- * Whether the parts of a new day continue a plan: the same pieces in each part, and
+ * Whether the sections of a new day continue a plan: the same pieces in each section, and
  * keys that are the same instant, or the same distance from midnight. A plan of one
- * day still has its keys as instants; the second day decides, per part.
+ * day still has its keys as instants; the second day decides, per section.
  */
-function mergeParts<L extends SketchLevel>(plan: DayPlan<L>, days: number, day: number, parts: readonly DayPart<L>[]): DayPart<L>[] | null {
-  if (plan.parts === null || plan.parts.length !== parts.length) return null;
-  const merged: DayPart<L>[] = [];
-  for (const [i, part] of parts.entries()) {
-    const current = plan.parts[i]!;
-    if (!samePieces(current.pieces, part.pieces)) return null;
-    if ('slot' in current.key || 'slot' in part.key) {
-      if (!('slot' in current.key && 'slot' in part.key)) return null;
+function mergeSections<L extends SketchLevel>(
+  plan: DayPlan<L>,
+  days: number,
+  day: number,
+  sections: readonly DaySection<L>[],
+): DaySection<L>[] | null {
+  if (plan.sections === null || plan.sections.length !== sections.length) return null;
+  const merged: DaySection<L>[] = [];
+  for (const [i, section] of sections.entries()) {
+    const current = plan.sections[i]!;
+    if (!samePieces(current.pieces, section.pieces)) return null;
+    if ('slot' in current.key || 'slot' in section.key) {
+      if (!('slot' in current.key && 'slot' in section.key)) return null;
       merged.push(current);
-    } else if ('at' in current.key && 'at' in part.key && current.key.at === part.key.at) {
+    } else if ('at' in current.key && 'at' in section.key && current.key.at === section.key.at) {
       merged.push(current);
-    } else if ('after' in current.key && 'at' in part.key && current.key.after === part.key.at - day) {
+    } else if ('after' in current.key && 'at' in section.key && current.key.after === section.key.at - day) {
       merged.push(current);
-    } else if (days === 1 && 'at' in current.key && 'at' in part.key && current.key.at - plan.from === part.key.at - day) {
-      merged.push({ key: { after: part.key.at - day }, pieces: current.pieces });
+    } else if (days === 1 && 'at' in current.key && 'at' in section.key && current.key.at - plan.from === section.key.at - day) {
+      merged.push({ key: { after: section.key.at - day }, pieces: current.pieces });
     } else {
       return null;
     }
@@ -117,34 +122,34 @@ function mergeParts<L extends SketchLevel>(plan: DayPlan<L>, days: number, day: 
 
 /**
  * Cuts time-ordered segments by UTC day and merges consecutive days that read the same
- * pieces into plans, in time order. With `parts`, each day's pieces are further split at
- * the bucket starts and grouped by bucket, and days merge only when their parts go to
+ * pieces into plans, in time order. With `sections`, each day's pieces are further split at
+ * the bucket starts and grouped by bucket, and days merge only when their sections go to
  * the same bucket or to buckets at the same distance from their midnight (so a New York
  * `DAY` query has one plan per stretch of constant offset, a New York `MONTH` query one
  * plan for the inner days of each month and one for each day holding a month boundary).
  * Work is proportional to the number of days the segments cover.
  */
-export function planDays<L extends SketchLevel = Level>(segments: readonly Segment<L>[], parts?: PartOptions): DayPlan<L>[] {
+export function planDays<L extends SketchLevel = Level>(segments: readonly Segment<L>[], sections?: SectionOptions): DayPlan<L>[] {
   const plans: DayPlan<L>[] = [];
   let days = 0;
   const append = (day: number, pieces: DayPiece<L>[]) => {
-    const dayPartsNow = parts === undefined ? null : dayParts(day, pieces, parts);
+    const daySectionsNow = sections === undefined ? null : daySections(day, pieces, sections);
     const last = plans[plans.length - 1];
     if (last !== undefined && last.to === day && samePieces(last.pieces, pieces)) {
-      if (dayPartsNow === null) {
+      if (daySectionsNow === null) {
         last.to = day + DAY_MS;
         days += 1;
         return;
       }
-      const merged = mergeParts(last, days, day, dayPartsNow);
+      const merged = mergeSections(last, days, day, daySectionsNow);
       if (merged !== null) {
-        last.parts = merged;
+        last.sections = merged;
         last.to = day + DAY_MS;
         days += 1;
         return;
       }
     }
-    plans.push({ from: day, to: day + DAY_MS, pieces, parts: dayPartsNow });
+    plans.push({ from: day, to: day + DAY_MS, pieces, sections: daySectionsNow });
     days = 1;
   };
   let day = -1;

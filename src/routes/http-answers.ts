@@ -5,7 +5,7 @@
  * errors as HTTP answers in the shape InfluxDB's v2 API gives them, carrying our stable
  * code as GraphQL errors do.
  */
-import type { RecordOutcome } from '../engine/record.ts';
+import type { RecordOutcome } from '../engine/record-batch.ts';
 import { GraphQLError } from 'graphql';
 import { firstForbiddenMetric, forbiddenMessage, hasScope, OPEN_ACCESS, type Access } from '../auth/access.ts';
 import type { Scope } from '../model/scopes.ts';

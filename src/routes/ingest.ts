@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { uncompress } from 'snappyjs';
 import { z } from 'zod';
-import { recordBatch, type RecordOutcome } from '../engine/record.ts';
+import { recordBatch, type RecordOutcome } from '../engine/record-batch.ts';
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import { UTC, parseLocalTime } from '../query/zone.ts';
 import { validateBatchId, validateReadings, type Reading, type ReadingInput } from '../record/validate.ts';

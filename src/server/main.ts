@@ -16,12 +16,11 @@ import { Command } from 'commander';
 import { createHttpTerminator } from 'http-terminator';
 import { ConfigError, configuredStatistics, loadConfig, type Config } from '../config.ts';
 import { ensureSecantusInstalled } from '../embedded/secantus.ts';
-import { foldJob, foldJobSettings } from '../jobs/fold.ts';
-import { releaseLease } from '../storage/fold.ts';
+import { foldJob, foldJobSettings } from '../jobs/fold-job.ts';
 import { setUpFaultPoints } from '../storage/fault-points.ts';
 import { ServerMetrics } from '../observability/metrics.ts';
-import { retentionJob } from '../jobs/retention.ts';
-import { rollupRebuildJob } from '../jobs/rollups.ts';
+import { retentionJob } from '../jobs/retention-job.ts';
+import { rollupRebuildJob } from '../jobs/rollup-job.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { superviseSecantus, type EmbeddedSupervisor } from '../embedded/supervisor.ts';
 import { ErrorCode, ServiceError } from '../errors.ts';
@@ -34,6 +33,7 @@ import { DatabaseHealth } from '../observability/database-health.ts';
 import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 import { LiveEvents } from '../events/live-events.ts';
+import { releaseLease } from '../storage/lease.ts';
 
 async function main(): Promise<void> {
   const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();

@@ -140,7 +140,7 @@ async function runWithTail<T extends Document>(
   // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
   // the first and scans the collection for a merged or $and-wrapped filter.
   const visibility = { $match: visibleIn(view) };
-  const collection = source.rollup?.collection ?? CollectionName.buckets;
+  const collection = source.rollup?.collection ?? CollectionName.seriesDays;
   // Only the readings whose documents the selection may select are planned and sent.
   const selected = readings.filter(selectsReading(selection, Boolean(source.rollup)));
   const documents =

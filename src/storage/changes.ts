@@ -14,7 +14,7 @@ import type { Store } from './store.ts';
  * @returns `supported`, and the server's reason when not.
  */
 export async function probeChangeStreams(store: Store): Promise<{ supported: boolean; reason?: string }> {
-  const probe = store.buckets.watch([], { maxAwaitTimeMS: 1 });
+  const probe = store.seriesDays.watch([], { maxAwaitTimeMS: 1 });
   try {
     await probe.tryNext();
     return { supported: true };

@@ -1,9 +1,10 @@
-import { finishRunning, foldPending, insertOnce } from './fold.ts';
+import { foldPending, finishRunning } from './fold.ts';
 import { dropRollup, findRollups, markDirty } from './rollups.ts';
 import { CollectionName, type Store } from './store.ts';
 import { deleteSummaries } from './summaries.ts';
 import { voidSummary } from '../documents/summaries.ts';
 import { FOLDS_ID, foldState } from './fold-state.ts';
+import { insertOnce } from './parts.ts';
 
 /** What a deletion removed. */
 export interface DeleteSummary {
@@ -63,11 +64,11 @@ export async function deleteMetric(store: Store, name: string): Promise<DeleteSu
   const ids = new Set((await store.series.find({ metric: name }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id));
   const dates = (await store.db.collection(CollectionName.summaries).distinct('date', { metric: name })) as Date[];
   await voidSummaries(store, name, dates);
-  let documents = (await store.buckets.deleteMany({ metric: name })).deletedCount;
+  let documents = (await store.seriesDays.deleteMany({ metric: name })).deletedCount;
   // A compaction that read the documents before they were deleted would insert them again.
   await finishRunning(store);
   const voided = await voidSummaries(store, name, dates);
-  documents += (await store.buckets.deleteMany({ metric: name })).deletedCount;
+  documents += (await store.seriesDays.deleteMany({ metric: name })).deletedCount;
   // The summaries the voids replaced: none answers any more.
   await deleteSummaries(store, { metric: name, kind: { $ne: 'void' }, f: { $lte: voided } });
   const series = await store.series.deleteMany({ metric: name });
@@ -94,7 +95,7 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
   const entry = await store.series.findOne({ _id: id }, { projection: { metric: 1 } });
   if (entry !== null) await foldPending(store, entry.metric);
   const rollups = entry === null ? [] : await findRollups(store, [entry.metric]);
-  const dates = entry === null ? [] : ((await store.buckets.distinct('date', { series: id })) as Date[]);
+  const dates = entry === null ? [] : ((await store.seriesDays.distinct('date', { series: id })) as Date[]);
   let dirty: { rollup: (typeof rollups)[number]; days: number[] }[] = [];
   if (rollups.length > 0) {
     const days = dates.map((date) => date.getTime());
@@ -105,10 +106,10 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
   // then reads those days from the documents) and again after any fold or compaction
   // under way, which may have summed it up meanwhile.
   await voidSummaries(store, entry?.metric, dates);
-  let documents = (await store.buckets.deleteMany({ series: id })).deletedCount;
+  let documents = (await store.seriesDays.deleteMany({ series: id })).deletedCount;
   await finishRunning(store);
   await voidSummaries(store, entry?.metric, dates);
-  documents += (await store.buckets.deleteMany({ series: id })).deletedCount;
+  documents += (await store.seriesDays.deleteMany({ series: id })).deletedCount;
   if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
   if (entry !== null) await store.metrics.updateOne({ _id: entry.metric }, { $inc: { seriesDeletions: 1 } });

@@ -117,7 +117,7 @@ export const foldState = (db: Db): Collection<FoldStateDocument> => db.collectio
 /**
  * Creates the fold state document when the database has none (idempotent; V starts at
  * 0), and records once where day summaries start (`summariesFrom`): 0 in a database
- * without series-day documents (collection `buckets`, named by the caller: this module
+ * without series-day documents (collection `series_days`, named by the caller: this module
  * does not import the store's names), else the next fold's number.
  */
 export async function ensureFoldState(db: Db, buckets: string): Promise<void> {

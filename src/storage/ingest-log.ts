@@ -25,7 +25,7 @@ export interface IngestBounds {
   /**
    * Readings per second the folder folds, for `Retry-After` (`backlogWait`): 20,000 until
    * this process folds, then the rate of its last fold of at least half
-   * `FOLD_MAX_READINGS` (`jobs/fold.ts`).
+   * `FOLD_MAX_READINGS` (`jobs/fold-job.ts`).
    */
   foldRate: number;
   /** The last backlog this process measured (or is measuring), and when it began (ms since epoch). */

@@ -48,14 +48,14 @@ async function partsOfEdgeDay(
   projection: Document,
   driver: { maxTimeMS?: number; signal?: AbortSignal },
 ): Promise<Document[]> {
-  const [edge] = await findVisible(store.buckets, filter, view, {
+  const [edge] = await findVisible(store.seriesDays, filter, view, {
     ...driver,
     sort: { series: 1, date: direction },
     limit: 1,
     projection: { date: 1 },
   }).toArray();
   if (edge === undefined) return [];
-  return findVisible(store.buckets, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
+  return findVisible(store.seriesDays, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
 }
 
 /**
@@ -197,7 +197,7 @@ export async function latestReadings(store: Store, id: string, n: number, option
     // Stored readings later than this are all in `stored`; -Infinity once the walk saw every day.
     let cutoff = -Infinity;
     await limitedRead(options, async (driver) => {
-      const cursor = findVisible(store.buckets, { series: id }, view, {
+      const cursor = findVisible(store.seriesDays, { series: id }, view, {
         ...driver,
         sort: { date: -1 },
         projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1, r: 1 },

@@ -15,7 +15,7 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import { batchMark } from '../model/batch.ts';
 import { ingestLog, type CarriedClaim, type LogEntryDocument } from './ingest-log.ts';
-import { duplicateKeyIndexes } from './record.ts';
+import { duplicateKeyIndexes } from './registration.ts';
 import { findRollups, markDirty } from './rollups.ts';
 import type { BatchDocument, Store } from './store.ts';
 import type { SeriesDayDocument } from '../documents/series-day.ts';
@@ -146,7 +146,7 @@ async function claimsInProgress(store: Store): Promise<ReadClaim[]> {
   const byMark = new Map(claims.filter((claim) => !inLog.has(claim._id)).map((claim) => [batchMark(claim._id), claim._id]));
   const documents = new Map<string, ReadClaim['documents']>();
   if (byMark.size > 0) {
-    const cursor = store.buckets.find(
+    const cursor = store.seriesDays.find(
       { batches: { $in: [...byMark.keys()] } },
       { projection: { _id: 0, series: 1, date: 1, metric: 1, batches: 1 } },
     );
@@ -188,7 +188,7 @@ export async function claimsLeft(store: Pick<Store, 'batches'>): Promise<number>
 
 /** Series-day documents that carry batch marks (`countDocuments` of `{batches: {$exists: true}}`). */
 export async function countMarkedDocuments(store: Store): Promise<number> {
-  return store.buckets.countDocuments({ batches: { $exists: true } });
+  return store.seriesDays.countDocuments({ batches: { $exists: true } });
 }
 
 /** What {@link carryClaims} would do, read without writing anything (`npm run migrate -- --dry-run`). */
@@ -364,7 +364,7 @@ export async function removeBatchMarks(
  * @returns the documents updated.
  */
 export async function updateInIdRanges(
-  store: Pick<Store, 'buckets'>,
+  store: Pick<Store, 'seriesDays'>,
   filter: Filter<SeriesDayDocument>,
   update: UpdateFilter<SeriesDayDocument>,
   options: { batchSize: number; total: number; onProgress?: (done: number, total: number) => void },
@@ -375,12 +375,12 @@ export async function updateInIdRanges(
   let last: SeriesDayDocument['_id'] | undefined;
   for (;;) {
     const range = last === undefined ? {} : { _id: { $gt: last } };
-    const ids = await store.buckets
+    const ids = await store.seriesDays
       .find({ ...filter, ...range }, { projection: { _id: 1 }, sort: { _id: 1 }, limit: options.batchSize })
       .toArray();
     const upTo = ids.at(-1)?._id;
     if (upTo === undefined) break;
-    const result = await store.buckets.updateMany(
+    const result = await store.seriesDays.updateMany(
       { ...filter, _id: last === undefined ? { $lte: upTo } : { $gt: last, $lte: upTo } },
       update,
     );

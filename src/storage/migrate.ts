@@ -81,7 +81,7 @@ export interface PendingMigration {
  * when there are no series-day documents.
  */
 export async function layoutVersions(store: Store): Promise<Record<string, number>> {
-  const groups = await store.buckets
+  const groups = await store.seriesDays
     .aggregate<{ _id: unknown; n: number }>([{ $group: { _id: { $ifNull: ['$v', UNMARKED_VERSION] }, n: { $sum: 1 } } }])
     .toArray();
   const versions: Record<string, number> = {};
@@ -93,7 +93,7 @@ export async function layoutVersions(store: Store): Promise<Record<string, numbe
 export async function pendingMigration(store: Store): Promise<PendingMigration> {
   const [versions, unstamped, metricsWithoutStatistics, claims] = await Promise.all([
     layoutVersions(store),
-    store.buckets.countDocuments(unmarked),
+    store.seriesDays.countDocuments(unmarked),
     store.metrics.countDocuments(withoutStatistics),
     planClaims(store),
   ]);
@@ -155,7 +155,7 @@ export async function migrateLayout(
     store,
     unmarked,
     { $set: { v: UNMARKED_VERSION } },
-    { batchSize, total: await store.buckets.countDocuments(unmarked), onProgress: options.onProgress },
+    { batchSize, total: await store.seriesDays.countDocuments(unmarked), onProgress: options.onProgress },
   );
 
   const metrics = await store.metrics.updateMany(withoutStatistics, { $set: { statistics: store.defaultStatistics } });

@@ -4,7 +4,7 @@ import type { MetricDocument, SeriesDocument, Store } from './store.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
 import { type QueryOptions, limitedRead } from './query-options.ts';
 import type { StatisticsSettings } from '../model/statistics-settings.ts';
-import { horizonsOf } from '../model/retention.ts';
+import { horizonsOf } from '../model/retention-policy.ts';
 
 /**
  * Sets the optional statistics of metric `name` (sketch levels and fields, latest

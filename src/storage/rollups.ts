@@ -228,7 +228,9 @@ export async function rebuildRollupDay(
   // Everything folded up to V now; parts of later folds (f > V) stay, as they add to it.
   // The view stays pinned while the parts are read, so a compaction's clean-up keeps them.
   const visible = await withView(store, async (view) => {
-    for await (const doc of findVisible(store.buckets, { metric: rollup.metric, date }, view, { projection: { recent: 0, batches: 0 } })) {
+    for await (const doc of findVisible(store.seriesDays, { metric: rollup.metric, date }, view, {
+      projection: { recent: 0, batches: 0 },
+    })) {
       writes.push(dayContentOf(doc));
       sources.push(doc);
     }
@@ -299,7 +301,7 @@ export async function backfillRollup(
   const wait = rollup.createdAt.getTime() + graceMs - Date.now();
   if (wait > 0) await sleep(wait);
   if (rollup.state === 'building') {
-    const days = ((await store.buckets.distinct('date', { metric })) as Date[]).map((date) => date.getTime());
+    const days = ((await store.seriesDays.distinct('date', { metric })) as Date[]).map((date) => date.getTime());
     // Dirty as of the grace period ago, so the days can be rebuilt at once; one update
     // marks them and makes the rollup ready.
     const marks = days.length === 0 ? {} : dirtyDays(days, new Date(Date.now() - graceMs));
@@ -334,7 +336,7 @@ async function rebuildDays(store: Store, id: string, graceMs: number, onProgress
  * passed since their definition (see {@link backfillRollup}), and rebuilds the dirty
  * days of the ready ones that have rested `graceMs` (days a retried batch, a failed
  * rollup write or a batch of the building phase marked). The server runs it on a
- * schedule (config `ROLLUP_REBUILD_SECONDS`, `jobs/rollups.ts`). Once `options.signal`
+ * schedule (config `ROLLUP_REBUILD_SECONDS`, `jobs/rollup-job.ts`). Once `options.signal`
  * is aborted the pass stops before the next rollup or day (the next pass does the rest).
  * @returns the days rebuilt and the days still dirty, over the rollups looked at.
  */

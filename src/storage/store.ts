@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoClient, MongoServerError, type Collection, type Db, type MongoClientOptions, type W } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { MetricKind } from '../model/counter.ts';
-import type { StoredRetention } from '../model/retention.ts';
+import type { StoredRetention } from '../model/retention-policy.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
 import { dropIndexIfPresent, indexesOf } from './indexes.ts';
@@ -43,7 +43,7 @@ export interface MetricDocument {
   statistics?: StatisticsSettings;
   /**
    * How long each level of the metric's documents is kept, and how far retention has
-   * removed them (see `model/retention.ts`); absent: everything is kept forever.
+   * removed them (see `model/retention-policy.ts`); absent: everything is kept forever.
    */
   retention?: StoredRetention;
   /**
@@ -107,8 +107,8 @@ export interface BatchDocument {
 export interface Store {
   client: MongoClient;
   db: Db;
-  /** Series-day documents (see `documents/series-day.ts`). */
-  buckets: Collection<SeriesDayDocument>;
+  /** Series-day documents (collection `series_days`, see `documents/series-day.ts`). */
+  seriesDays: Collection<SeriesDayDocument>;
   series: Collection<SeriesDocument>;
   metrics: Collection<MetricDocument>;
   /** Claims of batches sent with a `batchId` by the write path before the ingest log (read by `npm run migrate`). */
@@ -160,9 +160,9 @@ export interface Store {
   ingest: IngestBounds;
 }
 
-/** Collection names, fixed so that `$unionWith` stages can name the bucket collection. */
+/** Collection names, fixed so that `$unionWith` stages can name them. */
 export const CollectionName = {
-  buckets: 'buckets',
+  seriesDays: 'series_days',
   series: 'series',
   metrics: 'metrics',
   batches: 'batches',
@@ -186,8 +186,10 @@ export const DEFAULT_MAX_TAIL_SECONDS = 60;
 export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
 
 /**
- * Creates the indexes the queries and the record path rely on (idempotent):
- * - on `buckets` and on the collection of every defined rollup, the indexes of
+ * Creates the indexes the queries and the record path rely on (idempotent), after
+ * renaming the collection of series-day documents of earlier versions
+ * ({@link renameLegacyDays}):
+ * - on `series_days` and on the collection of every defined rollup, the indexes of
  *   {@link ensureDayIndexes} (the unique `{series, date}` index of databases written
  *   before folds is dropped there, and the unique `series_date_f` of earlier versions
  *   made not unique);
@@ -204,7 +206,8 @@ export const DEFAULT_BATCH_RETENTION_SECONDS = 24 * 3600;
  *   into the ingest log (`storage/migrate-claims.ts`).
  */
 export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATCH_RETENTION_SECONDS): Promise<void> {
-  await ensureDayIndexes(db, CollectionName.buckets);
+  await renameLegacyDays(db);
+  await ensureDayIndexes(db, CollectionName.seriesDays);
   for (const name of [CollectionName.summaries, CollectionName.sketches]) {
     await db.collection(name).createIndexes([
       { key: { metric: 1, date: 1, f: 1 }, name: 'metric_date_f' },
@@ -220,7 +223,7 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
     .toArray();
   for (const { collection } of rollups) await ensureDayIndexes(db, collection);
   await ensureIngestLogIndexes(db, batchRetentionSeconds);
-  await ensureFoldState(db, CollectionName.buckets);
+  await ensureFoldState(db, CollectionName.seriesDays);
   await markFoldedEntries(db);
   // A stopped process's read pin is ignored once older than the compaction grace period
   // (storage/read-pins.ts) and removed an hour after its last write.
@@ -236,6 +239,44 @@ export async function ensureIndexes(db: Db, batchRetentionSeconds = DEFAULT_BATC
     // 85 IndexOptionsConflict: the index exists with another retention.
     if (!(error instanceof MongoServerError && error.code === 85)) throw error;
     await db.command({ collMod: CollectionName.batches, index: { name: ttl.name, expireAfterSeconds: batchRetentionSeconds } });
+  }
+}
+
+/** The name versions before this one gave the collection of series-day documents. */
+const LEGACY_DAYS = 'buckets';
+
+/**
+ * Renames the collection of series-day documents of an earlier version, `buckets`, to
+ * `series_days` ("bucket" names the time buckets of answers), with its documents and
+ * indexes: `renameCollection` within the database, a metadata change on MongoDB (it needs
+ * the `renameCollectionSameDB` action, which the `readWrite` role has) and on the
+ * embedded server. Nothing to do when `buckets` does not exist; an empty `buckets` beside
+ * `series_days` is dropped. Two instances starting at once: one renames, the other finds
+ * the rename done (a refused rename is checked again).
+ * @throws Error when both collections hold documents: a server of an earlier version
+ * wrote to `buckets` after the rename (servers of both versions must not run on one
+ * database at once; see docs/operations.md, "Upgrading").
+ */
+async function renameLegacyDays(db: Db): Promise<void> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const names = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((collection) => collection.name));
+    if (!names.has(LEGACY_DAYS)) return;
+    if (names.has(CollectionName.seriesDays)) {
+      if ((await db.collection(LEGACY_DAYS).countDocuments({}, { limit: 1 })) === 0) {
+        await db.collection(LEGACY_DAYS).drop();
+        return;
+      }
+      throw new Error(
+        `Both "${LEGACY_DAYS}" and "${CollectionName.seriesDays}" hold series-day documents in database ${db.databaseName}: a server of a version before the rename wrote to "${LEGACY_DAYS}" after it. Stop every server of that version, then move its documents into "${CollectionName.seriesDays}" (docs/operations.md, "Upgrading").`,
+      );
+    }
+    try {
+      await db.collection(LEGACY_DAYS).rename(CollectionName.seriesDays);
+      return;
+    } catch (error) {
+      // Renamed meanwhile by another instance (the source is gone, or the target exists): look again.
+      if (attempt > 0 || !(error instanceof MongoServerError)) throw error;
+    }
   }
 }
 
@@ -342,7 +383,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
   return {
     client,
     db,
-    buckets: db.collection<SeriesDayDocument>(CollectionName.buckets),
+    seriesDays: db.collection<SeriesDayDocument>(CollectionName.seriesDays),
     series: db.collection<SeriesDocument>(CollectionName.series),
     metrics: db.collection<MetricDocument>(CollectionName.metrics),
     batches: db.collection<BatchDocument>(CollectionName.batches),

@@ -243,7 +243,7 @@ describe('metric prefixes', () => {
     expect(response.data).toEqual({ recordReadings: { recorded: 2, series: 2, documents: 2 } });
     // The batch is acknowledged as a log entry; the fold writes its series-day documents.
     await t.settle();
-    const stored = await t.store.buckets.countDocuments({ date: new Date('2024-01-07T00:00:00Z') });
+    const stored = await t.store.seriesDays.countDocuments({ date: new Date('2024-01-07T00:00:00Z') });
     expect(stored).toBe(2);
   });
 
@@ -293,7 +293,7 @@ describe('admin deletions', () => {
       { token: tokens['cpu-admin'] },
     );
     expect(response.data).toEqual({ deleteSeries: { documents: 2, series: 1, metrics: 0 } });
-    expect(await t.store.buckets.countDocuments({ series: id })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ series: id })).toBe(0);
     expect(await t.store.series.countDocuments({ _id: id })).toBe(0);
     // host a of cpu keeps its data
     expect(await t.store.series.countDocuments({ key: 'cpu,host=a' })).toBe(1);
@@ -308,7 +308,7 @@ describe('admin deletions', () => {
   it('deleteMetric removes the series-day documents, series and registry entry of a metric', async () => {
     const response = await t.graphql('mutation { deleteMetric(metric: "disk") { documents series metrics } }', {}, { token: tokens.admin });
     expect(response.data).toEqual({ deleteMetric: { documents: 2, series: 2, metrics: 1 } });
-    expect(await t.store.buckets.countDocuments({ metric: 'disk' })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'disk' })).toBe(0);
     expect(await t.store.series.countDocuments({ metric: 'disk' })).toBe(0);
     expect(await t.store.metrics.countDocuments({ _id: 'disk' })).toBe(0);
     const metrics = await t.graphql<{ metrics: { name: string }[] }>('{ metrics { name } }', {}, { token: tokens.admin });

@@ -260,7 +260,7 @@ describe('DataLoader batching', () => {
     }`);
     expect(response.errors).toBeUndefined();
     // One pipeline per field selection (hourly, daily, total), not per series.
-    expect(t.targets.filter((target) => target === 'aggregate buckets')).toHaveLength(3);
+    expect(t.targets.filter((target) => target === 'aggregate series_days')).toHaveLength(3);
     expect(response.data!.series.map((s) => [s.id, s.hourly.map((b) => b.count), s.daily, s.total.count, s.total.sum])).toEqual([
       ['cpu,host=a,region=us', [3, 0], [{ count: 3, sum: 30 }], 4, 35],
       [
@@ -293,7 +293,7 @@ describe('DataLoader batching', () => {
       }
     }`);
     expect(response.errors).toBeUndefined();
-    expect(t.targets.filter((target) => target === 'aggregate buckets')).toHaveLength(2);
+    expect(t.targets.filter((target) => target === 'aggregate series_days')).toHaveLength(2);
     expect(response.data).toEqual({
       usage: [
         {
@@ -403,7 +403,7 @@ describe('parts of a series-day', () => {
     }
     const metrics = await t.graphql(`{ dense: metric(name: "dense") { fields } }`);
     expect(metrics.data).toEqual({ dense: { fields: ['v'] } });
-    const parts = await t.store.buckets.find({ metric: 'dense' }).sort({ f: 1 }).toArray();
+    const parts = await t.store.seriesDays.find({ metric: 'dense' }).sort({ f: 1 }).toArray();
     expect(parts.map((part) => part.date)).toEqual([new Date('2024-05-01T00:00:00Z'), new Date('2024-05-01T00:00:00Z')]);
     // Each part holds the hour and minute slots of its own readings only.
     const slots = (part: (typeof parts)[number]) =>

@@ -19,7 +19,7 @@ const HEAVY_HOSTS = 20;
 const host = (i: number) => `h${String(i).padStart(3, '0')}`;
 
 let t: TestApp;
-/** The database commands since the last `measured` call as `name collection`, e.g. `aggregate buckets` or `find series`. */
+/** The database commands since the last `measured` call as `name collection`, e.g. `aggregate series_days` or `find series`. */
 const commandTargets: string[] = [];
 beforeAll(async () => {
   t = await openTestApp('limits');
@@ -53,13 +53,13 @@ beforeAll(async () => {
     const answer = await t.graphql(`mutation($r: [ReadingInput!]!) { recordReadings(readings: $r) { recorded } }`, { r: heavy });
     expect(answer).toEqual({ data: { recordReadings: { recorded: HEAVY_HOSTS * 60 } } });
   }
-  // Fold everything: the reads below run their pipelines on the series-day documents (`aggregate buckets`), with no tail.
+  // Fold everything: the reads below run their pipelines on the series-day documents (`aggregate series_days`), with no tail.
   expect(await t.settle()).toBe(HOSTS * 3 + HEAVY_HOSTS * 1440);
 }, 600_000);
 afterAll(async () => t?.close());
 
 /**
- * The commands that start a read (`aggregate buckets`, `find series`…), leaving out the
+ * The commands that start a read (`aggregate series_days`, `find series`…), leaving out the
  * `getMore`s that continue one and the writes of the process's read pin around its reads
  * (`update read_pins`, `delete read_pins`: src/storage/read-pins.ts, checked by
  * test/integration/read-pins.test.ts).
@@ -82,7 +82,7 @@ async function measured<T = Record<string, unknown>>(query: string, variables?: 
 const codes = (response: GraphQLResponse<unknown>) => (response.errors ?? []).map((error) => error.extensions?.code);
 /** Reads of bucket data: pipelines on the series-day documents, and reads of day summaries (whole UTC days of a query grouped by one tag key). */
 const bucketPipelines = (commands: string[]) =>
-  commands.filter((command) => command === 'aggregate buckets' || command === 'find day_summaries').length;
+  commands.filter((command) => command === 'aggregate series_days' || command === 'find day_summaries').length;
 
 const MINUTE_BY_HOST = (from: string, to: string, fill = 'NULL') =>
   `{ buckets(metric: "cpu", field: "usage", granularity: MINUTE, from: "${from}", to: "${to}", groupBy: ["host"], fill: ${fill}) { tags { value } buckets { count } } }`;
@@ -124,7 +124,7 @@ describe('one budget of buckets per request', () => {
     // Minute slots: the metric's retention horizons are read (once) before the pipeline runs; then
     // the visible fold number and, in one command, the metric's unfolded log entries (none:
     // all folded), and the pipeline runs on the series-day documents.
-    expect(commands).toEqual(['aggregate series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate buckets']);
+    expect(commands).toEqual(['aggregate series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate series_days']);
   });
 
   const weekOfMinutes = (i: number) =>
@@ -200,7 +200,7 @@ describe('series lists', () => {
       id: 'cpu,host=h199',
       buckets: [1, 1, 1, 0, 0, 0, 0, 0, 0, 0].map((count) => ({ count })),
     });
-    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate buckets']);
+    expect(commands).toEqual(['find series', 'find metrics', 'find fold_state', 'aggregate ingest_log', 'aggregate series_days']);
   });
 
   it('refuses 200 series x a day of minutes (288,000 buckets) after the look-up, with one error and no pipeline', async () => {
@@ -468,7 +468,7 @@ describe('a client that goes away', () => {
     // The pipelines on the series-day documents, by request id (the tail's read of the log is an aggregate too).
     const pipelines = new Set<number>();
     const onStarted = (event: { commandName: string; requestId: number; command: Record<string, unknown> }) => {
-      if (event.commandName === 'aggregate' && event.command.aggregate === 'buckets') pipelines.add(event.requestId);
+      if (event.commandName === 'aggregate' && event.command.aggregate === 'series_days') pipelines.add(event.requestId);
     };
     const onFailed = (event: { requestId: number; failure: Error }) => {
       if (pipelines.has(event.requestId)) failed.push(event.failure.name);

@@ -279,7 +279,7 @@ describe('/metrics with API tokens', () => {
     expect(codeOf(read.body)).toBe('FORBIDDEN');
     const write = await t.graphql(RECORD, { readings: readings(2, 0) }, tokens.scraper);
     expect(codeOf(write.body)).toBe('FORBIDDEN');
-    expect(await t.store.buckets.countDocuments({})).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({})).toBe(0);
     // The refused batch is counted with its code.
     expect(sample(await t.scrape(tokens.scraper), 'tsgraph_readings_refused_total', { code: 'FORBIDDEN' })).toBe(2);
   });

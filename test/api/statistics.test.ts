@@ -103,9 +103,9 @@ describe('latestValues', () => {
     // Make host a's newest document look like one written before layout version 2: fold the
     // acknowledged readings into series-day documents first (one batch, one fold: one part a day).
     expect(await t.settle()).toBe(sent.length);
-    const newest = await t.store.buckets.find({ 'tags.host': 'a' }).sort({ date: -1 }).limit(1).next();
-    expect(await t.store.buckets.countDocuments({ 'tags.host': 'a', date: newest!.date })).toBe(1);
-    await t.store.buckets.updateOne({ _id: newest!._id }, { $unset: { v: '' } });
+    const newest = await t.store.seriesDays.find({ 'tags.host': 'a' }).sort({ date: -1 }).limit(1).next();
+    expect(await t.store.seriesDays.countDocuments({ 'tags.host': 'a', date: newest!.date })).toBe(1);
+    await t.store.seriesDays.updateOne({ _id: newest!._id }, { $unset: { v: '' } });
     const answer = await t.graphql<{ latestValues: { tags: { value: string }[]; latest: unknown }[] }>(LATEST, {
       groupBy: ['rack'],
       field: 'temp',

@@ -347,7 +347,7 @@ async function expectStored(db: Db, readings: readonly Sent[], rollup: boolean):
   expect(await db.collection('ingest_log').countDocuments({ $or: [{ fold: null }, { fold: { $gt: state.visible } }] })).toBe(0);
   const perDay = new Map(groupBy(readings, (r) => Math.floor(r.time / DAY) * DAY).map(([day, own]) => [day, own.length]));
   const perHour = new Map(groupBy(readings, (r) => Math.floor(r.time / HOUR) * HOUR).map(([hour, own]) => [hour, own.length]));
-  const collections = ['buckets'];
+  const collections = ['series_days'];
   if (rollup) collections.push((await db.collection<{ collection: string }>('rollups').findOne({}))!.collection);
   const view = await readView({ db });
   for (const name of collections) {
@@ -625,7 +625,7 @@ describe.concurrent('fold steps', () => {
       const stopped = (await foldState(db).findOne({ _id: FOLDS_ID }))!;
       expect(stopped.lease?.holder).toBe(first);
       const seq = stopped.running!.seq;
-      const parts = await db.collection('buckets').countDocuments({ f: seq });
+      const parts = await db.collection('series_days').countDocuments({ f: seq });
       expect(parts).toBeGreaterThan(0);
       await expectWholeBatches(other, writer);
 
@@ -643,7 +643,7 @@ describe.concurrent('fold steps', () => {
         100,
       );
       const tookOver = performance.now() - killedAt;
-      expect(await db.collection('buckets').countDocuments({ f: seq })).toBeGreaterThan(parts);
+      expect(await db.collection('series_days').countDocuments({ f: seq })).toBeGreaterThan(parts);
 
       await writing;
       await writer.send(writer.next++, 0);

@@ -13,7 +13,7 @@ export interface TestApp {
   /** Names of the database commands run since the last {@link TestApp.resetCommands}, e.g. `aggregate` (those of {@link TestApp.targets}). */
   commands: string[];
   /**
-   * The same commands with the collection each ran on, e.g. `aggregate buckets` (a
+   * The same commands with the collection each ran on, e.g. `aggregate series_days` (a
    * pipeline on the series-day documents) or `aggregate ingest_log` (a read of the tail).
    */
   targets: string[];

@@ -1,8 +1,8 @@
 /**
  * A database as the write path before the ingest log wrote it: what
  * test/integration/upgrade.test.ts upgrades. That write path is `recordBatch` of
- * src/engine/record.ts at commit bdb47aa (the parent of "Acknowledge a batch with one
- * journaled insert into the ingest log"), with src/storage/record.ts, batches.ts,
+ * src/engine/record-batch.ts at commit bdb47aa (the parent of "Acknowledge a batch with one
+ * journaled insert into the ingest log"), with src/storage/registration.ts, batches.ts,
  * rollups.ts and store.ts of that commit. Per batch it:
  * 1. reads the metrics' registry entries and rollups, plans the batch (`planContents`);
  * 2. with a `batchId`, claims it in `batches` with one upsert (`$setOnInsert` of
@@ -48,7 +48,7 @@ import type { TagMap } from '../../src/model/series.ts';
 import { rollupCollectionName, type RollupDefinition } from '../../src/model/rollup.ts';
 import type { StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { withServerTime, type Reading } from '../../src/record/validate.ts';
-import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/record.ts';
+import { bulkWriteDuplicates, checkMetricLimits, duplicateKeyIndexes, registerBatch } from '../../src/storage/registration.ts';
 import { findRollups, markDirty, ROLLUPS_COLLECTION, rollupWriteWindow } from '../../src/storage/rollups.ts';
 import { isTimeLimitError } from '../../src/storage/failures.ts';
 import { CollectionName, DEFAULT_BATCH_RETENTION_SECONDS, storeOf, type MetricDocument, type Store } from '../../src/storage/store.ts';
@@ -56,6 +56,15 @@ import { type SeriesDayDocument, DOCUMENT_VERSION, sketchPath } from '../../src/
 import { batchMetrics, planContents } from '../../src/documents/from-readings.ts';
 import type { DayContent, ContentPlan } from '../../src/documents/content.ts';
 import { planRollups } from '../../src/documents/rollup.ts';
+
+/**
+ * The collection of series-day documents as the write path before the ingest log named
+ * it; this version renames it `series_days` at start-up (`ensureIndexes`).
+ */
+export const LEGACY_DAYS = 'buckets';
+
+/** The old path's collection of series-day documents in `store`'s database. */
+export const legacyDays = (store: Pick<Store, 'db'>) => store.db.collection<SeriesDayDocument>(LEGACY_DAYS);
 
 /** The indexes the write path before the ingest log created on a series-day or rollup collection. */
 async function legacyDayIndexes(db: Db, collection: string): Promise<void> {
@@ -77,7 +86,7 @@ export async function openLegacyStore(uri: string, dbName: string): Promise<Stor
   const client = new MongoClient(uri, { writeConcern: { w: 'majority', journal: true } });
   await client.connect();
   const db = client.db(dbName);
-  await legacyDayIndexes(db, CollectionName.buckets);
+  await legacyDayIndexes(db, LEGACY_DAYS);
   await db.collection(CollectionName.series).createIndexes([
     { key: { metric: 1, key: 1 }, name: 'metric_key' },
     { key: { metric: 1, tagPairs: 1 }, name: 'metric_tagPairs' },
@@ -200,7 +209,7 @@ export async function writeLegacyBatch(
     operations.length === 0
       ? []
       : await bulkWriteDuplicates(
-          store.buckets,
+          legacyDays(store),
           operations.map((operation) => ({ updateOne: { filter: operation.filter, update: operation.upsert, upsert: true } })),
         );
   const retried = new Set(failed);
@@ -209,7 +218,7 @@ export async function writeLegacyBatch(
   });
   for (const index of failed) {
     const { write, filter, update } = operations[index]!;
-    if ((await store.buckets.updateOne(filter, update)).matchedCount === 1) outcome.applied += write.readings;
+    if ((await legacyDays(store).updateOne(filter, update)).matchedCount === 1) outcome.applied += write.readings;
     else outcome.alreadyApplied += write.readings;
   }
   if (options.stopAfterDocuments !== undefined) return outcome;
@@ -239,7 +248,7 @@ export async function writeLegacyBatch(
  */
 async function insertSkeletons(store: Store, writes: readonly DayContent[], metrics: ReadonlyMap<string, MetricDocument>): Promise<void> {
   const days = [...new Set(writes.map((write) => write.date.getTime()))].map((ms) => new Date(ms));
-  const existing = await store.buckets
+  const existing = await legacyDays(store)
     .find(
       { series: { $in: [...new Set(writes.map((write) => write.series))] }, date: { $in: days } },
       { projection: { _id: 0, series: 1, date: 1 } },
@@ -254,7 +263,7 @@ async function insertSkeletons(store: Store, writes: readonly DayContent[], metr
     ]),
   );
   try {
-    await store.buckets.insertMany(skeletons as unknown as SeriesDayDocument[], { ordered: false });
+    await legacyDays(store).insertMany(skeletons as unknown as SeriesDayDocument[], { ordered: false });
   } catch (error) {
     duplicateKeyIndexes(error);
   }
@@ -339,7 +348,7 @@ export async function dumpLegacyDatabase(db: Db): Promise<Record<string, DumpedD
   const names = (await db.listCollections().toArray()).map((collection) => collection.name).sort();
   const dump: Record<string, DumpedDocument[]> = {};
   for (const name of names) {
-    const day = name === CollectionName.buckets || name.startsWith('rollup_');
+    const day = name === LEGACY_DAYS || name.startsWith('rollup_');
     if (!day && !['batches', 'series', 'metrics', 'rollups'].includes(name)) continue;
     const raws = (await db.collection(name).find({}, { raw: true }).toArray()) as unknown as Buffer[];
     const docs = raws.map((raw): DumpedDocument => {

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { validateReadings } from '../../src/record/validate.ts';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { foldAll, foldOnce } from '../../src/storage/fold.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
 import { setMetricStatistics } from '../../src/storage/registry.ts';
@@ -152,14 +152,14 @@ describe('concurrent writers and folders', () => {
     const entries = await ingestLog(stores[0]!).find({ metrics: 'cpu' }).toArray();
     expect(entries.map((entry) => String(entry._id)).sort()).toEqual(values.map((_, i) => `w${i}`).sort());
     expect(entries.every((entry) => entry.readings === 1 && (entry.fold ?? null) === null)).toBe(true);
-    expect(await stores[0]!.buckets.countDocuments({ metric: 'cpu' })).toBe(0);
+    expect(await stores[0]!.seriesDays.countDocuments({ metric: 'cpu' })).toBe(0);
     for (const store of stores) await expectAnswers(store);
 
     // Every instance folds at once: the readings are folded once, by one fold, into one part.
     expect(await foldFromEveryStore(stores)).toBe(WRITERS);
     const visible = await readVisible(stores[0]!);
     expect(await ingestLog(stores[0]!).distinct('fold', { metrics: 'cpu' })).toEqual([visible]);
-    const docs = (await stores[0]!.buckets.find({ metric: 'cpu' }).toArray()) as Part[];
+    const docs = (await stores[0]!.seriesDays.find({ metric: 'cpu' }).toArray()) as Part[];
     expect(docs).toHaveLength(1);
     const doc = docs[0]!;
     expect(doc.f).toBe(visible);
@@ -254,7 +254,7 @@ describe('concurrent writers and folders', () => {
     expect(again.map((outcome) => [outcome.applied, outcome.alreadyApplied])).toEqual(values.map(() => [0, 1]));
     expect(await ingestLog(stores[0]!).countDocuments({ metrics: 'cpu' })).toBe(WRITERS);
     expect(await foldFromEveryStore(stores)).toBe(0);
-    expect(await stores[0]!.buckets.countDocuments({ metric: 'cpu' })).toBe(1);
+    expect(await stores[0]!.seriesDays.countDocuments({ metric: 'cpu' })).toBe(1);
     await expectAnswers(stores[1]!);
   });
 
@@ -396,7 +396,7 @@ describe('concurrent writers and folders', () => {
     expect(entries.reduce((n, entry) => n + entry.readings, 0)).toBe(all.length);
 
     // The parts: several per series-day, one per fold that took its readings, adding up to the loop at every level.
-    const docs = (await stores[0]!.buckets.find({ metric: 'mem' }).toArray()) as Part[];
+    const docs = (await stores[0]!.seriesDays.find({ metric: 'mem' }).toArray()) as Part[];
     const partsOf = new Map<string, Part[]>();
     for (const doc of docs) {
       const key = `${doc.tags.host}|${doc.date.getTime()}`;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { bucketsPipeline, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { fillBuckets, type FillMode } from '../../src/query/fill.ts';
 import { granularity } from '../../src/query/granularity.ts';

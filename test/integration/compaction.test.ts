@@ -40,10 +40,10 @@
  */
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { foldJob } from '../../src/jobs/fold.ts';
+import { foldJob } from '../../src/jobs/fold-job.ts';
 import { sketchKey } from '../../src/model/sketch.ts';
 import { CollectionName } from '../../src/storage/store.ts';
-import { compactOnce, foldOnce, type CompactOutcome } from '../../src/storage/fold.ts';
+import { foldOnce } from '../../src/storage/fold.ts';
 import { expectedBuckets, expectPercentile, newestFirst, type Sent, spread as spreadFrom } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
@@ -51,6 +51,7 @@ import { slotFormDocument } from '../../src/documents/encode.ts';
 import { mergeParts } from '../../src/documents/merge.ts';
 import type { DaySummary } from '../../src/documents/summaries.ts';
 import { FOLDS_ID, foldState, readView, visibleIn, type FoldStateDocument, type ReadView } from '../../src/storage/fold-state.ts';
+import { compactOnce, type CompactOutcome } from '../../src/storage/compaction.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -324,7 +325,7 @@ const stateOf = async (app: TestApp): Promise<FoldStateDocument> => (await foldS
 /** The series-day documents of `metric` a reader with `view` reads (default: the view now). */
 async function visibleDocs(app: TestApp, metric: string, view?: ReadView): Promise<SeriesDayDocument[]> {
   const filter = { metric, ...visibleIn(view ?? (await readView(app.store))) };
-  return (await app.store.buckets.find(filter).toArray()) as SeriesDayDocument[];
+  return (await app.store.seriesDays.find(filter).toArray()) as SeriesDayDocument[];
 }
 
 /** A document's `f` (fold or compaction number; undefined for a document written before folds). */
@@ -409,7 +410,7 @@ describe('a compaction of many parts per series-day', () => {
 
   it('keeps every answer exact before, during and after the grace period, and replaces the parts by one document per series-day', async () => {
     // Ten folds: many parts per series-day, each day touched by every fold that wrote to it.
-    const stored = await t.store.buckets.find({}, { projection: { metric: 1, tags: 1, date: 1, f: 1 } }).toArray();
+    const stored = await t.store.seriesDays.find({}, { projection: { metric: 1, tags: 1, date: 1, f: 1 } }).toArray();
     expect(new Set(stored.map((doc) => `${doc.metric}|${doc.tags.host}|${doc.date.getTime()}|${fOf(doc)}`))).toEqual(parts);
     expect(stored).toHaveLength(parts.size);
     expect(parts.size).toBeGreaterThan(METRICS.length * seriesDays(sent).size * 5);
@@ -434,7 +435,7 @@ describe('a compaction of many parts per series-day', () => {
 
     // One visible document per series-day, the merge of its parts; the parts are kept.
     for (const metric of METRICS) await expectMerged(t, metric, sent, c, KEPT[metric]);
-    expect(await t.store.buckets.countDocuments({ f: { $lt: c } })).toBe(parts.size);
+    expect(await t.store.seriesDays.countDocuments({ f: { $lt: c } })).toBe(parts.size);
     await expectAll();
 
     // The old reader still reads the parts, never the merged documents; the new one the
@@ -461,7 +462,7 @@ describe('a compaction of many parts per series-day', () => {
       documents: 0,
       deleted: 0,
     });
-    expect(await t.store.buckets.countDocuments({})).toBe(parts.size + METRICS.length * seriesDays(sent).size);
+    expect(await t.store.seriesDays.countDocuments({})).toBe(parts.size + METRICS.length * seriesDays(sent).size);
 
     // No grace: the replaced parts are deleted and the record dropped.
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: 0 });
@@ -469,7 +470,7 @@ describe('a compaction of many parts per series-day', () => {
     const after = await stateOf(t);
     expect(after.compactions).toEqual([]);
     expect(after.visible).toBe(c);
-    expect(await t.store.buckets.countDocuments({})).toBe(METRICS.length * seriesDays(sent).size);
+    expect(await t.store.seriesDays.countDocuments({})).toBe(METRICS.length * seriesDays(sent).size);
     for (const metric of METRICS) await expectMerged(t, metric, sent, c, KEPT[metric]);
     await expectAll();
   });
@@ -512,11 +513,11 @@ describe('a compaction stopped by a crash', () => {
       { $set: { running: { seq, entries: [], compact: [DAY0] }, lease: { holder: 'dead', until: new Date(0) } } },
     );
     const h0 = (await t.store.series.findOne({ metric, key: `${metric},host=h0` }))!._id;
-    const h0Parts = (await t.store.buckets.find({ series: h0, date: new Date(DAY0) }).toArray()) as SeriesDayDocument[];
+    const h0Parts = (await t.store.seriesDays.find({ series: h0, date: new Date(DAY0) }).toArray()) as SeriesDayDocument[];
     expect(h0Parts).toHaveLength([...parts].filter((part) => part.startsWith(`h0|${DAY0}|`)).length);
     expect(h0Parts.length).toBeGreaterThanOrEqual(2);
     const { write, version } = mergeParts(h0Parts, 50);
-    await t.store.buckets.insertOne({
+    await t.store.seriesDays.insertOne({
       _id: `${h0}:${DAY0}:${seq}`,
       ...slotFormDocument(write, version),
       f: seq,
@@ -552,12 +553,12 @@ describe('a compaction stopped by a crash', () => {
     const day0 = visible.filter((doc) => doc.date.getTime() === DAY0);
     expect(day0.filter((doc) => fOf(doc) === seq)).toHaveLength(3);
     expect(day0.filter((doc) => fOf(doc) !== seq).every((doc) => fOf(doc) === seq + 1)).toBe(true);
-    expect(await t.store.buckets.countDocuments({ date: new Date(DAY0), f: seq })).toBe(3);
+    expect(await t.store.seriesDays.countDocuments({ date: new Date(DAY0), f: seq })).toBe(3);
     expect(readingsIn(visible)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
 
     // The dead holder comes back: its lease is gone, nothing moves.
-    const count = await t.store.buckets.countDocuments({});
+    const count = await t.store.seriesDays.countDocuments({});
     expect(await compactOnce(t.store, 'dead', { afterFolds: 1, graceMs: 0 })).toMatchObject({
       leased: false,
       compaction: null,
@@ -565,7 +566,7 @@ describe('a compaction stopped by a crash', () => {
     });
     expect(await foldOnce(t.store, 'dead')).toMatchObject({ leased: false, fold: null });
     expect((await stateOf(t)).visible).toBe(seq + 1);
-    expect(await t.store.buckets.countDocuments({})).toBe(count);
+    expect(await t.store.seriesDays.countDocuments({})).toBe(count);
     await expectAnswers(t, metric, sent, 50);
   });
 });
@@ -625,7 +626,7 @@ describe('folds after a compaction, and a second compaction', () => {
     // The second compaction takes only the day that became due (DAY0 has fewer folds),
     // merging DAY1's merged documents and its newer parts.
     const c2 = tailFold + 1;
-    const day1Docs = await t.store.buckets.countDocuments({ metric, date: new Date(DAY1), ...visibleIn(await readView(t.store)) });
+    const day1Docs = await t.store.seriesDays.countDocuments({ metric, date: new Date(DAY1), ...visibleIn(await readView(t.store)) });
     expect(await compactOnce(t.store, t.store.holder, { afterFolds: touchedDay0 + 1, graceMs: LONG_GRACE })).toEqual(
       compacted(c2, 1, day1Docs, 3),
     );
@@ -649,14 +650,14 @@ describe('folds after a compaction, and a second compaction', () => {
     await expectAnswers(t, metric, sent, 50);
 
     // No grace: every document either compaction replaced goes.
-    const stored = await t.store.buckets.countDocuments({});
+    const stored = await t.store.seriesDays.countDocuments({});
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 100, graceMs: 0 });
     expect(cleanup.compaction).toBeNull();
     expect(cleanup.deleted).toBe(stored - now.length);
     expect((await stateOf(t)).compactions).toEqual([]);
-    expect(await t.store.buckets.countDocuments({})).toBe(now.length);
-    expect(await t.store.buckets.countDocuments({ date: new Date(DAY1) })).toBe(3);
-    expect(await t.store.buckets.countDocuments({ date: new Date(DAY0), f: { $lt: c1 } })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({})).toBe(now.length);
+    expect(await t.store.seriesDays.countDocuments({ date: new Date(DAY1) })).toBe(3);
+    expect(await t.store.seriesDays.countDocuments({ date: new Date(DAY0), f: { $lt: c1 } })).toBe(0);
     await expectAnswers(t, metric, sent, 50);
   });
 });
@@ -690,28 +691,28 @@ describe('deleting a series after a compaction', () => {
     await expectAnswers(t, metric, sent, 50);
 
     const h1 = (await t.store.series.findOne({ metric, key: `${metric},host=h1` }))!._id;
-    const stored = await t.store.buckets.countDocuments({ series: h1 });
+    const stored = await t.store.seriesDays.countDocuments({ series: h1 });
     const { deleteSeries } = await ask<{ deleteSeries: { documents: number; series: number; metrics: number } }>(t, DELETE_SERIES, {
       id: `${metric},host=h1`,
     });
     // The pending batch is folded first (`foldPending`): its part of h1 is deleted too.
     const pendingDays = new Set(pending.filter((r) => r.host === 'h1').map((r) => dayOf(r.time))).size;
     expect(deleteSeries).toEqual({ documents: stored + pendingDays, series: 1, metrics: 0 });
-    expect(await t.store.buckets.countDocuments({ series: h1 })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ series: h1 })).toBe(0);
     const kept = sent.filter((r) => r.host !== 'h1');
     await expectAnswers(t, metric, kept, 50);
     expect(readingsIn(await visibleDocs(t, metric))).toBe(kept.length);
 
     // The cleanup deletes the other series' replaced parts; the answers stay.
     expect((await stateOf(t)).compactions).toHaveLength(1);
-    const replaced = await t.store.buckets.countDocuments({ f: { $lt: 4 } });
+    const replaced = await t.store.seriesDays.countDocuments({ f: { $lt: 4 } });
     expect(replaced).toBeGreaterThan(0);
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 100, graceMs: 0 });
     expect(cleanup.deleted).toBe(replaced);
-    expect(await t.store.buckets.countDocuments({ f: { $lt: 4 } })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ f: { $lt: 4 } })).toBe(0);
     expect((await stateOf(t)).compactions).toEqual([]);
     await expectAnswers(t, metric, kept, 50);
-    expect(await t.store.buckets.countDocuments({ series: h1 })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ series: h1 })).toBe(0);
   });
 });
 
@@ -829,7 +830,7 @@ describe('compactions in tiers', () => {
     // Past the grace period the merged parts are deleted, and the documents of the first
     // stay; the day's summaries are one, composed from the summaries before.
     await compactOnce(t.store, t.store.holder, options);
-    const stored = (await t.store.buckets.find({ metric }).toArray()) as SeriesDayDocument[];
+    const stored = (await t.store.seriesDays.find({ metric }).toArray()) as SeriesDayDocument[];
     expect(new Set(stored.map(fOf))).toEqual(new Set([first.compaction, second.compaction]));
     expect(readingsIn(stored)).toBe(sent.length);
     await expectAnswers(t, metric, sent, 50);
@@ -843,7 +844,7 @@ describe('compactions in tiers', () => {
     await expectMerged(t, metric, sent, third.compaction!, 50);
     await expectAnswers(t, metric, sent, 50);
     await compactOnce(t.store, t.store.holder, options);
-    const last = (await t.store.buckets.find({ metric }).toArray()) as SeriesDayDocument[];
+    const last = (await t.store.seriesDays.find({ metric }).toArray()) as SeriesDayDocument[];
     expect(new Set(last.map(fOf))).toEqual(new Set([third.compaction]));
     expect(readingsIn(last)).toBe(sent.length);
     await expectWholeSummaries(third.compaction!);

@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { compactOnce, foldAll, foldOnce } from '../../src/storage/fold.ts';
+import { foldAll, foldOnce } from '../../src/storage/fold.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -309,13 +310,13 @@ describe('increase and rate of a counter', () => {
 
   it('answers from the parts of four folds, and the same after compaction', async () => {
     for (let i = 0; i < 2; i++) expect((await foldOnce(t.store, t.store.holder, { maxReadings: 1 })).entries).toBe(1);
-    const parts = await t.store.buckets.countDocuments({ metric: 'requests' });
+    const parts = await t.store.seriesDays.countDocuments({ metric: 'requests' });
     expect(parts).toBeGreaterThan(6);
     await expectExact(t, 'requests', readings);
     const compacted = await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
     expect(compacted.days).toBe(2);
     await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
-    expect(await t.store.buckets.countDocuments({ metric: 'requests' })).toBe(6);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'requests' })).toBe(6);
     await expectExact(t, 'requests', readings);
   });
 
@@ -415,7 +416,7 @@ describe('late readings', () => {
         expect((await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 })).days).toBe(1);
         // The next call deletes the parts the compaction replaced.
         await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
-        expect(await t.store.buckets.countDocuments({ metric: 'within' })).toBe(1);
+        expect(await t.store.seriesDays.countDocuments({ metric: 'within' })).toBe(1);
       }
       await expectAnswers('within', all, 'MINUTE', [at], false);
       await expectAnswers('within', all, 'HOUR', [at], false);
@@ -438,12 +439,12 @@ describe('late readings', () => {
     ]);
     await foldAll(t.store, t.store.holder);
     // Far fewer readings than RAW_READINGS, yet no document in the raw form (`r`): a counter's never is.
-    const parts = await t.store.buckets.find({ metric }).toArray();
+    const parts = await t.store.seriesDays.find({ metric }).toArray();
     expect(parts).toHaveLength(2);
     expect(parts.map((part) => part.r)).toEqual([undefined, undefined]);
     await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
     await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
-    const docs = await t.store.buckets.find({ metric }).toArray();
+    const docs = await t.store.seriesDays.find({ metric }).toArray();
     expect(docs.map((doc) => [doc.readings, doc.r])).toEqual([[4, undefined]]);
     const answer = await ask<{ buckets: { buckets: { count: number; increase: number | null }[] }[] }>(
       t,
@@ -466,7 +467,7 @@ describe('late readings', () => {
     await expectAnswers('between', all, 'HOUR', [START + 5 * HOUR], false);
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 })).days).toBe(1);
     await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
-    expect(await t.store.buckets.countDocuments({ metric: 'between' })).toBe(1);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'between' })).toBe(1);
     await expectAnswers('between', all, 'MINUTE', [], true);
     await expectAnswers('between', all, 'HOUR', [], true);
   });

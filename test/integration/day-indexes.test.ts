@@ -40,11 +40,13 @@ afterAll(async () => {
 });
 
 describe('the parts index', () => {
-  it('start-up makes it not unique in buckets and in rollup collections, keeping every document', async () => {
+  it('start-up renames buckets to series_days and makes the index not unique there and in rollup collections, keeping every document', async () => {
     await ensureIndexes(db);
     // Twice: idempotent once replaced.
     await ensureIndexes(db);
-    for (const name of ['buckets', ROLLUP]) {
+    const names = (await db.listCollections().toArray()).map((collection) => collection.name);
+    expect(names).not.toContain('buckets');
+    for (const name of ['series_days', ROLLUP]) {
       const indexes = await db.collection(name).listIndexes().toArray();
       const parts = indexes.find((index) => index.name === 'series_date_f');
       expect(parts?.key, name).toEqual({ series: 1, date: 1, f: 1 });

@@ -18,10 +18,10 @@
  */
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactOnce } from '../../src/storage/fold.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/fold-state.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -187,7 +187,7 @@ async function checkPercentiles(from: number, to: number): Promise<{ summaryDays
   const listener = (event: CommandStartedEvent) => {
     if (event.databaseName !== t.store.db.databaseName) return;
     if (event.command.find === CollectionName.sketches) sketchReads += 1;
-    if (event.command.aggregate !== CollectionName.buckets) return;
+    if (event.command.aggregate !== CollectionName.seriesDays) return;
     const first = (event.command.pipeline as Record<string, unknown>[])[0]?.$match as Record<string, unknown> | undefined;
     if (JSON.stringify(first) !== JSON.stringify({ _id: { $in: [] } })) documentReads += 1;
   };

@@ -139,12 +139,12 @@ describe('a batch sent again with its batch id', () => {
       { maxBatchSize: 1000, receivedAt: 0 },
     );
     const parts = foldDocuments(planContents(valid).days, seq);
-    await t.store.buckets.insertMany(parts.slice(0, Math.floor(parts.length / 2)) as never[]);
+    await t.store.seriesDays.insertMany(parts.slice(0, Math.floor(parts.length / 2)) as never[]);
     // Queries read the fold's entry from the log, not its invisible parts.
     expect((await stored('m4')).total).toEqual(totalsOf([...readings, ...second]));
     await t.settle();
     expect((await foldState(t.store.db).findOne({ _id: FOLDS_ID }))?.visible).toBe(seq);
-    expect(await t.store.buckets.countDocuments({ metric: 'm4', f: seq })).toBe(parts.length);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'm4', f: seq })).toBe(parts.length);
     const { total, hours } = await stored('m4');
     expect(total).toEqual(totalsOf([...readings, ...second]));
     expect(hours).toEqual(expectedHours([...readings, ...second]));
@@ -176,7 +176,7 @@ describe('a batch sent again with its batch id', () => {
     expect(again.data?.recordReading).toEqual({ applied: 0, alreadyApplied: 1 });
     expect(await ingestLog(t.store).countDocuments({ metrics: 'm6' })).toBe(1);
     await t.settle();
-    expect(await t.store.buckets.countDocuments({ metric: 'm6' })).toBe(1);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'm6' })).toBe(1);
   });
 
   it('with other readings is refused as BATCH_ID_REUSED and writes nothing', async () => {

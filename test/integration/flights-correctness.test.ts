@@ -249,7 +249,7 @@ describe('Series.buckets through DataLoader on flights-20k', () => {
     t.resetCommands();
     const response = await t.graphql<{ series: { tags: { key: string; value: string }[]; buckets: BucketOut[] }[] }>(query);
     expect(response.errors).toBeUndefined();
-    expect(t.targets.filter((target) => target === 'aggregate buckets')).toHaveLength(1);
+    expect(t.targets.filter((target) => target === 'aggregate series_days')).toHaveLength(1);
     const series = response.data!.series;
     const destinations = [...new Set(flights.filter((f) => f.origin === 'LAS').map((f) => f.destination))];
     expect(series).toHaveLength(destinations.length);

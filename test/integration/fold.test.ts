@@ -49,10 +49,11 @@ import {
   totalsOf as plainTotals,
 } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
-import { foldAll, foldOnce, releaseLease, type FoldOutcome } from '../../src/storage/fold.ts';
+import { foldAll, foldOnce, type FoldOutcome } from '../../src/storage/fold.ts';
 import { ingestLog, measureBacklog } from '../../src/storage/ingest-log.ts';
 import { ensureIndexes, type Store } from '../../src/storage/store.ts';
 import { FOLDS_ID, foldState, STAMP_CHUNK } from '../../src/storage/fold-state.ts';
+import { releaseLease } from '../../src/storage/lease.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -281,11 +282,11 @@ describe('read-your-writes', () => {
     const batch = spread(150, 0);
     expect(await record(t, 'ryw', batch, 'ryw-1')).toEqual({ batchId: 'ryw-1', recorded: 150, applied: 150, alreadyApplied: 0 });
     // Nothing folded: every answer comes from the log's tail.
-    expect(await t.store.buckets.countDocuments({ metric: 'ryw' })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'ryw' })).toBe(0);
     await expectAnswers('ryw', batch, 150);
 
     expect(await t.settle()).toBe(150);
-    expect(await t.store.buckets.countDocuments({ metric: 'ryw' })).toBeGreaterThan(0);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'ryw' })).toBeGreaterThan(0);
     await expectAnswers('ryw', batch, 0);
   });
 
@@ -545,7 +546,7 @@ describe('two stores on one database, both writing and folding', () => {
       }
     }
     const keyOf = new Map((await a.store.series.find({ metric }).toArray()).map((series) => [series._id, series.key]));
-    const parts = await a.store.buckets.find({ metric }, { projection: { series: 1, date: 1, f: 1, readings: 1 } }).toArray();
+    const parts = await a.store.seriesDays.find({ metric }, { projection: { series: 1, date: 1, f: 1, readings: 1 } }).toArray();
     const partKeys = parts.map((part) => `${keyOf.get(part.series)}|${part.date.getTime()}|${(part as { f?: number }).f}`);
     expect(parts.length).toBe(expectedParts.size);
     expect(new Set(partKeys)).toEqual(expectedParts);
@@ -615,7 +616,7 @@ describe('a fold stopped by a crash', () => {
     expect(after.visible).toBe(seq);
     expect(after.running).toBeNull();
     expect(after.lease?.holder).toBe(t.store.holder);
-    expect(await t.store.buckets.countDocuments({ metric: 'crash', f: seq })).toBe(partsOf([...second, ...third]));
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash', f: seq })).toBe(partsOf([...second, ...third]));
     expect(
       (
         await ingestLog(t.store)
@@ -626,11 +627,11 @@ describe('a fold stopped by a crash', () => {
     await expectExact(0);
 
     // The dead holder comes back: its lease is gone, nothing moves.
-    const partsBefore = await t.store.buckets.countDocuments({ metric: 'crash' });
+    const partsBefore = await t.store.seriesDays.countDocuments({ metric: 'crash' });
     const outcome = await foldOnce(t.store, 'dead');
     expect(outcome).toMatchObject({ leased: false, fold: null });
     expect((await stateOf()).visible).toBe(seq);
-    expect(await t.store.buckets.countDocuments({ metric: 'crash' })).toBe(partsBefore);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash' })).toBe(partsBefore);
     await expectExact(0);
   });
 
@@ -648,7 +649,7 @@ describe('a fold stopped by a crash', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const buckets = new Proxy(t.store.buckets, {
+    const buckets = new Proxy(t.store.seriesDays, {
       get(target, property) {
         if (property === 'insertMany') {
           return async (...args: Parameters<Collection<Document>['insertMany']>) => {
@@ -661,7 +662,7 @@ describe('a fold stopped by a crash', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const zombieStore: Store = { ...t.store, buckets };
+    const zombieStore: Store = { ...t.store, seriesDays: buckets };
     const zombie = foldOnce(zombieStore, 'zombie');
     await atInsert;
     const stalled = await stateOf();
@@ -674,8 +675,8 @@ describe('a fold stopped by a crash', () => {
     await foldState(t.store.db).updateOne({ _id: FOLDS_ID }, { $set: { 'lease.until': new Date(0) } });
     expect(await foldAll(t.store, t.store.holder)).toBe(50);
     expect((await stateOf()).visible).toBe(seq);
-    const partsAfter = await t.store.buckets.countDocuments({ metric: 'crash' });
-    expect(await t.store.buckets.countDocuments({ metric: 'crash', f: seq })).toBe(partsOf(fourth));
+    const partsAfter = await t.store.seriesDays.countDocuments({ metric: 'crash' });
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash', f: seq })).toBe(partsOf(fourth));
     await expectExact(0);
 
     // The zombie wakes up: its parts exist already (skipped), its flip's compare-and-set fails.
@@ -685,7 +686,7 @@ describe('a fold stopped by a crash', () => {
     expect(final.visible).toBe(seq);
     expect(final.running).toBeNull();
     expect(final.lease?.holder).toBe(t.store.holder);
-    expect(await t.store.buckets.countDocuments({ metric: 'crash' })).toBe(partsAfter);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash' })).toBe(partsAfter);
     await expectExact(0);
   });
 
@@ -714,13 +715,13 @@ describe('a fold stopped by a crash', () => {
     await expectExact(20);
 
     // The next holder stamps the entry first, then folds only the new batch.
-    const partsBefore = await t.store.buckets.countDocuments({ metric: 'crash' });
+    const partsBefore = await t.store.seriesDays.countDocuments({ metric: 'crash' });
     expect(await foldAll(t.store, t.store.holder)).toBe(20);
     const after = await stateOf();
     expect(after.visible).toBe(seq + 1);
     expect(after.stamping).toBeNull();
-    expect(await t.store.buckets.countDocuments({ metric: 'crash', f: seq + 1 })).toBe(partsOf(sixth));
-    expect(await t.store.buckets.countDocuments({ metric: 'crash' })).toBe(partsBefore + partsOf(sixth));
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash', f: seq + 1 })).toBe(partsOf(sixth));
+    expect(await t.store.seriesDays.countDocuments({ metric: 'crash' })).toBe(partsBefore + partsOf(sixth));
     const entries = await ingestLog(t.store)
       .find({ _id: { $in: ['crash-5', 'crash-6'] } }, { sort: { receivedAt: 1 } })
       .toArray();
@@ -923,7 +924,7 @@ describe('a fold of more parts than one slice inserts', () => {
     const outcome = await foldOnce(t.store, t.store.holder);
     expect(outcome.readings).toBe(sent.length);
     expect(outcome.parts).toBe(seriesDays);
-    expect(await t.store.buckets.countDocuments({ metric: 'slices', f: outcome.fold! })).toBe(seriesDays);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'slices', f: outcome.fold! })).toBe(seriesDays);
     expect(await totalsOf(t, 'slices')).toEqual({ totals: expectedTotals(sent), tail: { entries: 0, readings: 0 } });
     expect((await bucketsOf(t, 'slices', 'HOUR')).buckets).toEqual(expectedBuckets(sent, HOUR));
   });

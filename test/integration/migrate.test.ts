@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BSON, Double, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { seriesId, seriesKey } from '../../src/model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../../src/model/statistics-settings.ts';
 import { dayOperations } from '../helpers/legacy-writer.ts';
@@ -168,7 +168,7 @@ async function record(t: TestApp, metric: string, readings: { host: string; time
  */
 async function recordInPlace(t: TestApp, metric: string, readings: { host: string; time: number; value: number }[]) {
   const operations = dayOperations(planContents(validReadings(metric, readings), () => t.store.defaultStatistics));
-  await t.store.buckets.bulkWrite(operations.map(({ filter, upsert }) => ({ updateOne: { filter, update: upsert, upsert: true } })));
+  await t.store.seriesDays.bulkWrite(operations.map(({ filter, upsert }) => ({ updateOne: { filter, update: upsert, upsert: true } })));
 }
 
 let t: TestApp;
@@ -192,7 +192,7 @@ beforeAll(async () => {
       docs.push(legacyDocument('legacy', host, d, readings));
     }
   }
-  const inserted = await t.store.db.collection('buckets').insertMany(docs);
+  const inserted = await t.store.db.collection('series_days').insertMany(docs);
   legacyIds = new Set(Object.values(inserted.insertedIds).map(String));
   await t.store.series.insertMany(
     HOSTS.map((host) => {
@@ -243,7 +243,7 @@ describe('npm run migrate', () => {
   let metrics0: Map<string, Buffer>;
 
   it('starts from 12 version-1 documents without v (one of them written to since) and 4 of version 2', async () => {
-    const docs = await t.store.buckets.find({}).toArray();
+    const docs = await t.store.seriesDays.find({}).toArray();
     expect(docs).toHaveLength(16);
     const old = docs.filter((doc) => legacyIds.has(String(doc._id)));
     expect(old).toHaveLength(12);
@@ -262,7 +262,7 @@ describe('npm run migrate', () => {
     expect(fresh.map((doc) => doc.v)).toEqual([2, 2, 2, 2]);
     expect(fresh.every((doc) => typeof (doc as { f?: unknown }).f === 'number')).toBe(true);
     expect(await layoutVersions(t.store)).toEqual({ 1: 12, 2: 4 });
-    buckets0 = await snapshot(t.store.db.collection('buckets'));
+    buckets0 = await snapshot(t.store.db.collection('series_days'));
     metrics0 = await snapshot(t.store.db.collection('metrics'));
     expect(metrics0.size).toBe(4);
   });
@@ -279,7 +279,7 @@ describe('npm run migrate', () => {
       metricsWithoutStatistics: 2,
       claims: noClaims,
     });
-    expect(await snapshot(t.store.db.collection('buckets'))).toEqual(buckets0);
+    expect(await snapshot(t.store.db.collection('series_days'))).toEqual(buckets0);
     expect(await snapshot(t.store.db.collection('metrics'))).toEqual(metrics0);
     expect(await pendingMigration(t.store)).toEqual({
       versions: { 1: 12, 2: 4 },
@@ -303,7 +303,7 @@ describe('npm run migrate', () => {
       [12, 12],
     ]);
 
-    const after = await snapshot(t.store.db.collection('buckets'));
+    const after = await snapshot(t.store.db.collection('series_days'));
     expect([...after.keys()]).toEqual([...buckets0.keys()]);
     for (const [id, raw] of after) {
       const before = buckets0.get(id)!;
@@ -314,7 +314,7 @@ describe('npm run migrate', () => {
         expect(raw.equals(before), `version-2 document ${id} changed`).toBe(true);
       }
     }
-    expect(await t.store.buckets.countDocuments({ v: { $exists: false } })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ v: { $exists: false } })).toBe(0);
   });
 
   it('gives metrics without statistics settings the default and leaves the others as they were', async () => {
@@ -328,13 +328,13 @@ describe('npm run migrate', () => {
   });
 
   it('a second run stamps nothing and changes nothing', async () => {
-    const buckets1 = await snapshot(t.store.db.collection('buckets'));
+    const buckets1 = await snapshot(t.store.db.collection('series_days'));
     const metrics1 = await snapshot(t.store.db.collection('metrics'));
     const progress: [number, number][] = [];
     const report = await migrateLayout(t.store, { batchSize: 5, onProgress: (done, total) => progress.push([done, total]) });
     expect(report).toMatchObject({ before: { 1: 12, 2: 4 }, after: { 1: 12, 2: 4 }, stamped: 0, metricsGivenStatistics: 0 });
     expect(progress).toEqual([[0, 0]]);
-    expect(await snapshot(t.store.db.collection('buckets'))).toEqual(buckets1);
+    expect(await snapshot(t.store.db.collection('series_days'))).toEqual(buckets1);
     expect(await snapshot(t.store.db.collection('metrics'))).toEqual(metrics1);
   });
 
@@ -409,7 +409,7 @@ describe('npm run migrate (the script)', () => {
     expect(report).toMatchObject({ before: { 1: 3 }, after: { 1: 3 }, stamped: 3, metricsGivenStatistics: 1 });
     expect(run.stderr).toContain('migrate: 0/3 documents stamped');
     expect(run.stderr).toContain('migrate: 3/3 documents stamped');
-    const docs = await db.db.collection('buckets').find({}).toArray();
+    const docs = await db.db.collection('series_days').find({}).toArray();
     expect(docs.map((doc) => doc.v)).toEqual([1, 1, 1]);
     expect((await db.db.collection<MetricDocument>('metrics').findOne({ _id: 'old' }))?.statistics).toEqual({
       sketchLevels: ['minute'],

@@ -21,12 +21,12 @@
  * No folder runs in the background (test/helpers/app.ts): folds happen where the test calls them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactOnce } from '../../src/storage/fold.ts';
-import { applyRetention, setRetention } from '../../src/storage/retention.ts';
+import { applyRetention, setRetention } from '../../src/storage/expire.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { expectSameAnswer } from '../helpers/reference.ts';
 import { type SeriesDayDocument, DEFAULT_PACKED_MINUTES } from '../../src/documents/series-day.ts';
 import { packHours } from '../../src/documents/packed-minutes.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const D0 = Date.UTC(2024, 2, 10);
 const HOUR = 3_600_000;
@@ -245,7 +245,7 @@ function expectPlain(got: unknown[], sent: readonly Sent[], label: string): void
 
 /** Rewrites every document of `app` with its minutes packed where they can be (`packHours`, at least `least` minutes); returns the hours packed. */
 async function rewritePacked(app: TestApp, least: number): Promise<number> {
-  const docs = await app.store.buckets.find({ hours: { $exists: true } }).toArray();
+  const docs = await app.store.seriesDays.find({ hours: { $exists: true } }).toArray();
   let packed = 0;
   const replacements = [];
   for (const doc of docs) {
@@ -256,7 +256,7 @@ async function rewritePacked(app: TestApp, least: number): Promise<number> {
     packed += count;
     replacements.push({ replaceOne: { filter: { _id: doc._id }, replacement: copy } });
   }
-  if (replacements.length > 0) expect((await app.store.buckets.bulkWrite(replacements)).modifiedCount).toBe(replacements.length);
+  if (replacements.length > 0) expect((await app.store.seriesDays.bulkWrite(replacements)).modifiedCount).toBe(replacements.length);
   return packed;
 }
 
@@ -292,7 +292,7 @@ describe('packed minutes', { timeout: 600_000 }, () => {
     const packed = await rewritePacked(t, 4);
     // Seven hours of three hosts, but for host c's first two: 19 hours packed.
     expect(packed).toBe(19);
-    const stored = await t.store.buckets.findOne({ 'hours.21.mc': { $exists: true } });
+    const stored = await t.store.seriesDays.findOne({ 'hours.21.mc': { $exists: true } });
     expect(stored?.hours['21']?.minutes).toBeUndefined();
     expect(stored?.hours['21']?.mc?.n).toHaveLength(60);
     const got = await answers(t);
@@ -322,7 +322,7 @@ describe('folds and compactions writing packed minutes', { timeout: 600_000 }, (
     expect(await written.settle()).toBe(SENT.length);
     while ((await compactOnce(written.store, written.store.holder, { afterFolds: 1, graceMs: 0 })).compaction !== null);
     await compactOnce(written.store, written.store.holder, { afterFolds: 1, graceMs: 0 });
-    const docs = await written.store.buckets.find({ metric: 'cpu' }).toArray();
+    const docs = await written.store.seriesDays.find({ metric: 'cpu' }).toArray();
     // One document per host and day.
     expect(docs).toHaveLength(6);
     for (const doc of docs) {
@@ -341,10 +341,10 @@ describe('folds and compactions writing packed minutes', { timeout: 600_000 }, (
     // Minutes kept one day: the first day's minutes go, packed or not.
     await setRetention(written.store, 'cpu', { minutes: 1, hours: null, days: null }, new Date(D0 + 2 * 24 * HOUR));
     await applyRetention(written.store, D0 + 2 * 24 * HOUR);
-    const first = await written.store.buckets.find({ metric: 'cpu', date: new Date(D0) }).toArray();
+    const first = await written.store.seriesDays.find({ metric: 'cpu', date: new Date(D0) }).toArray();
     expect(first).toHaveLength(3);
     for (const doc of first) for (const slot of Object.values(doc.hours)) expect([slot.mc, slot.minutes]).toEqual([undefined, undefined]);
-    const second = await written.store.buckets.countDocuments({
+    const second = await written.store.seriesDays.countDocuments({
       metric: 'cpu',
       date: new Date(D0 + 24 * HOUR),
       'hours.1.mc': { $exists: true },

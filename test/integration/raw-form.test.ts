@@ -20,15 +20,15 @@
  * No folder runs in the background (test/helpers/app.ts): folds happen where the test calls them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactOnce } from '../../src/storage/fold.ts';
 import { rollupCollectionName } from '../../src/model/rollup.ts';
 import { backfillRollup } from '../../src/storage/rollups.ts';
-import { applyRetention, setRetention } from '../../src/storage/retention.ts';
+import { applyRetention, setRetention } from '../../src/storage/expire.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTo, expectSameAnswer, flightInputs, loadFlights20k, type RawFlight } from '../helpers/reference.ts';
 import type { SeriesDayDocument } from '../../src/documents/series-day.ts';
 import { rawFormDocument } from '../../src/documents/encode.ts';
 import { fullContentOf } from '../../src/documents/decode.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 /** Parts of at most this many readings are rewritten in the raw form. */
 const RAW_MOST = 16;
@@ -211,7 +211,7 @@ async function answers(app: TestApp = t): Promise<unknown[]> {
 
 /** Rewrites every part in the slot form of at most {@link RAW_MOST} readings in the raw form; returns how many, and how many parts were in the slot form. */
 async function rewriteRaw(): Promise<{ raw: number; parts: number }> {
-  const docs = await t.store.buckets.find({ r: { $exists: false } }).toArray();
+  const docs = await t.store.seriesDays.find({ r: { $exists: false } }).toArray();
   const replacements = [];
   for (const doc of docs) {
     const form = rawFormDocument(fullContentOf(doc), RAW_MOST, doc.v);
@@ -220,7 +220,7 @@ async function rewriteRaw(): Promise<{ raw: number; parts: number }> {
     replacements.push({ replaceOne: { filter: { _id: doc._id }, replacement: { ...kept, ...form } as unknown as SeriesDayDocument } });
   }
   if (replacements.length > 0)
-    expect((await t.store.buckets.bulkWrite(replacements, { ordered: false })).modifiedCount).toBe(replacements.length);
+    expect((await t.store.seriesDays.bulkWrite(replacements, { ordered: false })).modifiedCount).toBe(replacements.length);
   return { raw: replacements.length, parts: docs.length };
 }
 
@@ -259,7 +259,7 @@ describe('documents in the raw form', { timeout: 600_000 }, () => {
     const { raw, parts } = await rewriteRaw();
     // Most route-days of an eighth of the file hold a few flights.
     expect(raw).toBeGreaterThan(parts * 0.9);
-    const stored = await t.store.buckets.findOne({ r: { $exists: true } });
+    const stored = await t.store.seriesDays.findOne({ r: { $exists: true } });
     expect(stored?.hours).toBeUndefined();
     expect(stored?.q).toBeUndefined();
     expect(stored?.r?.length).toBe(stored?.readings);
@@ -301,7 +301,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     expect(await written.settle()).toBe(FIRST.length);
     await record(SECOND, written);
     expect(await written.settle()).toBe(SECOND.length);
-    const parts = await written.store.buckets.find({}, { projection: { readings: 1, r: 1, hours: 1 } }).toArray();
+    const parts = await written.store.seriesDays.find({}, { projection: { readings: 1, r: 1, hours: 1 } }).toArray();
     for (const part of parts) {
       // Raw exactly when a part holds at most WRITTEN_MOST readings.
       expect(Array.isArray(part.r), `a part of ${part.readings} readings`).toBe((part.readings ?? 0) <= WRITTEN_MOST);
@@ -317,7 +317,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     // Every day (a compaction takes a bounded number of days), then once more: deletes the parts the last one replaced.
     while ((await compactOnce(written.store, written.store.holder, { afterFolds: 1, graceMs: 0 })).compaction !== null);
     await compactOnce(written.store, written.store.holder, { afterFolds: 1, graceMs: 0 });
-    const documents = await written.store.buckets.find({}, { projection: { series: 1, date: 1, readings: 1, r: 1 } }).toArray();
+    const documents = await written.store.seriesDays.find({}, { projection: { series: 1, date: 1, readings: 1, r: 1 } }).toArray();
     const perSeriesDay = new Map<string, number>();
     for (const f of flights) {
       const key = `${f.origin}>${f.destination}:${Math.floor(f.time / 86_400_000)}`;
@@ -360,7 +360,7 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
       expect(answer.errors).toBeUndefined();
       expect(await written.settle()).toBe(1);
     }
-    const parts = await written.store.buckets.find({ metric: 'big' }).toArray();
+    const parts = await written.store.seriesDays.find({ metric: 'big' }).toArray();
     expect(parts).toHaveLength(5);
     expect(parts.every((part) => Array.isArray(part.r))).toBe(true);
     const stats = (values: number[]) => {
@@ -394,8 +394,8 @@ describe('folds and compactions writing the raw form', { timeout: 600_000 }, () 
     await setRetention(written.store, 'flights', { minutes: 30, hours: 30, days: null }, new Date(now));
     await applyRetention(written.store, now);
     const before = { metric: 'flights', date: { $lt: horizon } };
-    expect(await written.store.buckets.countDocuments({ ...before, r: { $exists: true } })).toBeGreaterThan(0);
-    expect(await written.store.buckets.countDocuments({ ...before, hours: { $exists: true } })).toBe(0);
+    expect(await written.store.seriesDays.countDocuments({ ...before, r: { $exists: true } })).toBeGreaterThan(0);
+    expect(await written.store.seriesDays.countDocuments({ ...before, hours: { $exists: true } })).toBe(0);
     const defined = await written.graphql(`mutation { defineRollup(metric: "flights", name: "by_origin", tagKeys: ["origin"]) { state } }`);
     expect(defined.errors).toBeUndefined();
     await backfillRollup(written.store, 'flights', 'by_origin', { graceMs: 0 });

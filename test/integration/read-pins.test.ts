@@ -20,7 +20,6 @@
  */
 import type { CommandStartedEvent, CommandSucceededEvent, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { compactOnce } from '../../src/storage/fold.ts';
 import { PIN_REFRESH_MS, ReadPins, readPins, withView } from '../../src/storage/read-pins.ts';
 import { storeOf } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -29,6 +28,7 @@ import { waitUntil } from '../helpers/server-process.ts';
 import { aggregateBuckets } from '../../src/storage/aggregate.ts';
 import { visibleAt, visibleIn } from '../../src/storage/fold-state.ts';
 import { overWholeDocuments } from '../helpers/pipelines.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const DAY = 86_400_000;
 const START = Date.UTC(2024, 6, 1);
@@ -89,7 +89,7 @@ describe('read pins', { timeout: 240_000 }, () => {
 
   /** Count and sum of the day totals of the metric's series-day documents that `filter` selects, read in the database. */
   const totalsWhere = async (filter: Document) => {
-    const [row] = await t.store.buckets
+    const [row] = await t.store.seriesDays
       .aggregate<{ count: number; sum: number }>([{ $match: { metric: METRIC, ...filter } }, COUNT_SUM])
       .toArray();
     return { count: row?.count ?? 0, sum: row?.sum ?? 0 };
@@ -109,7 +109,7 @@ describe('read pins', { timeout: 240_000 }, () => {
   it('keeps replaced parts while a read holds an older view, and deletes them once it ends', async () => {
     await foldedBatches(3);
     await expectExact();
-    const parts = await t.store.buckets.countDocuments({ metric: METRIC });
+    const parts = await t.store.seriesDays.countDocuments({ metric: METRIC });
     expect(parts).toBeGreaterThan(0);
 
     // Reads `count` and `sum` of what was visible at the held view, after the compaction.
@@ -128,11 +128,11 @@ describe('read pins', { timeout: 240_000 }, () => {
 
     const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(compaction.compaction).not.toBeNull();
-    const merged = await t.store.buckets.countDocuments({ metric: METRIC, f: compaction.compaction! });
+    const merged = await t.store.seriesDays.countDocuments({ metric: METRIC, f: compaction.compaction! });
     expect(merged).toBeGreaterThan(0);
     // The held read pins a view before the compaction: nothing is deleted.
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(0);
-    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(parts + merged);
+    expect(await t.store.seriesDays.countDocuments({ metric: METRIC })).toBe(parts + merged);
 
     // The held read still finds every reading in the parts of its view.
     held.open();
@@ -143,7 +143,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     // Once no read holds an older view, the next clean-up deletes the replaced parts.
     await pinRemoved();
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(parts);
-    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
+    expect(await t.store.seriesDays.countDocuments({ metric: METRIC })).toBe(merged);
     expect(await totalsInView()).toEqual(countAndSum(sent));
     await expectExact();
   });
@@ -162,7 +162,7 @@ describe('read pins', { timeout: 240_000 }, () => {
     });
     await entered.opened;
     expect(await readPins(t.store.db).countDocuments({ _id: other.holder })).toBe(1);
-    const before = await t.store.buckets.countDocuments({ metric: METRIC });
+    const before = await t.store.seriesDays.countDocuments({ metric: METRIC });
 
     const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(compaction.compaction).not.toBeNull();
@@ -177,8 +177,8 @@ describe('read pins', { timeout: 240_000 }, () => {
     await pinRemoved(other.holder);
     const cleanup = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(cleanup.deleted).toBeGreaterThan(0);
-    const merged = await t.store.buckets.countDocuments({ metric: METRIC, f: compaction.compaction! });
-    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(merged);
+    const merged = await t.store.seriesDays.countDocuments({ metric: METRIC, f: compaction.compaction! });
+    expect(await t.store.seriesDays.countDocuments({ metric: METRIC })).toBe(merged);
     expect(before).toBeGreaterThan(merged);
     await expectExact();
   });
@@ -191,7 +191,8 @@ describe('read pins', { timeout: 240_000 }, () => {
     const compaction = await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true });
     expect(compaction.compaction).not.toBeNull();
     const replaced =
-      (await t.store.buckets.countDocuments({ metric: METRIC })) - (await t.store.buckets.countDocuments({ f: compaction.compaction! }));
+      (await t.store.seriesDays.countDocuments({ metric: METRIC })) -
+      (await t.store.seriesDays.countDocuments({ f: compaction.compaction! }));
     expect(replaced).toBeGreaterThan(0);
     expect((await compactOnce(t.store, t.store.holder, { afterFolds: 2, graceMs: LONG_GRACE, pinned: true })).deleted).toBe(0);
     // Without pins, only the grace period counts.

@@ -14,9 +14,9 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { retentionJob } from '../../src/jobs/retention.ts';
+import { retentionJob } from '../../src/jobs/retention-job.ts';
 import { JobScheduler } from '../../src/jobs/scheduler.ts';
-import { applyRetention, type RetentionRemoval } from '../../src/storage/retention.ts';
+import { applyRetention, type RetentionRemoval } from '../../src/storage/expire.ts';
 import { backfillRollup, findRollups } from '../../src/storage/rollups.ts';
 import { CollectionName } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -175,7 +175,7 @@ describe('retention', { timeout: 120_000 }, () => {
     for (let i = 0; i < readings.length; i += 300) await record(readings.slice(i, i + 300));
     // Three folds: most series-days have a part of each.
     expect(new Set(sent.map((r) => r.fold)).size).toBe(3);
-    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(documentsIn(sent, 0, Infinity));
+    expect(await t.store.seriesDays.countDocuments({ metric: METRIC })).toBe(documentsIn(sent, 0, Infinity));
     expect(documentsIn(sent, 0, Infinity)).toBeGreaterThan(2 * 30);
     const defined = await t.graphql(`mutation { defineRollup(metric: "sensor", name: "all", tagKeys: []) { state } }`);
     expect(defined.errors).toBeUndefined();
@@ -240,7 +240,7 @@ describe('retention', { timeout: 120_000 }, () => {
     ]);
     expect(documentsIn(sent, 0, DAY_FROM)).toBeGreaterThan(0);
 
-    const docs = await t.store.buckets.find({ metric: METRIC }).toArray();
+    const docs = await t.store.seriesDays.find({ metric: METRIC }).toArray();
     expect(docs.length).toBe(documentsIn(sent, DAY_FROM, Infinity));
     const perDay = new Map<string, number>();
     for (const doc of docs) {
@@ -366,13 +366,13 @@ describe('retention', { timeout: 120_000 }, () => {
     // Before the fold the readings are answered from the log's tail.
     await record([lateMinute, lateHour], { settle: false });
     await answers([...sent, lateMinute, lateHour]);
-    const parts = await t.store.buckets.countDocuments({ metric: METRIC });
+    const parts = await t.store.seriesDays.countDocuments({ metric: METRIC });
     expect(await t.settle()).toBe(2);
     const fold = await readVisible(t.store);
     sent.push({ ...lateMinute, fold }, { ...lateHour, fold });
     // The fold wrote one part per series-day, trimmed to what the days keep.
-    expect(await t.store.buckets.countDocuments({ metric: METRIC })).toBe(parts + 2);
-    const minuteDocs = await t.store.buckets
+    expect(await t.store.seriesDays.countDocuments({ metric: METRIC })).toBe(parts + 2);
+    const minuteDocs = await t.store.seriesDays
       .find({ series: { $exists: true }, 'tags.host': 'h1', date: new Date(HOUR_FROM + DAY) })
       .toArray();
     expect(minuteDocs.find((doc) => (doc as Part).f === fold)?.fields.value?.sum).toBe(500);
@@ -381,7 +381,7 @@ describe('retention', { timeout: 120_000 }, () => {
       expect(Object.values(doc.hours).every((hour) => hour.minutes === undefined)).toBe(true);
       expect(Object.values(doc.q?.hours ?? {}).every((hour) => hour.minutes === undefined && hour.quarters === undefined)).toBe(true);
     }
-    const hourDocs = await t.store.buckets.find({ 'tags.host': 'h2', date: new Date(DAY_FROM) }).toArray();
+    const hourDocs = await t.store.seriesDays.find({ 'tags.host': 'h2', date: new Date(DAY_FROM) }).toArray();
     expect(hourDocs.find((doc) => (doc as Part).f === fold)?.fields.value?.sum).toBe(-500);
     // No hour slots (a part written whole into such a day has an empty `hours`, retention unsets it).
     const noHours = (doc: Part) => Object.keys(doc.hours ?? {}).length + Object.keys(doc.q?.hours ?? {}).length;

@@ -19,11 +19,11 @@
  *    during the grace period and after the replaced documents are deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactOnce } from '../../src/storage/fold.ts';
 import { backfillRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
 import { recordSent, type Sent, spread as spreadFrom, totalsOf } from '../helpers/plain-loop.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { FOLDS_ID, foldState } from '../../src/storage/fold-state.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;

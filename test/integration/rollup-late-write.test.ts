@@ -13,7 +13,7 @@
  */
 import type { Collection, Db, Document, UpdateFilter } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_HORIZONS } from '../../src/model/retention.ts';
+import { NO_HORIZONS } from '../../src/model/retention-policy.ts';
 import { foldOnce } from '../../src/storage/fold.ts';
 import { entryReadings, ingestLog } from '../../src/storage/ingest-log.ts';
 import { backfillRollup, createRollup, findRollups, markDirty, rebuildRollupDay } from '../../src/storage/rollups.ts';
@@ -167,7 +167,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     await gated.reached;
     // Everything of the fold is inserted, the rollup's part among them, and nothing is visible.
     expect(await rollupParts(visible + 1)).toBe(1);
-    expect(await t.store.buckets.countDocuments({ f: visible + 1 })).toBe(3);
+    expect(await t.store.seriesDays.countDocuments({ f: visible + 1 })).toBe(3);
     expect(await readVisible(t.store)).toBe(visible);
     await expectExact(90);
 
@@ -195,7 +195,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     const rollupDocs = foldDocuments(rollupContents(plan.days, rollup!), seq);
     expect(rollupDocs).toHaveLength(1);
     await t.store.db.collection(rollupCollection).insertMany(rollupDocs as Document[]);
-    await t.store.buckets.insertMany(foldDocuments(plan.days, seq).slice(0, 1) as never[]);
+    await t.store.seriesDays.insertMany(foldDocuments(plan.days, seq).slice(0, 1) as never[]);
 
     await expectExact(75);
     // Another process's query, and a retry of the batch, change nothing of it.
@@ -207,7 +207,7 @@ describe('rollup parts of a fold that is not visible yet', { timeout: 120_000 },
     // The next folder completes the fold: the parts already there are skipped.
     expect(await foldOnce(t.store, t.store.holder)).toMatchObject({ fold: seq, readings: 75, parts: 2, rollupParts: 0 });
     expect(await rollupParts(seq)).toBe(1);
-    expect(await t.store.buckets.countDocuments({ f: seq })).toBe(3);
+    expect(await t.store.seriesDays.countDocuments({ f: seq })).toBe(3);
     expect(await t.settle()).toBe(0);
     await expectExact(0);
   });

@@ -369,7 +369,7 @@ describe('rollups', { timeout: 300_000 }, () => {
   /** What is stored: log entries, series-day documents, documents of each rollup, the visible fold number. */
   const stored = async () => ({
     log: await ingestLog(t.store).countDocuments({}),
-    buckets: await t.store.buckets.countDocuments({}),
+    buckets: await t.store.seriesDays.countDocuments({}),
     rollups: await rollupDocuments(),
     visible: await readVisible(t.store),
   });
@@ -444,7 +444,7 @@ describe('rollups', { timeout: 300_000 }, () => {
     }
     for (const rollup of await findRollups(t.store, [METRIC])) expect(Object.keys(rollup.dirty)).toEqual([dayKey(day)]);
     // Each fold added a part to the day's series-day documents, none to its rollup documents.
-    const parts = await t.store.buckets
+    const parts = await t.store.seriesDays
       .aggregate<{ parts: number }>([
         { $match: { metric: METRIC, date, f: { $gt: visible } } },
         { $group: { _id: '$series', parts: { $sum: 1 } } },

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { validateReadings } from '../../src/record/validate.ts';
 import { openStore, type SeriesDocument, type Store } from '../../src/storage/store.ts';
 import { testMongoUri } from '../helpers/db.ts';

@@ -910,7 +910,7 @@ describe('documents of layout version 1 (written before first/last, sketches and
       [registered!._id, 'a'],
       [b._id, 'b'],
     ] as const) {
-      await t.store.buckets.insertOne(
+      await t.store.seriesDays.insertOne(
         v1Document(
           series,
           host,
@@ -987,7 +987,7 @@ describe('documents of layout version 1 (written before first/last, sketches and
     // From the log's tail (nothing folded yet), then from the folded parts.
     await checkLatest();
     await t.settle();
-    expect(await t.store.buckets.countDocuments({ metric: 'legacy', f: { $exists: true } })).toBe(3);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'legacy', f: { $exists: true } })).toBe(3);
     await checkLatest();
   });
 
@@ -1021,14 +1021,14 @@ describe('documents of layout version 1 (written before first/last, sketches and
     };
 
     // Before the fold: the reading is in the log's tail; the version-1 document is as it was.
-    const before = await t.store.buckets.find(day).toArray();
+    const before = await t.store.seriesDays.find(day).toArray();
     expect(before.map((doc) => [doc.v, doc.fields.temp?.n, doc.fields.temp?.sum])).toEqual([[undefined, 3, v1.sum.value]]);
     await answers();
 
     // After it: the version-1 document is still as it was, without v, and the reading is in a
     // version-2 part of its own; the day's parts add up to its 4 readings.
     await t.settle();
-    const parts = await t.store.buckets.find(day).sort({ f: 1 }).toArray();
+    const parts = await t.store.seriesDays.find(day).sort({ f: 1 }).toArray();
     expect(parts.map((doc) => [doc.v, doc.fields.temp?.n, doc.fields.temp?.sum])).toEqual([
       [undefined, 3, v1.sum.value],
       [2, 1, late.value],

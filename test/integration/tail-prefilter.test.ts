@@ -81,7 +81,7 @@ describe('selectsReading', () => {
         const { match } = selectionStages(selection);
         const filter = { $and: match.map((stage) => stage.$match) };
         const selected = await t.store.db
-          .collection(CollectionName.buckets)
+          .collection(CollectionName.seriesDays)
           .find(filter, { projection: { series: 1, date: 1 } })
           .toArray();
         const documents = new Set(selected.map((doc) => `${doc.series}:${doc.date.getTime()}`));

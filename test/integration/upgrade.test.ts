@@ -42,10 +42,9 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchMark } from '../../src/model/batch.ts';
 import { validateReadings, type ReadingInput } from '../../src/record/validate.ts';
-import { compactOnce } from '../../src/storage/fold.ts';
 import { ingestLog } from '../../src/storage/ingest-log.ts';
 import { migrateLayout, pendingMigration } from '../../src/storage/migrate.ts';
-import { setRetention, applyRetention } from '../../src/storage/retention.ts';
+import { setRetention, applyRetention } from '../../src/storage/expire.ts';
 import { findRollups, rebuildDirtyDays } from '../../src/storage/rollups.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
@@ -55,11 +54,13 @@ import {
   dumpLegacyDatabase,
   LEGACY_FIXTURE_BATCHES,
   LEGACY_FIXTURE_METRIC,
+  legacyDays,
   openLegacyStore,
   writeLegacyBatch,
 } from '../helpers/legacy-writer.ts';
 import { expectedBuckets, newestFirst, type Sent, spread } from '../helpers/plain-loop.ts';
 import { startServer } from '../helpers/server-process.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the old code itself wrote for `LEGACY_FIXTURE_BATCHES` (see test/helpers/legacy-writer.ts). */
@@ -314,7 +315,9 @@ describe('upgrading a database of the write path before the ingest log', { timeo
       receivedAt: receivedAt + 4000,
     });
     // Which documents the stopped batch reached: those carrying its mark.
-    const marked = await legacy.buckets.find({ batches: batchMark(PARTIAL.id) }).toArray();
+    const marked = await legacyDays(legacy)
+      .find({ batches: batchMark(PARTIAL.id) })
+      .toArray();
     partialDocuments = new Set(marked.map((doc) => `${doc.tags.host}|${doc.date.getTime()}`));
     partialApplied = PARTIAL.readings.filter((r) => partialDocuments.has(`${r.host}|${dayOf(r.time)}`));
     cpu.push(...partialApplied);
@@ -405,7 +408,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     );
 
   it('the old path left documents without f, with ObjectId ids and batch marks, claims applied and in progress, and the old unique index', async () => {
-    const docs = await legacy.buckets.find({}).toArray();
+    const docs = await legacyDays(legacy).find({}).toArray();
     expect(docs.length).toBeGreaterThan(0);
     expect(docs.every((doc) => doc._id instanceof ObjectId && !('f' in doc))).toBe(true);
     const cpuDays = new Set(cpu.map((r) => `${r.host}|${dayOf(r.time)}`));
@@ -426,8 +429,8 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     expect(partialDocuments.size).toBe(2);
     expect(partialApplied.length).toBeGreaterThan(0);
     expect(partialApplied.length).toBeLessThan(PARTIAL.readings.length);
-    expect(await legacy.buckets.countDocuments({ batches: batchMark(UNSTARTED.id) })).toBe(0);
-    const indexes = await legacy.buckets.listIndexes().toArray();
+    expect(await legacyDays(legacy).countDocuments({ batches: batchMark(UNSTARTED.id) })).toBe(0);
+    const indexes = await legacyDays(legacy).listIndexes().toArray();
     expect(indexes.find((index) => index.name === 'series_date')).toMatchObject({ key: { series: 1, date: 1 }, unique: true });
   });
 
@@ -449,10 +452,13 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     }
   });
 
-  it('start-up drops the old unique index of buckets and of the rollup collection, and creates the parts index', async () => {
+  it('start-up renames buckets to series_days, drops the old unique index of it and of the rollup collection, and creates the parts index', async () => {
     t = await openTestApp('upgrade', { database: dbName });
     const [rollup] = await findRollups(t.store, ['cpu']);
-    for (const name of ['buckets', rollup!.collection]) {
+    const names = (await t.store.db.listCollections().toArray()).map((collection) => collection.name);
+    expect(names).toContain('series_days');
+    expect(names).not.toContain('buckets');
+    for (const name of ['series_days', rollup!.collection]) {
       const indexes = await t.store.db.collection(name).listIndexes().toArray();
       expect(
         indexes.some((index) => JSON.stringify(index.key) === JSON.stringify({ series: 1, date: 1 })),
@@ -489,7 +495,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     // From the log's tail first, then folded.
     await expectSeriesAnswers('cpu', cpu);
     expect(await t.settle()).toBe(NEW.length);
-    const parts = await t.store.buckets.countDocuments({ metric: 'cpu', f: { $exists: true } });
+    const parts = await t.store.seriesDays.countDocuments({ metric: 'cpu', f: { $exists: true } });
     expect(parts).toBe(new Set(NEW.map((r) => `${r.host}|${dayOf(r.time)}`)).size);
     const [rollup] = await findRollups(t.store, ['cpu']);
     const rollupDocs = await t.store.db.collection(rollup!.collection).find({}).toArray();
@@ -511,7 +517,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
   let markedDocuments = 0;
 
   it('npm run migrate -- --dry-run lists the claims and decides those in progress, and writes nothing', async () => {
-    markedDocuments = await t.store.buckets.countDocuments({ batches: { $exists: true } });
+    markedDocuments = await t.store.seriesDays.countDocuments({ batches: { $exists: true } });
     // Every old document of a batch with an id: all but those only the batch without an id wrote to.
     const withId = [...OLD.filter((batch) => batch.id !== undefined).flatMap((batch) => batch.readings)];
     const expectedMarked =
@@ -531,7 +537,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
       markedDocuments,
     });
     expect(await t.store.batches.countDocuments({})).toBe(8);
-    expect(await t.store.buckets.countDocuments({ batches: { $exists: true } })).toBe(markedDocuments);
+    expect(await t.store.seriesDays.countDocuments({ batches: { $exists: true } })).toBe(markedDocuments);
     expect(await ingestLog(t.store).countDocuments({})).toBe(1);
     const text = await migrateCli(dbName, ['--dry-run']);
     expect(text.code, text.stderr).toBe(0);
@@ -558,7 +564,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     expect(report.marksRemoved).toBe(markedDocuments);
     expect(run.stderr).toContain(`migrate: ${markedDocuments}/${markedDocuments} documents cleaned of batch marks`);
     expect(await t.store.batches.countDocuments({})).toBe(0);
-    expect(await t.store.buckets.countDocuments({ batches: { $exists: true } })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ batches: { $exists: true } })).toBe(0);
     const carried = await ingestLog(t.store)
       .find({ claim: { $exists: true } })
       .sort({ _id: 1 })
@@ -635,7 +641,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
   it('retention deletes old documents like parts', async () => {
     await setRetention(t.store, 'gone', { minutes: null, hours: null, days: 1 }, new Date(START + 2 * DAY + HOUR));
     await applyRetention(t.store, START + 2 * DAY + HOUR, { metric: 'gone' });
-    expect(await t.store.buckets.countDocuments({ metric: 'gone', date: new Date(START) })).toBe(0);
+    expect(await t.store.seriesDays.countDocuments({ metric: 'gone', date: new Date(START) })).toBe(0);
     await expectSeriesAnswers(
       'gone',
       GONE.readings.filter((r) => r.time >= START + DAY),
@@ -644,7 +650,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
   });
 
   it('compaction rewrites the days of old documents and parts into the new layout, and no old document is left after the grace period', async () => {
-    const before = await t.store.buckets.find({ metric: { $in: ['cpu', 'pre'] } }).toArray();
+    const before = await t.store.seriesDays.find({ metric: { $in: ['cpu', 'pre'] } }).toArray();
     expect(before.some((doc) => doc._id instanceof ObjectId)).toBe(true);
     const compactions: number[] = [];
     for (;;) {
@@ -654,7 +660,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     }
     expect(compactions.length).toBeGreaterThan(0);
     // During the grace period: old documents still stored, every answer exact.
-    expect(await t.store.buckets.countDocuments({ _id: { $type: 'objectId' } } as never)).toBeGreaterThan(0);
+    expect(await t.store.seriesDays.countDocuments({ _id: { $type: 'objectId' } } as never)).toBeGreaterThan(0);
     await expectSeriesAnswers('cpu', cpu);
     await expectSeriesAnswers('pre', PRE.readings);
     expect(await rollupAnswers()).toEqual({ totals: [totalsOf(cpu)], hours: expectedBuckets(cpu, HOUR), sources: ['all', 'all'] });
@@ -662,7 +668,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
     // After it: only the merged documents, one per series-day (and rollup group-day).
     await compactOnce(t.store, t.store.holder, { afterFolds: 1, graceMs: 0 });
     const [rollup] = await findRollups(t.store, ['cpu']);
-    for (const name of ['buckets', rollup!.collection]) {
+    for (const name of ['series_days', rollup!.collection]) {
       const docs = await t.store.db.collection(name).find({}).toArray();
       expect(
         docs.filter((doc) => typeof doc._id !== 'string' || typeof doc.f !== 'number' || 'batches' in doc).map((doc) => doc._id),
@@ -671,7 +677,7 @@ describe('upgrading a database of the write path before the ingest log', { timeo
       const keys = docs.map((doc) => `${doc.series}|${doc.date.getTime()}`);
       expect(new Set(keys).size, name).toBe(keys.length);
     }
-    const cpuDocs = await t.store.buckets.find({ metric: 'cpu' }).toArray();
+    const cpuDocs = await t.store.seriesDays.find({ metric: 'cpu' }).toArray();
     expect(cpuDocs.length).toBe(new Set(cpu.map((r) => `${r.host}|${dayOf(r.time)}`)).size);
     expect(cpuDocs.every((doc) => compactions.includes((doc as { f?: number }).f!) && doc.v === 2)).toBe(true);
     await expectSeriesAnswers('cpu', cpu);

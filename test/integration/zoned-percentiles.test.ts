@@ -19,10 +19,11 @@
  * No folder runs in the background (test/helpers/app.ts): folds happen where a test calls them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactOnce, foldAll } from '../../src/storage/fold.ts';
+import { foldAll } from '../../src/storage/fold.ts';
 import { openTestApp, type TestApp } from '../helpers/app.ts';
 import { expectPercentile, type Sent } from '../helpers/plain-loop.ts';
 import { referenceBuckets, referenceKey, type ZonedGranularity } from '../helpers/zoned-reference.ts';
+import { compactOnce } from '../../src/storage/compaction.ts';
 
 let t: TestApp;
 

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordBatch } from '../../src/engine/record.ts';
+import { recordBatch } from '../../src/engine/record-batch.ts';
 import { bucketsPipeline, type BucketQuery, type BucketRow } from '../../src/query/buckets-pipeline.ts';
 import { granularity, type GranularityName } from '../../src/query/granularity.ts';
 import { shapeBucketGroups, type BucketGroup } from '../../src/query/shape.ts';

@@ -89,17 +89,17 @@ describe('bucketsPipeline', () => {
       {
         from: at('2001-01-05T00:00:00Z'),
         to: at('2001-01-06T00:00:00Z'),
-        parts: null,
+        sections: null,
         pieces: [
           { level: 'minute', from: 12 * H + 7 * 60_000, to: 13 * H },
           { level: 'hour', from: 13 * H, to: D },
         ],
       },
-      { from: at('2001-01-06T00:00:00Z'), to: at('2001-01-08T00:00:00Z'), parts: null, pieces: [{ level: 'day', from: 0, to: D }] },
+      { from: at('2001-01-06T00:00:00Z'), to: at('2001-01-08T00:00:00Z'), sections: null, pieces: [{ level: 'day', from: 0, to: D }] },
       {
         from: at('2001-01-08T00:00:00Z'),
         to: at('2001-01-09T00:00:00Z'),
-        parts: null,
+        sections: null,
         pieces: [
           { level: 'hour', from: 0, to: 3 * H },
           { level: 'minute', from: 3 * H, to: 3.5 * H },
@@ -452,19 +452,19 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-03-01T00:00:00Z'),
         to: at('2001-03-02T00:00:00Z'),
         pieces: [hours(5, 24)],
-        parts: [{ key: { at: march }, pieces: [hours(5, 24)] }],
+        sections: [{ key: { at: march }, pieces: [hours(5, 24)] }],
       },
       {
         from: at('2001-03-02T00:00:00Z'),
         to: at('2001-04-01T00:00:00Z'),
         pieces: [{ level: 'day', from: 0, to: D }],
-        parts: [{ key: { at: march }, pieces: [{ level: 'day', from: 0, to: D }] }],
+        sections: [{ key: { at: march }, pieces: [{ level: 'day', from: 0, to: D }] }],
       },
       {
         from: at('2001-04-01T00:00:00Z'),
         to: at('2001-04-02T00:00:00Z'),
         pieces: [hours(0, 24)],
-        parts: [
+        sections: [
           { key: { at: march }, pieces: [hours(0, 5)] },
           { key: { at: april }, pieces: [hours(5, 24)] },
         ],
@@ -473,13 +473,13 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-04-02T00:00:00Z'),
         to: at('2001-05-01T00:00:00Z'),
         pieces: [{ level: 'day', from: 0, to: D }],
-        parts: [{ key: { at: april }, pieces: [{ level: 'day', from: 0, to: D }] }],
+        sections: [{ key: { at: april }, pieces: [{ level: 'day', from: 0, to: D }] }],
       },
       {
         from: at('2001-05-01T00:00:00Z'),
         to: at('2001-05-02T00:00:00Z'),
         pieces: [hours(0, 4)],
-        parts: [{ key: { at: april }, pieces: [hours(0, 4)] }],
+        sections: [{ key: { at: april }, pieces: [hours(0, 4)] }],
       },
     ]);
   });
@@ -490,13 +490,13 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-03-25T00:00:00Z'),
         to: at('2001-03-26T00:00:00Z'),
         pieces: [hours(5, 24)],
-        parts: [{ key: { at: at('2001-03-25T05:00:00Z') }, pieces: [hours(5, 24)] }],
+        sections: [{ key: { at: at('2001-03-25T05:00:00Z') }, pieces: [hours(5, 24)] }],
       },
       {
         from: at('2001-03-26T00:00:00Z'),
         to: at('2001-04-02T00:00:00Z'),
         pieces: [hours(0, 24)],
-        parts: [
+        sections: [
           { key: { after: -19 * H }, pieces: [hours(0, 5)] },
           { key: { after: 5 * H }, pieces: [hours(5, 24)] },
         ],
@@ -506,7 +506,7 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-04-02T00:00:00Z'),
         to: at('2001-04-03T00:00:00Z'),
         pieces: [hours(0, 24)],
-        parts: [
+        sections: [
           { key: { at: at('2001-04-01T05:00:00Z') }, pieces: [hours(0, 4)] },
           { key: { at: at('2001-04-02T04:00:00Z') }, pieces: [hours(4, 24)] },
         ],
@@ -515,7 +515,7 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-04-03T00:00:00Z'),
         to: at('2001-04-08T00:00:00Z'),
         pieces: [hours(0, 24)],
-        parts: [
+        sections: [
           { key: { after: -20 * H }, pieces: [hours(0, 4)] },
           { key: { after: 4 * H }, pieces: [hours(4, 24)] },
         ],
@@ -524,7 +524,7 @@ describe('bucketsPipeline in a time zone', () => {
         from: at('2001-04-08T00:00:00Z'),
         to: at('2001-04-09T00:00:00Z'),
         pieces: [hours(0, 4)],
-        parts: [{ key: { at: at('2001-04-07T04:00:00Z') }, pieces: [hours(0, 4)] }],
+        sections: [{ key: { at: at('2001-04-07T04:00:00Z') }, pieces: [hours(0, 4)] }],
       },
     ]);
   });
@@ -535,7 +535,7 @@ describe('bucketsPipeline in a time zone', () => {
       from: at('2001-04-01T00:00:00Z'),
       to: at('2001-04-04T00:00:00Z'),
       pieces: [hours(0, 18), { level: 'minute', from: 18 * H, to: 19 * H }, hours(19, 24)],
-      parts: [
+      sections: [
         { key: { after: -(5 * H + 45 * 60_000) }, pieces: [hours(0, 18), { level: 'minute', from: 18 * H, to: 18.25 * H }] },
         { key: { after: 18.25 * H }, pieces: [{ level: 'minute', from: 18.25 * H, to: 19 * H }, hours(19, 24)] },
       ],

@@ -4,7 +4,8 @@
  * delete, a day due, or a lease to take or renew. Cases written out by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { compactionWork, leaseDue } from '../../src/storage/fold.ts';
+import { compactionWork } from '../../src/storage/compaction.ts';
+import { leaseDue } from '../../src/storage/lease.ts';
 
 const NOW = Date.UTC(2026, 10, 29, 12);
 const LEASE_MS = 30_000;

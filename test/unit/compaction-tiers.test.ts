@@ -10,8 +10,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { runsAfter, tieredFrom } from '../../src/storage/fold.ts';
 import type { CompactionRun } from '../../src/storage/fold-state.ts';
+import { runsAfter, tieredFrom } from '../../src/storage/compaction.ts';
 
 /**
  * One day's compactions: `sizes[i]` folds wrote to the day before compaction i; runs of

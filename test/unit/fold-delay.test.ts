@@ -1,11 +1,11 @@
 /**
- * When the folder folds rather than waits (`foldDue`, `tailSeen` in src/jobs/fold.ts):
+ * When the folder folds rather than waits (`foldDue`, `tailSeen` in src/jobs/fold-job.ts):
  * not while batches keep arriving, unless the oldest waited the longest delay, the tail
  * holds its bound of readings or a full fold is there; at once when the writes went
  * quiet; never with nothing to fold.
  */
 import { describe, expect, it } from 'vitest';
-import { foldDue, tailSeen } from '../../src/jobs/fold.ts';
+import { foldDue, tailSeen } from '../../src/jobs/fold-job.ts';
 
 const DELAY = { quietMs: 1_000, maxDelayMs: 5_000, tailReadings: 10_000, fullReadings: 20_000 };
 const T = 1_800_000_000_000;

@@ -8,7 +8,7 @@ import {
   parseRetentionPolicy,
   policyProblem,
   targetHorizons,
-} from '../../src/model/retention.ts';
+} from '../../src/model/retention-policy.ts';
 
 const at = (iso: string) => Date.parse(iso);
 

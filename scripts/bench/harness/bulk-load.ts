@@ -6,8 +6,8 @@
  * collections document by document, to check that both ways store the same.
  */
 import { Double, Int32, Long, type Db, type Document } from 'mongodb';
-import { recordBatch } from '../../../src/engine/record.ts';
-import { NO_HORIZONS } from '../../../src/model/retention.ts';
+import { recordBatch } from '../../../src/engine/record-batch.ts';
+import { NO_HORIZONS } from '../../../src/model/retention-policy.ts';
 import type { Reading } from '../../../src/record/validate.ts';
 import { DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
 import type { Store } from '../../../src/storage/store.ts';
@@ -87,7 +87,7 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
     const plan = planReadings(foldReadings, { settingsOf: () => store.defaultStatistics, horizonsOf: () => NO_HORIZONS });
     const docs = foldDocuments(plan.days, state.visible + index + 1);
     phase('plan');
-    for (const chunk of batches(docs, 500)) await store.buckets.insertMany(chunk as never[], { ordered: false });
+    for (const chunk of batches(docs, 500)) await store.seriesDays.insertMany(chunk as never[], { ordered: false });
     phase('insert');
     documents += docs.length;
     for (const write of plan.series) {
@@ -114,7 +114,7 @@ export async function bulkLoad(store: Store, readings: readonly Reading[], log: 
     );
     if (flipped.modifiedCount !== 1) throw new Error('bulkLoad: the fold state changed during the load');
   }
-  // The registries, with the record path's updates (storage/record.ts).
+  // The registries, with the record path's updates (storage/registration.ts).
   for (const chunk of batches([...series.values()], 1000)) {
     await store.series.bulkWrite(
       chunk.map((write) => ({

@@ -3,15 +3,16 @@
  * `PACKED_MINUTES`) on the same readings: each database built to the state a day ends
  * in, its bytes at rest, and the same reads timed on both with their counts checked.
  */
-import { recordBatch } from '../../../src/engine/record.ts';
+import { recordBatch } from '../../../src/engine/record-batch.ts';
 import type { Reading } from '../../../src/record/validate.ts';
-import { compactOnce, foldAll } from '../../../src/storage/fold.ts';
+import { foldAll } from '../../../src/storage/fold.ts';
 import { CollectionName, type Store } from '../../../src/storage/store.ts';
 import { type BenchApp, graphqlBody } from './app.ts';
 import type { DataSet } from './datasets.ts';
 import { collectionSizes, NaiveModel, type StorageFigures } from './models.ts';
 import { format } from './table.ts';
 import { alternating, batches } from './timing.ts';
+import { compactOnce } from '../../../src/storage/compaction.ts';
 
 /** Records `readings` into `store` in batches of 1,000, folds them all and compacts every day to one document per series. */
 export async function recordFoldCompact(store: Store, readings: readonly Reading[]): Promise<void> {
@@ -31,7 +32,7 @@ export async function recordFoldCompact(store: Store, readings: readonly Reading
  * after their fold (`all`: registries and day summaries too).
  */
 export async function bytesAtRest(store: Store): Promise<{ data: number; index: number; all: number }> {
-  const buckets = await collectionSizes(store.db, CollectionName.buckets);
+  const buckets = await collectionSizes(store.db, CollectionName.seriesDays);
   let all = 0;
   for (const name of Object.values(CollectionName)) {
     const figures = await collectionSizes(store.db, name);

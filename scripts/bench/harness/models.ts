@@ -7,7 +7,7 @@
  */
 import type { Db, Document, MongoClient } from 'mongodb';
 import { validateReadings, type Reading } from '../../../src/record/validate.ts';
-import { recordBatch } from '../../../src/engine/record.ts';
+import { recordBatch } from '../../../src/engine/record-batch.ts';
 import { foldAll } from '../../../src/storage/fold.ts';
 import type { AppOptions } from '../../../src/server/yoga.ts';
 import { CollectionName, ensureIndexes, openStore, type Store } from '../../../src/storage/store.ts';
@@ -182,13 +182,13 @@ export class OursModel implements Model {
       const sizes = await collectionSizes(this.db, name);
       storageBytes += sizes.storage;
       indexBytes += sizes.index;
-      if (name === CollectionName.buckets) documents = sizes.count;
+      if (name === CollectionName.seriesDays) documents = sizes.count;
     }
     return {
       storageBytes,
       indexBytes,
       documents,
-      largestDocument: await largestDocument(this.db, CollectionName.buckets),
+      largestDocument: await largestDocument(this.db, CollectionName.seriesDays),
       largestNote: 'all series-day documents',
     };
   }

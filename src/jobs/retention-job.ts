@@ -2,7 +2,7 @@
  * The retention pass as a background job: what retention policies let go is removed
  * on a schedule (config `RETENTION_SECONDS`).
  */
-import { applyRetention } from '../storage/retention.ts';
+import { applyRetention } from '../storage/expire.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
 

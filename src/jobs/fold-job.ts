@@ -4,10 +4,12 @@
  * another takes over within the lease's time when that one stops.
  */
 import type { Config } from '../config.ts';
-import { compactOnce, foldOnce, releaseLease, type CompactOutcome, type FoldOutcome } from '../storage/fold.ts';
+import { foldOnce, type FoldOutcome } from '../storage/fold.ts';
 import { recentBacklog, type Backlog } from '../storage/ingest-log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Job } from './scheduler.ts';
+import { compactOnce, type CompactOutcome } from '../storage/compaction.ts';
+import { releaseLease } from '../storage/lease.ts';
 
 /** Totals of the folds this process ran, for `/metrics`. */
 export interface FoldTotals {

@@ -1,11 +1,11 @@
 import { CodedError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { batchFingerprint } from '../model/batch.ts';
-import { horizonsOf } from '../model/retention.ts';
+import { horizonsOf } from '../model/retention-policy.ts';
 import type { Reading } from '../record/validate.ts';
 import { isUnavailable, unavailable } from '../storage/failures.ts';
 import { appendEntry, checkBacklog, completeClaim, knownBatch, type StoredBatch } from '../storage/ingest-log.ts';
-import { checkMetricLimits, registerBatch, registrationNeeded } from '../storage/record.ts';
+import { checkMetricLimits, registerBatch, registrationNeeded } from '../storage/registration.ts';
 import type { MetricDocument, Store } from '../storage/store.ts';
 import { batchMetrics, batchSeries } from '../documents/from-readings.ts';
 
@@ -107,7 +107,7 @@ export async function recordBatch(
 
 /**
  * Refuses a batch holding a reading dated before its metric's day horizon (see
- * `model/retention.ts`): retention has deleted that day's documents, and would not
+ * `model/retention-policy.ts`): retention has deleted that day's documents, and would not
  * delete the day again. The horizon is the one the last retention pass applied, as
  * queries see it (`Metric.retention.dataFrom`); a reading older than the policy but
  * after that horizon is stored, and deleted by the next pass.

@@ -1,4 +1,3 @@
-import { finishRunning } from './fold.ts';
 import type { Collection, Document, Filter } from 'mongodb';
 import {
   horizonsOf,
@@ -7,15 +6,16 @@ import {
   type Horizons,
   type RetentionLevel,
   type RetentionPolicy,
-} from '../model/retention.ts';
+} from '../model/retention-policy.ts';
 import { dayOfKey, type RollupDefinition } from '../model/rollup.ts';
 import { ROLLUPS_COLLECTION, findRollups } from './rollups.ts';
 import { deleteSummaries } from './summaries.ts';
 import type { MetricDocument, Store } from './store.ts';
 import type { SeriesDayDocument } from '../documents/series-day.ts';
+import { finishRunning } from './fold.ts';
 
 /**
- * Sets the retention policy of metric `name` (see `model/retention.ts`; validated by the
+ * Sets the retention policy of metric `name` (see `model/retention-policy.ts`; validated by the
  * caller), creating its registry entry when it has none yet (with the default layout and
  * statistics). It takes effect at the next retention pass; the horizons already applied
  * stay (data removed is not brought back when a policy is lengthened).
@@ -132,7 +132,7 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
 
   if (due.includes('day')) {
     const before = { metric: metric._id, date: { $lt: new Date(target.day!) } };
-    const deleted = await store.buckets.deleteMany(before);
+    const deleted = await store.seriesDays.deleteMany(before);
     // The day summaries after the documents: a fold finding none of a day takes it for
     // empty (`foldSummaries` in fold.ts), so none may go while documents remain.
     await deleteSummaries(store, before);
@@ -146,7 +146,7 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   }
   if (due.includes('hour')) {
     const range = { metric: metric._id, date: dateRange(later(removed.hour, target.day), target.hour!) };
-    const changed = await store.buckets.updateMany(range, { $unset: HOUR_PATHS });
+    const changed = await store.seriesDays.updateMany(range, { $unset: HOUR_PATHS });
     let rollupCount = 0;
     for (const rollup of rollups)
       rollupCount += (await rollupDocuments(store, rollup).updateMany(range, { $unset: HOUR_PATHS })).modifiedCount;
@@ -156,7 +156,7 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
     const from = later(later(removed.minute, target.hour), target.day);
     const range = { metric: metric._id, date: dateRange(from, target.minute!) };
     const changed =
-      from !== null && from >= target.minute! ? 0 : (await store.buckets.updateMany(range, { $unset: MINUTE_PATHS })).modifiedCount;
+      from !== null && from >= target.minute! ? 0 : (await store.seriesDays.updateMany(range, { $unset: MINUTE_PATHS })).modifiedCount;
     await done('minute', changed, 0);
   }
   return removals;
@@ -179,9 +179,9 @@ async function forgetDirtyDays(store: Store, rollup: RollupDefinition, horizon: 
  * the earliest `first` of its earliest remaining day (`$max`, so it never moves back).
  */
 async function moveFirstReading(store: Store, metric: string): Promise<void> {
-  const earliestDay = await store.buckets.findOne({ metric }, { sort: { metric: 1, date: 1 }, projection: { _id: 0, date: 1 } });
+  const earliestDay = await store.seriesDays.findOne({ metric }, { sort: { metric: 1, date: 1 }, projection: { _id: 0, date: 1 } });
   if (earliestDay === null) return;
-  const earliest = await store.buckets.findOne(
+  const earliest = await store.seriesDays.findOne(
     { metric, date: earliestDay.date, first: { $exists: true } },
     { sort: { first: 1 }, projection: { _id: 0, first: 1 } },
   );
@@ -211,9 +211,9 @@ export async function trimLateDetail(
     const hourDays = [...written].filter((day) => horizons.hour !== null && day < horizons.hour);
     const minuteDays = [...written].filter((day) => horizons.minute !== null && day < horizons.minute && !hourDays.includes(day));
     const on = (list: number[]): Filter<Document> => ({ metric, date: { $in: list.map((day) => new Date(day)) } });
-    if (minuteDays.length > 0) await store.buckets.updateMany(on(minuteDays), { $unset: MINUTE_PATHS });
+    if (minuteDays.length > 0) await store.seriesDays.updateMany(on(minuteDays), { $unset: MINUTE_PATHS });
     if (hourDays.length > 0) {
-      await store.buckets.updateMany(on(hourDays), { $unset: HOUR_PATHS });
+      await store.seriesDays.updateMany(on(hourDays), { $unset: HOUR_PATHS });
       for (const rollup of rollups.filter((entry) => entry.metric === metric)) {
         await rollupDocuments(store, rollup).updateMany(on(hourDays), { $unset: HOUR_PATHS });
       }
