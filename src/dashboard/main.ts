@@ -6,6 +6,8 @@
  * shared as a link. Data comes only from `/graphql`, with the token typed into the page
  * (kept in this browser's local storage) as `Authorization: Bearer`.
  */
+// First: a browser language Intl refuses is replaced before uPlot reads it (see locale.ts).
+import { LOCALE } from './locale.ts';
 import uPlot from 'uplot';
 import {
   DashboardBucketsDocument,
@@ -108,7 +110,7 @@ function granularityWords(granularity: string): { width: string; span: string } 
  */
 function zoneLabel(zone: string, now: Date): string {
   const part = (timeZoneName: 'longOffset' | 'long') =>
-    new Intl.DateTimeFormat(undefined, { timeZone: zone, timeZoneName }).formatToParts(now).find((p) => p.type === 'timeZoneName')?.value ??
+    new Intl.DateTimeFormat(LOCALE, { timeZone: zone, timeZoneName }).formatToParts(now).find((p) => p.type === 'timeZoneName')?.value ??
     '';
   let offset: string;
   let name: string;
@@ -266,7 +268,7 @@ function show(buckets: readonly ChartBucket[], granularity: string, live = false
   draw(buckets, granularity);
   fillTable(buckets);
   const readings = buckets.reduce((sum, bucket) => sum + bucket.count, 0);
-  const time = live ? ` · live, updated ${new Date().toLocaleTimeString()}` : '';
+  const time = live ? ` · live, updated ${new Date().toLocaleTimeString(LOCALE)}` : '';
   const bucketsText = `${buckets.length} ${buckets.length === 1 ? 'bucket' : 'buckets'} of ${granularityWords(granularity).span}`;
   say(`${bucketsText}, ${readings.toLocaleString('en-US')} readings${time}`);
   document.body.dataset.state = 'drawn';
@@ -360,7 +362,7 @@ function receive(event: string): void {
 async function start(): Promise<void> {
   const params = new URLSearchParams(location.search);
   controls.token.value = localStorage.getItem(TOKEN_KEY) ?? '';
-  controls.timeZone.value = params.get('tz') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  controls.timeZone.value = params.get('tz') ?? Intl.DateTimeFormat(LOCALE).resolvedOptions().timeZone;
   // Labelling some 400 zones takes a few hundred milliseconds: after the first chart is asked for.
   setTimeout(fillZones, 0);
   controls.points.value = params.get('points') ?? '300';

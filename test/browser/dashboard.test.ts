@@ -167,6 +167,37 @@ describe('in a browser, offline', { timeout: 300_000 }, () => {
     await page.context().close();
   });
 
+  it('draws in a browser whose language Intl refuses (headless Chromium under LANG=C.UTF-8 reports en-US@posix)', async () => {
+    const posix = await launchChromium({ env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', LANGUAGE: '' } });
+    try {
+      const { page, outside } = await pageOffline(posix, origin, { locale: null });
+      // The browser's own tag, before any page of ours runs: refused by Intl, so without the fallback uPlot throws as it loads.
+      const before = await page.evaluate(() => {
+        try {
+          new Intl.NumberFormat(navigator.language);
+          return { language: navigator.language, refused: false };
+        } catch {
+          return { language: navigator.language, refused: true };
+        }
+      });
+      expect(before).toEqual({ language: 'en-US@posix', refused: true });
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(error.message));
+      const query = new URLSearchParams({ metric: 'flights', field: 'delay', tz: ZONE, from: '2001-01-01T00:00', to: '2001-02-01T00:00', points: '40' });
+      await page.goto(`${origin}/dashboard?${query.toString()}`);
+      await page.waitForSelector('body[data-state="drawn"]', { timeout: 60_000 }).catch(async (error: Error) => {
+        throw new Error(`${error.message}; status: ${await page.locator('#status').innerText()}; ${problems.join('; ')}`);
+      });
+      expect(problems).toEqual([]);
+      expect(await page.locator('#chart canvas').count()).toBeGreaterThan(0);
+      expect(await page.locator('#status').innerText()).toMatch(/^31 buckets of one day, [\d,]+ readings$/);
+      expect(await page.evaluate(() => navigator.language)).toBe('en-US');
+      expect(outside).toEqual([]);
+    } finally {
+      await posix.close();
+    }
+  });
+
   it('follows live updates: a reading recorded while the page is open reaches the chart', async () => {
     const { page, outside } = await pageOffline(browser, origin);
     const query = new URLSearchParams({

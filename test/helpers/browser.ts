@@ -51,14 +51,16 @@ export async function chooseChromium(): Promise<ChromiumChoice> {
  * Starts headless Chromium with the flags a closed network needs (no background
  * networking, component updates or sync, which would only be refused), and prints which
  * browser the run uses.
+ * @param options.env the browser's environment (default: this process's), e.g. a `LANG`.
  * @throws Error from {@link chooseChromium}, or playwright's launch error with the
  *   executable's path in front.
  */
-export async function launchChromium(): Promise<Browser> {
+export async function launchChromium(options: { env?: Record<string, string | undefined> } = {}): Promise<Browser> {
   const choice = await chooseChromium();
   try {
     const browser = await chromium.launch({
       executablePath: choice.executablePath,
+      ...(options.env === undefined ? {} : { env: options.env }),
       args: [
         '--no-sandbox',
         '--disable-gpu',
@@ -78,10 +80,18 @@ export async function launchChromium(): Promise<Browser> {
   }
 }
 
-/** A page whose requests may reach only `origin`; `outside` lists every other URL it tried. */
-export async function pageOffline(browser: Browser, origin: string): Promise<{ page: Page; outside: string[] }> {
-  // A fixed locale: under LANG=C, Chromium reports "en-US@posix", which Intl refuses.
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'en-US' });
+/**
+ * A page whose requests may reach only `origin`; `outside` lists every other URL it tried.
+ * @param options.locale the page's locale: `en-US` by default, null for the browser's own
+ *   (under `LANG=C.UTF-8` headless Chromium reports `en-US@posix`, which Intl refuses).
+ */
+export async function pageOffline(
+  browser: Browser,
+  origin: string,
+  options: { locale?: string | null } = {},
+): Promise<{ page: Page; outside: string[] }> {
+  const locale = options.locale === undefined ? 'en-US' : options.locale;
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, ...(locale === null ? {} : { locale }) });
   const outside: string[] = [];
   await context.route('**/*', async (route) => {
     const url = route.request().url();
