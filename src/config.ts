@@ -177,7 +177,7 @@ export const ConfigSchema = z
     FOLD_TAIL_READINGS: integer(1, 1_000_000)
       .default(2_000)
       .describe(
-        'How many acknowledged readings wait at most before the folder folds them, however busy the writes (checked every FOLD_INTERVAL_MS; see FOLD_QUIET_MS). Every query plans the waiting readings of its metric in memory and sends them with its pipeline, so its cost grows with them: under a steady stream of thousands of readings a second, folding at 2,000 kept the read p99 of the load test at about half of what 20,000 gave (see docs/ingest-design.md, "A short tail").',
+        'How many acknowledged readings wait at most before the folder folds them, however busy the writes (checked every FOLD_INTERVAL_MS; see FOLD_QUIET_MS). Every query plans the waiting readings of its metric in memory and sends them with its pipeline, so its cost grows with them: under a steady stream of thousands of readings a second, folding at 2,000 kept the read p99 of the load test at about half of what 20,000 gave (see docs/ingest-design.md, "When to fold").',
       ),
     FOLD_LEASE_MS: integer(1_000, 3_600_000)
       .default(30_000)
@@ -197,12 +197,12 @@ export const ConfigSchema = z
     RAW_READINGS: integer(0, 1_000)
       .default(DEFAULT_RAW_READINGS)
       .describe(
-        'Most readings of a series-day document that folds and compactions write in the raw form: the readings as they came, with the day totals, instead of hour and minute slots and sketches (docs/ingest-design.md, "Store less"). Every query reads both forms; the raw form keeps a sparse series (a flight route with a few flights a day) in a fraction of the bytes, and a compaction turns a document that grows past this into slots. Counters are always written as slots. 0: never.',
+        'Most readings of a series-day document that folds and compactions write in the raw form: the readings as they came, with the day totals, instead of hour and minute slots and sketches (docs/design.md, "The raw form"). Every query reads both forms; the raw form keeps a sparse series (a flight route with a few flights a day) in a fraction of the bytes, and a compaction turns a document that grows past this into slots. Counters are always written as slots. 0: never.',
       ),
     PACKED_MINUTES: integer(0, 60)
       .default(DEFAULT_PACKED_MINUTES)
       .describe(
-        'Fewest minutes with readings of an hour whose minute slots folds and compactions write packed: as arrays per field, the minute\'s count and the times of its first and last reading kept once, where the fields of each minute share its count and times (every reading carries every field: a dense series such as a host\'s CPU fields every 10 s; docs/ingest-design.md, "Dense minutes"). From two minutes an hour, fewer bytes than minute objects (about half for dense series); every query reads both forms. Counters are always written unpacked. 0: never.',
+        'Fewest minutes with readings of an hour whose minute slots folds and compactions write packed: as arrays per field, the minute\'s count and the times of its first and last reading kept once, where the fields of each minute share its count and times (every reading carries every field: a dense series such as a host\'s CPU fields every 10 s; docs/design.md, "Packed minutes"). From two minutes an hour, fewer bytes than minute objects (about half for dense series); every query reads both forms. Counters are always written unpacked. 0: never.',
       ),
     COMPACT_AFTER_FOLDS: integer(2, 1_000_000)
       .default(8)

@@ -9,7 +9,7 @@
  *   `$match` stages; see `bucketsPipeline`), which is the pipeline as it was built
  *   before the projection existed, so both are measured in the same run; the rows of
  *   both must be equal. A pipeline whose `$match` stages a `$group` follows is sent
- *   without the projection (`stagesRun` in src/storage/read.ts) and counts as both;
+ *   without the projection (`trimmed` in src/storage/aggregate.ts) and counts as both;
  * - naive and timeseries: the benchmark's own pipeline of the query (`BenchQuery.pipeline`).
  *
  * For each: documents examined (`explain` `executionStats.totalDocsExamined` where the
@@ -154,7 +154,7 @@ async function measureOurs(model: OursModel, query: BenchQuery, reps: number): P
   const runs: { collection: string; projected: Document[]; whole: Document[] }[] = [];
   for (const { collection, pipeline } of await sentPipelines(model, query)) {
     const lead = afterMatches(pipeline);
-    // Before a `$group` the read sends no projection (`stagesRun`, src/storage/read.ts),
+    // Before a `$group` the read sends no projection (`trimmed`, src/storage/aggregate.ts),
     // nor does a read of day summaries (only `$match`): the pipeline is its own "whole"
     // and "projected" run, and trims nothing.
     const grouped = pipeline[lead] === undefined || '$group' in pipeline[lead]!;

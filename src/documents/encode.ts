@@ -53,7 +53,7 @@ export type PathTree = { [key: string]: PathTree | true };
 
 /**
  * The parts of a series-day document (`PlanLevels`) whose values a projection to
- * `within` may keep, for planning a reader's tail (`storage/read.ts`): hour slots when
+ * `within` may keep, for planning a reader's tail (`storage/tail.ts`): hour slots when
  * it reaches `hours`, minute slots when it reaches an hour's `minutes` (or a whole hour),
  * latest readings when it reaches `recent`. Any path under `q` (a percentile's sketches)
  * plans every part: the day and hour sketches are merged from the quarter hours', and a
@@ -135,7 +135,7 @@ function slotAsStored({ stats, first, last, inc }: SlotContent): Record<string, 
  * bins a document has, where an update's cost grows with its paths (see docs/performance.md).
  * @param within when given, the slots, sketches and latest readings that a projection to
  *   these paths would drop are left out (the rest is whole: the caller still projects),
- *   so a reader's tail builds only what its pipeline reads (`storage/read.ts`).
+ *   so a reader's tail builds only what its pipeline reads (`storage/tail.ts`).
  */
 export function slotFormDocument(write: DayContent, version: number = DOCUMENT_VERSION, within?: PathTree): Record<string, unknown> {
   const doc: Record<string, unknown> = { ...storedIdentity(write, version), fields: {}, hours: {} };

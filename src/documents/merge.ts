@@ -16,7 +16,7 @@ const hourOfQuarterPath = (path: string) => Number(path.split('.')[1]);
  * in an hour where another has some the quarter-hour sketches of its minute sketches
  * there, in place: a quarter's sketch is the merge of its 15 minutes' (DDSketch merges
  * exactly). A query reads an hour's quarter-hour sketches whenever the hour has any, and
- * its minute sketches only otherwise (`quartersOfHour` in `query/buckets-pipeline.ts`),
+ * its minute sketches only otherwise (`quartersOfHour` in `documents/slots.ts`),
  * so without this the merge of a part written while the metric kept minute sketches and
  * one written once it kept quarter hours would answer null where both parts answered.
  */

@@ -68,9 +68,9 @@ export interface HourSlot {
  * int32 offsets from the hour's start, 4 bytes less than a date each), and each field
  * keeps six numbers a minute. A minute without readings has `n` 0 and null elsewhere.
  * Against the object form (`minutes.30.usage_user: {n, sum, sq, min, max, first: {t, v},
- * last: {t, v}}`), about half the bytes (docs/ingest-design.md, "Dense minutes").
+ * last: {t, v}}`), about half the bytes (docs/design.md, "Packed minutes").
  * Written by `packHours` (`documents/packed-minutes.ts`); the pipelines read a packed
- * minute as the slot it stands for (`minuteEntries` in `query/buckets-pipeline.ts`).
+ * minute as the slot it stands for (`minuteEntries` in `documents/slots.ts`).
  *
  * ```
  * { n: [6, 6, …], tf: [0, 60000, …], tl: [50000, 110000, …],
@@ -182,10 +182,10 @@ export interface SeriesDayDocument {
    * sketch bin per field (see {@link RawReading}). A document in the raw form keeps its
    * identity and its day totals (`fields`) and no `hours`, `q` or `recent`: the
    * pipelines read each raw reading as a minute slot of one reading (see `slotsOf` in
-   * `query/buckets-pipeline.ts`), its latest readings are these. It suits documents of
+   * `documents/slots.ts`), its latest readings are these. It suits documents of
    * few readings (a flight route's day, a fold's part of a second), where the slot form
    * repeats each reading at the day, hour and minute levels with a sketch at each
-   * (docs/ingest-design.md, "Store less").
+   * (docs/design.md, "The raw form").
    */
   r?: RawReading[];
   /**
@@ -205,8 +205,8 @@ export const RAW_SKETCH_BITS: Readonly<Record<SlotLevel, number>> = { day: 1, ho
 
 /**
  * Most readings of a series-day document written in the raw form unless configured
- * (`RAW_READINGS`, `Store.rawReadings`): chosen by `npm run bench:raw-form`
- * (docs/ingest-design.md, "Store less").
+ * (`RAW_READINGS`, `Store.rawReadings`): chosen by `npm run bench:raw-form` at 5e534e9
+ * (docs/measurements/2026-11-28.md, "The raw form").
  */
 export const DEFAULT_RAW_READINGS = 16;
 
@@ -214,7 +214,7 @@ export const DEFAULT_RAW_READINGS = 16;
  * Fewest minutes with readings of an hour written with its minutes packed (see
  * {@link PackedMinutes}) unless configured (`PACKED_MINUTES`, `Store.packedMinutes`):
  * an hour of one minute is smaller in the object form, of two or more in the packed
- * one (BSON sizes counted in docs/ingest-design.md, "Dense minutes").
+ * one (BSON sizes counted in docs/design.md, "Packed minutes").
  */
 export const DEFAULT_PACKED_MINUTES = 2;
 

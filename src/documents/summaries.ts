@@ -1,5 +1,5 @@
 /**
- * Day summaries (docs/ingest-design.md, "Day summaries"): documents per metric and UTC
+ * Day summaries (docs/design.md, "Day summaries and day sketches"): documents per metric and UTC
  * day holding, for every tag key and value, the day statistics of each field over the
  * series that carry that value, numbered like the series-day documents (`f`):
  * - `whole` adds up every series-day document of the day visible at `f`: written by a
@@ -14,7 +14,7 @@
  * visible at V. A query grouped by one tag key reads a few summaries a day instead of
  * one document per series and day. A summary also carries the day sketches of its
  * series, in total and per tag value where they fit (`SummarySketches`, stored apart:
- * docs/ingest-design.md, "Day sketches"), so percentiles read it too.
+ * docs/design.md, "Day summaries and day sketches"), so percentiles read it too.
  */
 import type { Document } from 'mongodb';
 import { type SeriesDayDocument, RAW_SKETCH_BITS } from './series-day.ts';
@@ -49,8 +49,8 @@ export interface SummaryValue {
  * total sketch is always kept): the keys with the fewest values first, while they fit.
  * A key that does not fit is left out (listed in {@link SummarySketches.omitted}) and
  * percentiles grouped or filtered by it read the documents. On the embedded server a
- * document read costs about as much as 75 bins of a summary (docs/ingest-design.md, "Day
- * sketches"), so at 64 bins a document reading the summary's sketches never costs more
+ * document read costs about as much as 75 bins of a summary (docs/design.md, "Day
+ * summaries and day sketches"), so at 64 bins a document reading the summary's sketches never costs more
  * than reading the documents. Flights, a few readings per route-day, keep their
  * origins' and destinations' sketches; a dense metric, one document per host and day
  * with hundreds of bins each, keeps its total only, and its folds stay as fast.
@@ -122,7 +122,7 @@ function addSketches(into: FieldSketches, from: FieldSketches): void {
 
 /**
  * The day sketches of a series-day document as a sketch pipeline reads them at the day
- * level (`SKETCH_READER` in query/buckets-pipeline.ts): `q.fields` in the slot form; in
+ * level (`SKETCH_READER` in documents/slots.ts): `q.fields` in the slot form; in
  * the raw form, the bin of each reading's sketched fields (`r[].k`) when the document
  * lists the day level (`kl`), else none.
  */

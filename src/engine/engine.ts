@@ -289,7 +289,7 @@ export class QueryEngine {
 
   /**
    * The latest reading of the field of each `{id, field}` (a series and a field), in that
-   * order; null where unknown (see `latestValues` in `storage/read.ts`).
+   * order; null where unknown (see `latestValues` in `storage/latest.ts`).
    */
   async latestValues(keys: readonly { id: string; field: string }[]): Promise<LatestValue[]> {
     const answers = new Map<string, LatestValue>();
@@ -310,7 +310,7 @@ export class QueryEngine {
    * The latest reading of `field` per group of the series of `metric` matching `where`,
    * grouped by the values of `groupBy` (one group without it), sorted by tag values: the
    * latest of its series' latest readings (each from the series' newest document
-   * holding the field, see `latestValues` in `storage/read.ts`). A group is left out
+   * holding the field, see `latestValues` in `storage/latest.ts`). A group is left out
    * when none of its series has a reading of the field; its value is null when one of
    * them has only documents written before latest values were kept. The series are
    * listed from the registry and count against the request's MAX_SERIES.
@@ -342,7 +342,7 @@ export class QueryEngine {
     return [...groups.values()].sort((a, b) => compareTags(a.tags, b.tags));
   }
 
-  /** The latest `n` readings of series `id`, newest first (see `latestReadings` in `storage/read.ts`). */
+  /** The latest `n` readings of series `id`, newest first (see `latestReadings` in `storage/latest.ts`). */
   latestReadings(id: string, n: number): Promise<LatestReading[]> {
     return latestReadings(this.store, id, n, this.options);
   }

@@ -129,12 +129,12 @@ export interface ReadRecord {
   /** The rollup's tag keys (empty for the series-day documents). */
   tagKeys: string[];
   /**
-   * Days read from day summaries (docs/ingest-design.md, "Day summaries") instead of the
+   * Days read from day summaries (docs/design.md, "Day summaries and day sketches") instead of the
    * series-day documents; absent when none was.
    */
   summaryDays?: number;
   /**
-   * The log entries not folded yet that the read added (docs/ingest-design.md, "Real-time
+   * The log entries not folded yet that the read added (docs/ingest-design.md, "3. Real-time
    * reads"): entries read and their readings of the metric; set once the read ran.
    */
   tail?: { entries: number; readings: number };

@@ -28,7 +28,7 @@ export interface RecordOutcome {
 /**
  * Records a validated batch (see `record/validate.ts`) so that an answer means stored,
  * and, with a `batchId`, exactly once however often the same batch is sent
- * (docs/ingest-design.md, "Acknowledge with one durable write"):
+ * (docs/ingest-design.md, "1. Acknowledge with one durable write"):
  * 1. checks the per-metric limits against the registry (reading only), refuses
  *    readings older than their metric's retention horizon, and refuses the batch when
  *    the unfolded log is past its bounds (`checkBacklog`);

@@ -34,7 +34,7 @@ export interface FoldDelay {
   /**
    * Fold once the tail holds this many readings (`FOLD_TAIL_READINGS`), however busy the
    * writes: every read plans the tail's readings of its metric, so its cost grows with
-   * them (docs/ingest-design.md, "A short tail").
+   * them (docs/ingest-design.md, "When to fold").
    */
   tailReadings: number;
   /** Fold once the tail holds this many readings (a full fold, `FOLD_MAX_READINGS`). */

@@ -34,8 +34,8 @@ export interface StatisticsSettings {
  * (a minute sketch costs as much as the rest of the minute slot and more, see
  * docs/statistics.md), and the latest 50 readings. The quarter hours give percentiles
  * of hour and day buckets in every time zone (+05:30, +05:45) for about 9% more bytes
- * per dense reading and 7.5% per sparse one (`npm run bench:write-path -- --only size`,
- * docs/ingest-design.md, "Store less").
+ * per dense reading and 7.5% per sparse one (`npm run bench:write-path -- --only size` at 5e534e9,
+ * docs/measurements/2026-11-27.md, "Quarter-hour sketches: bytes and the fold's work").
  */
 export const DEFAULT_STATISTICS: StatisticsSettings = {
   sketchLevels: ['day', 'hour', 'quarter'],

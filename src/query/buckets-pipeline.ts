@@ -313,7 +313,7 @@ function perDay<L extends SketchLevel>(plans: readonly DayPlan<L>[], read: (plan
  *   `$match` -> `$match` -> `$project {paths}` -> `$group`
  *
  * (the read runs it without the `$project`, which trims nothing a `$group` reads; the
- * projection still cuts the tail's documents: `stagesRun` in storage/read.ts).
+ * projection still cuts the tail's documents: `trimmed` in storage/aggregate.ts).
  *
  * Otherwise each document reads the plan of its day (see `query/read-plan.ts`, chosen
  * by a few comparisons on its date, {@link documentReads}), all in one pass:

@@ -1,6 +1,6 @@
 /**
- * Reading whole UTC days from day summaries (`documents/summaries.ts`; docs/ingest-design.md,
- * "Day summaries"), pure: which queries and days summaries can answer, the rows they
+ * Reading whole UTC days from day summaries (`documents/summaries.ts`; docs/design.md,
+ * "Day summaries and day sketches"), pure: which queries and days summaries can answer, the rows they
  * add up to, and the merge of those rows with the rows of the series-day documents.
  */
 import { emptyStats, mergeStats } from '../model/stats.ts';
@@ -26,7 +26,7 @@ export interface SummaryPlan {
  * (not on given series), grouped by at most one tag key and filtered at most on that
  * key (or, ungrouped, on one key), asking only for count, sum, minimum, maximum and the
  * sum of squares (not first and last; percentiles from the summaries' day sketches, see
- * `aggregateSummarized` in storage/read.ts), over an aggregate or buckets of a day or more in
+ * `aggregateSummarized` in storage/aggregate.ts), over an aggregate or buckets of a day or more in
  * UTC, whose range holds at least one whole UTC day read from day totals. Other
  * queries, and the other days of this one (ragged edges), read the series-day documents.
  * Work is proportional to the segments of the range, not to its days.

@@ -1,6 +1,6 @@
 /**
  * The ingest log entry of a batch: how an acknowledged batch is stored until it is
- * folded into series-day documents (see docs/ingest-design.md, "Acknowledge with one
+ * folded into series-day documents (see docs/ingest-design.md, "1. Acknowledge with one
  * durable write"), and how its readings are read back. Pure: no I/O.
  *
  * The layout is columnar, the measured choice (a third to half the bytes of an array of
@@ -100,7 +100,7 @@ export function fromColumns(columns: LogColumns): Reading[] {
  * handful of fields: on the embedded server (SecantusDB 0.7.0b3), for 60 entries of
  * 1,000 flights, inserting took 0.23x the time of the plain columns, a backlog
  * aggregation 0.02x, reading them 0.01x, and stamping them folded 0.15x, in 16% of the
- * bytes (docs/ingest-design.md, "A log entry as one block"). Costs Node about 4 ms to
+ * bytes (docs/design.md, "The ingest log entry"). Costs Node about 4 ms to
  * pack and 8 ms to unpack per 1,000 readings.
  */
 export function packColumns(columns: LogColumns): Uint8Array {

@@ -227,7 +227,7 @@ export interface SummarizedRows<T, S = Document> {
 
 /**
  * Runs a bucket query reading its whole days from day summaries where it can
- * (docs/ingest-design.md, "Day summaries"), in one view (`withView`):
+ * (docs/design.md, "Day summaries and day sketches"), in one view (`withView`):
  * 1. reads the tail of the metric, as {@link aggregateBuckets}, and the metric's
  *    summaries of `read.days` (whole: the embedded server returned a month's 62 whole
  *    summaries in 0.5 s, and took twice as long with a projection), and with

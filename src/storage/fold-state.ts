@@ -1,5 +1,5 @@
 /**
- * What a reader sees (docs/ingest-design.md, "Real-time reads"): the series-day and
+ * What a reader sees (docs/ingest-design.md, "3. Real-time reads"): the series-day and
  * rollup documents of the folds up to the visible fold number V, plus the tail, the
  * log entries no visible fold holds yet, read from the log and planned in memory.
  */

@@ -70,7 +70,7 @@ export function registrationNeeded(
 /**
  * Registers what a validated batch names (its metrics, `batchMetrics`, and series,
  * `batchSeries`), before its log entry is written, so
- * the next request finds it (docs/ingest-design.md, step 1 of the acknowledgement):
+ * the next request finds it (docs/ingest-design.md, "1. Acknowledge with one durable write"):
  * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
  *    the update's filter (a concurrent writer may have added names since
  *    {@link checkMetricLimits});
@@ -191,7 +191,7 @@ const seriesIdentity = (write: SeriesInBatch): Omit<SeriesDocument, '_id' | 'fie
  *    `$addToSet` the fields), so a series deleted meanwhile is registered again.
  * Inserts rather than upserts because a batch of new series is the common case of an
  * import's first batches, and an upsert costs a lookup and an update plan per series:
- * on the embedded server 751 new series took 957 ms as upserts (docs/ingest-design.md,
+ * on the embedded server 751 new series took 957 ms as upserts (docs/measurements/2026-11-27.md,
  * "Registering new series"). Idempotent: a retry after any failure completes what is missing.
  * @param metrics the batch's metric registry entries, read by this batch.
  * @throws Error when an upsert still loses its first-insert race after

@@ -104,7 +104,7 @@ export async function findMetric(store: Store, name: string, options: QueryOptio
 }
 
 /**
- * The registry entries matching `filter` (see `registryFilter` in `query/buckets-pipeline.ts`),
+ * The registry entries matching `filter` (see `registryFilter` in `query/registry.ts`),
  * sorted by series key, at most `limit` of them (all when `limit` is omitted).
  * @throws ServiceError QUERY_TIMEOUT when the read runs longer than `options.maxTimeMS`.
  */

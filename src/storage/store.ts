@@ -295,7 +295,7 @@ const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
  *   `documents/encode.ts`) already makes a second part of the same series, day and fold
  *   fail with a duplicate key, and a unique index costs the embedded server a look-up per
  *   insert (measured: a fold of the demo's 20,000 flights 13% faster without it,
- *   docs/ingest-design.md, "Fewer checks per part"). The unique one of earlier versions
+ *   docs/measurements/2026-11-27.md, "Fewer checks per part"). The unique one of earlier versions
  *   is made not unique first ({@link makeNotUnique});
  * - `{metric, date}`: queries over a whole metric;
  * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a

@@ -1,6 +1,6 @@
 /**
- * Day summaries as stored (`documents/summaries.ts`; docs/ingest-design.md, "Day
- * summaries" and "Day sketches"): a summary's statistics in `day_summaries`, its day
+ * Day summaries as stored (`documents/summaries.ts`; docs/design.md, "Day
+ * summaries and day sketches"): a summary's statistics in `day_summaries`, its day
  * sketches apart in `day_sketches` under the same `_id`, `metric`, `date` and `f`, so a
  * query without percentiles reads no sketch, and every filter that selects summaries
  * selects their sketches too.

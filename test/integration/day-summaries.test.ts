@@ -1,6 +1,6 @@
 /**
- * Day summaries (docs/ingest-design.md, "Day summaries"; `documents/summaries.ts`,
- * `aggregateSummarized` in src/storage/read.ts), checked through GraphQL against a real
+ * Day summaries (docs/design.md, "Day summaries and day sketches"; `documents/summaries.ts`,
+ * `aggregateSummarized` in src/storage/aggregate.ts), checked through GraphQL against a real
  * database. Every expected answer comes from a plain loop over the readings the test
  * sent.
  *

@@ -34,7 +34,7 @@
  *
  * Batch ids are unique across the whole file, databases included, so no answer can come
  * from another database's entry of the same id (the tail's cache of decoded log entries,
- * `decoded` in src/storage/visibility.ts, is one per process, keyed by database, id and
+ * `readingsOf` in src/storage/ingest-log.ts, is one per process, keyed by database, id and
  * arrival).
  */
 import fc from 'fast-check';

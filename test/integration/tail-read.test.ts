@@ -1,5 +1,5 @@
 /**
- * A reader's tail (`readTail`, src/storage/visibility.ts) holds every reading of the
+ * A reader's tail (`readTail`, src/storage/tail.ts) holds every reading of the
  * log entries no visible fold holds, however many entries and readings that is: 2,100
  * single-reading entries (more than the 2,000 entries the cache once kept), and three
  * entries of 90,000 readings (more readings than the process keeps decoded between

@@ -2,7 +2,7 @@
  * A reader's tail documents are built only as far as its pipeline reads them: planned
  * with only the levels the paths reach (`levelsWithin`, src/documents/encode.ts) and
  * built without what the paths drop (`slotFormDocument` with `within`). Once projected to the
- * pipeline's paths (`projectDocument`, src/storage/read.ts), such a document must equal
+ * pipeline's paths (`projectDocument`, src/documents/encode.ts), such a document must equal
  * the whole document of the whole plan projected to the same paths, key order included,
  * for any readings of a gauge or a counter and any paths, present in the document or not.
  */
