@@ -183,7 +183,14 @@ describe('in a browser, offline', { timeout: 300_000 }, () => {
       expect(before).toEqual({ language: 'en-US@posix', refused: true });
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(error.message));
-      const query = new URLSearchParams({ metric: 'flights', field: 'delay', tz: ZONE, from: '2001-01-01T00:00', to: '2001-02-01T00:00', points: '40' });
+      const query = new URLSearchParams({
+        metric: 'flights',
+        field: 'delay',
+        tz: ZONE,
+        from: '2001-01-01T00:00',
+        to: '2001-02-01T00:00',
+        points: '40',
+      });
       await page.goto(`${origin}/dashboard?${query.toString()}`);
       await page.waitForSelector('body[data-state="drawn"]', { timeout: 60_000 }).catch(async (error: Error) => {
         throw new Error(`${error.message}; status: ${await page.locator('#status').innerText()}; ${problems.join('; ')}`);
