@@ -267,3 +267,33 @@ export const sketchPath = (slotPath: string) => `q.${slotPath}`;
  * sketches instead of minute slots.
  */
 export const quarterSketchPath = (hour: number, quarter: number, field: string) => `hours.${hour}.quarters.${quarter}.${field}`;
+
+/**
+ * The update paths (for `$unset`) of every hour's minute slots (in either form:
+ * `minutes`, or packed, `mc`) and minute sketches, and of its quarter-hour sketches: what
+ * retention removes at the minute horizon (a query reads quarter-hour sketches only
+ * beside the minute slots' statistics).
+ */
+export const MINUTE_DETAIL: Readonly<Record<string, ''>> = Object.fromEntries(
+  Array.from({ length: 24 }, (_, hour) => [
+    [`hours.${hour}.minutes`, ''],
+    [`hours.${hour}.mc`, ''],
+    [`q.hours.${hour}.minutes`, ''],
+    [`q.hours.${hour}.quarters`, ''],
+  ]).flat(),
+);
+
+/** The update paths of the hour slots (which hold the minutes) and their sketches: what retention removes at the hour horizon. */
+export const HOUR_DETAIL: Readonly<Record<string, ''>> = { hours: '', 'q.hours': '' };
+
+/** The projection of what a series' latest readings are read from: the day, the version, the readings count, `recent` and the raw form's `r`. */
+export const LATEST_READINGS_PATHS: Readonly<Record<string, 0 | 1>> = { _id: 0, date: 1, v: 1, readings: 1, recent: 1, r: 1 };
+
+/** The projection of what a series' latest reading of `field` is read from: the day, the version and the field's day `last`. */
+export const latestValuePaths = (field: string): Record<string, 0 | 1> => ({ _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 });
+
+/**
+ * The latest readings a stored document keeps, oldest first: `recent`, or every reading
+ * of a document in the raw form (`r`); none in a document of version 1.
+ */
+export const keptReadings = (doc: Pick<SeriesDayDocument, 'r' | 'recent'>): readonly RecentReading[] => doc.r ?? doc.recent ?? [];

@@ -13,6 +13,7 @@ import { deleteSummaries } from './summaries.ts';
 import type { MetricDocument, Store } from './store.ts';
 import type { SeriesDayDocument } from '../documents/series-day.ts';
 import { finishRunning } from './fold.ts';
+import { HOUR_DETAIL, MINUTE_DETAIL } from '../documents/series-day.ts';
 
 /**
  * Sets the retention policy of metric `name` (see `model/retention-policy.ts`; validated by the
@@ -44,22 +45,6 @@ export interface RetentionRemoval {
   /** Rollup documents changed (`hour`) or deleted (`day`); rollups keep no minutes. */
   rollupDocuments: number;
 }
-
-/**
- * The update paths of every hour's minute slots (in either form: `minutes`, or packed,
- * `mc`) and minute sketches, and of its quarter-hour sketches: a query reads those only
- * beside the minute slots' statistics.
- */
-const MINUTE_PATHS: Record<string, ''> = Object.fromEntries(
-  Array.from({ length: 24 }, (_, hour) => [
-    [`hours.${hour}.minutes`, ''],
-    [`hours.${hour}.mc`, ''],
-    [`q.hours.${hour}.minutes`, ''],
-    [`q.hours.${hour}.quarters`, ''],
-  ]).flat(),
-);
-/** The update paths of the hour slots (which hold the minutes) and their sketches. */
-const HOUR_PATHS: Record<string, ''> = { hours: '', 'q.hours': '' };
 
 const rollupDocuments = (store: Store, rollup: RollupDefinition): Collection<SeriesDayDocument> =>
   store.db.collection<SeriesDayDocument>(rollup.collection);
@@ -146,17 +131,17 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   }
   if (due.includes('hour')) {
     const range = { metric: metric._id, date: dateRange(later(removed.hour, target.day), target.hour!) };
-    const changed = await store.seriesDays.updateMany(range, { $unset: HOUR_PATHS });
+    const changed = await store.seriesDays.updateMany(range, { $unset: HOUR_DETAIL });
     let rollupCount = 0;
     for (const rollup of rollups)
-      rollupCount += (await rollupDocuments(store, rollup).updateMany(range, { $unset: HOUR_PATHS })).modifiedCount;
+      rollupCount += (await rollupDocuments(store, rollup).updateMany(range, { $unset: HOUR_DETAIL })).modifiedCount;
     await done('hour', changed.modifiedCount, rollupCount);
   }
   if (due.includes('minute')) {
     const from = later(later(removed.minute, target.hour), target.day);
     const range = { metric: metric._id, date: dateRange(from, target.minute!) };
     const changed =
-      from !== null && from >= target.minute! ? 0 : (await store.seriesDays.updateMany(range, { $unset: MINUTE_PATHS })).modifiedCount;
+      from !== null && from >= target.minute! ? 0 : (await store.seriesDays.updateMany(range, { $unset: MINUTE_DETAIL })).modifiedCount;
     await done('minute', changed, 0);
   }
   return removals;
@@ -211,11 +196,11 @@ export async function trimLateDetail(
     const hourDays = [...written].filter((day) => horizons.hour !== null && day < horizons.hour);
     const minuteDays = [...written].filter((day) => horizons.minute !== null && day < horizons.minute && !hourDays.includes(day));
     const on = (list: number[]): Filter<Document> => ({ metric, date: { $in: list.map((day) => new Date(day)) } });
-    if (minuteDays.length > 0) await store.seriesDays.updateMany(on(minuteDays), { $unset: MINUTE_PATHS });
+    if (minuteDays.length > 0) await store.seriesDays.updateMany(on(minuteDays), { $unset: MINUTE_DETAIL });
     if (hourDays.length > 0) {
-      await store.seriesDays.updateMany(on(hourDays), { $unset: HOUR_PATHS });
+      await store.seriesDays.updateMany(on(hourDays), { $unset: HOUR_DETAIL });
       for (const rollup of rollups.filter((entry) => entry.metric === metric)) {
-        await rollupDocuments(store, rollup).updateMany(on(hourDays), { $unset: HOUR_PATHS });
+        await rollupDocuments(store, rollup).updateMany(on(hourDays), { $unset: HOUR_DETAIL });
       }
     }
   }

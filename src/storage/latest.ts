@@ -13,6 +13,8 @@ import type { Store } from './store.ts';
 import { type TimedValue, isEarlier } from '../model/stats.ts';
 import { readTail } from './tail.ts';
 import { withView } from './read-pins.ts';
+import { LATEST_READINGS_PATHS, keptReadings, latestValuePaths } from '../documents/series-day.ts';
+import { holdingReadings } from '../documents/selection.ts';
 
 /** Which end of a series' readings to look up: the earliest (`first`) or the latest (`last`). */
 export type Edge = 'first' | 'last';
@@ -146,14 +148,7 @@ export async function latestValues(
           if (best === undefined || isEarlier(best, pair)) best = pair;
         }
         const docs = await limitedRead(options, (driver) =>
-          partsOfEdgeDay(
-            store,
-            view,
-            { series: id, [`fields.${field}.n`]: { $gt: 0 } },
-            -1,
-            { _id: 0, v: 1, date: 1, [`fields.${field}.last`]: 1 },
-            driver,
-          ),
+          partsOfEdgeDay(store, view, { series: id, ...holdingReadings([field]) }, -1, latestValuePaths(field), driver),
         );
         // A document of layout version 1 may hold any reading of its day: unknown unless
         // something later than that day is known.
@@ -200,7 +195,7 @@ export async function latestReadings(store: Store, id: string, n: number, option
       const cursor = findVisible(store.seriesDays, { series: id }, view, {
         ...driver,
         sort: { date: -1 },
-        projection: { _id: 0, date: 1, v: 1, readings: 1, recent: 1, r: 1 },
+        projection: LATEST_READINGS_PATHS,
         batchSize: 16,
       });
       let day: number | null = null;
@@ -231,7 +226,7 @@ export async function latestReadings(store: Store, id: string, n: number, option
             continue;
           }
           // A document in the raw form keeps every reading (`r`) and no `recent`.
-          const recent = doc.r ?? doc.recent ?? [];
+          const recent = keptReadings(doc);
           for (const reading of recent) dayReadings.push({ t: reading.t.getTime(), f: reading.f });
           if (recent.length < (doc.readings ?? 0)) dayCutoff = Math.max(dayCutoff, recent[0]?.t.getTime() ?? Infinity);
         }
