@@ -618,7 +618,10 @@ function addBucket(group: Group, field: string, start: number, summary: Summary)
 
 const groupKey = (tags: Record<string, string>, keys: readonly string[]) => JSON.stringify(keys.map((key) => tags[key] ?? ''));
 
-/** The range of a SELECT: the condition's bounds, the metric's first reading without a lower one, now without an upper one. */
+/**
+ * The range of a SELECT, `[from, to)` in ms: the condition's bounds, or without them the
+ * metric's first reading and its last (no later than now); null when it holds nothing.
+ */
 async function rangeOf(
   split: SplitCondition,
   metric: MetricDocument,
@@ -630,8 +633,17 @@ async function rangeOf(
     if (first === null) return null;
     from = first.getTime();
   }
-  const to = split.to ?? context.now + 1;
   const minute = 60_000;
+  let to = split.to;
+  if (to === null) {
+    const last = await context.engine.metricReadingTime(metric._id, 'last');
+    if (last === null) return null;
+    to = Math.min(context.now, last.getTime()) + 1;
+  }
+  // An upper bound inside a minute takes the whole minute (readings are grouped by
+  // minute; Grafana's bound is "now", after which there is nothing); one on a minute's
+  // first millisecond (Grafana's `time <= Xms` of a whole-minute range) ends before it.
+  if (((to % minute) + minute) % minute > 1) to = Math.ceil(to / minute) * minute;
   const floor = (ms: number) => Math.floor(ms / minute) * minute;
   if (floor(Math.max(0, from)) >= floor(to)) return null;
   return { from: Math.max(0, from), to };
@@ -667,7 +679,13 @@ async function readGroups(
     }
     return group;
   };
-  const startOf = (bucketStart: number) => (time === null ? 0 : intervalStart(bucketStart, time.intervalMs, time.offsetMs));
+  // Buckets of the interval's own width are its intervals (local ones under tz()); narrower ones are merged into epoch-aligned intervals.
+  const startOf = (bucketStart: number) =>
+    time === null
+      ? 0
+      : width!.ms === time.intervalMs && time.offsetMs === 0
+        ? bucketStart
+        : intervalStart(bucketStart, time.intervalMs, time.offsetMs);
   const args = (field: string) => ({
     field,
     from: range.from,
