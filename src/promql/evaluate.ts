@@ -150,7 +150,7 @@ class Evaluator {
 
   private range(func: RangeFunction, matrix: MatrixSelector, q: number[] | null): Value {
     const keep = KEEPS_NAME.has(func);
-    return {
+    return this.checked({
       type: 'vector',
       series: this.selected(matrix.selector).map((series) => ({
         labels: keep ? series.labels : withoutName(series.labels),
@@ -158,7 +158,13 @@ class Evaluator {
           rangeFunction(func, series.cells, time - matrix.selector.offsetMs, matrix.rangeMs, q === null ? 0 : q[i]!),
         ),
       })),
-    };
+    });
+  }
+
+  /** `value` once no two of its series with the same labels have a value at the same time (series of two names, the names dropped). */
+  private checked(value: Extract<Value, { type: 'vector' }>): Value {
+    checkDuplicates(value.series, this.steps);
+    return value;
   }
 
   private vectorOf(expr: Expr): SeriesValues[] {
@@ -181,13 +187,13 @@ class Evaluator {
 
   /** A function applied value by value to every series, dropping the metric name. */
   private mapValues(series: SeriesValues[], map: (value: number, step: number) => number): Value {
-    return {
+    return this.checked({
       type: 'vector',
       series: series.map((entry) => ({
         labels: withoutName(entry.labels),
         values: entry.values.map((value, step) => (value === undefined ? undefined : map(value, step))),
       })),
-    };
+    });
   }
 
   private call(expr: Extract<Expr, { kind: 'call' }>): Value {
@@ -395,7 +401,7 @@ class Evaluator {
         return result === undefined ? undefined : value;
       }),
     }));
-    return { type: 'vector', series: out.filter((entry) => entry.values.some((value) => value !== undefined)) };
+    return this.checked({ type: 'vector', series: out.filter((entry) => entry.values.some((value) => value !== undefined)) });
   }
 
   /** Binary operators between two instant vectors, one-to-one on the labels `on` names (or all but `ignoring`'s and the name). */
@@ -436,15 +442,22 @@ class Evaluator {
     }
     if (op === 'or') {
       const left = bySignature(lhs);
-      const out: SeriesValues[] = [...lhs];
+      // One series per label set over the whole range: a series of the right side with the
+      // labels of one on the left fills the times the left one has no value.
+      const out = new Map<string, SeriesValues>(
+        lhs.map((entry) => [labelsKey(entry.labels), { labels: entry.labels, values: [...entry.values] }]),
+      );
       for (const entry of rhs) {
         const others = left.get(signature(entry.labels)) ?? [];
-        out.push({
-          labels: entry.labels,
-          values: entry.values.map((value, step) => (others.some((other) => other.values[step] !== undefined) ? undefined : value)),
-        });
+        const values = entry.values.map((value, step) => (others.some((other) => other.values[step] !== undefined) ? undefined : value));
+        const same = out.get(labelsKey(entry.labels));
+        if (same === undefined) out.set(labelsKey(entry.labels), { labels: entry.labels, values });
+        else
+          values.forEach((value, step) => {
+            if (value !== undefined) same.values[step] = value;
+          });
       }
-      return { type: 'vector', series: out.filter((entry) => entry.values.some((value) => value !== undefined)) };
+      return { type: 'vector', series: [...out.values()].filter((entry) => entry.values.some((value) => value !== undefined)) };
     }
     const comparison = isComparison(op);
     const results = new Map<string, SeriesValues>();

@@ -319,6 +319,13 @@ describe('SELECT with GROUP BY time, against a plain loop over the readings writ
     const shifted = await of(`SELECT count("usage_user") FROM "cpu" WHERE "host" = 'web-1' AND ${timeFilter} GROUP BY time(1h, 15m)`);
     expect(shifted[0]!.values.map((row) => row[0])).toEqual([15, 75, 135].map((m) => T0 + m * MINUTE));
     expect(shifted[0]!.values.map((row) => row[1])).toEqual([45 * 6, 360, 15 * 6]);
+    for (const source of ['/^cp/', '"telegraf"."autogen"."cpu"', '"autogen".cpu']) {
+      const named = await of(`SELECT count("usage_user") FROM ${source} WHERE "host" = 'web-1' AND ${timeFilter}`);
+      expect(
+        named.map((entry) => [entry.name, entry.values[0]![1]]),
+        source,
+      ).toEqual([['cpu', 720]]);
+    }
     const paris = await grafanaQuery(`SELECT count("usage_user") FROM "cpu" WHERE "host" = 'web-1' GROUP BY time(1d) tz('Europe/Paris')`);
     // 2024-03-01 00:00 in Paris is 2024-02-29T23:00Z: one local day holds all 3 hours of readings.
     expect(paris.body.results[0]!.series![0]!.values).toEqual([[T0 - 60 * MINUTE, HOURS * 360]]);

@@ -60,9 +60,13 @@ function makeSamples(): void {
         if (le === '+Inf' || observed <= Number(le)) counts[i]! += 1;
       });
     }
-    LE.forEach((_le, i) => bucketSamples[i]!.push({ t: T0 + 11_000 + minute * MINUTE, v: counts[i]! }));
+    LE.forEach((_le, i) => {
+      bucketSamples[i]!.push({ t: T0 + 11_000 + minute * MINUTE, v: counts[i]! });
+    });
   }
-  LE.forEach((le, i) => series.push({ labels: { __name__: 'latency_seconds_bucket', le }, samples: bucketSamples[i]! }));
+  LE.forEach((le, i) => {
+    series.push({ labels: { __name__: 'latency_seconds_bucket', le }, samples: bucketSamples[i]! });
+  });
 }
 
 const key = (labels: Record<string, string>) =>
@@ -332,6 +336,31 @@ const CASES: [string, (time: number) => { labels: Record<string, string>; value:
         value: refInstant(entry, time),
       })),
   ],
+  [
+    'temperature and temperature > 20',
+    (time) =>
+      named('temperature').map((entry) => ({
+        labels: entry.labels,
+        value: (refInstant(entry, time) ?? -1) > 20 ? refInstant(entry, time) : undefined,
+      })),
+  ],
+  [
+    'temperature unless temperature > 20',
+    (time) =>
+      named('temperature').map((entry) => ({
+        labels: entry.labels,
+        value: (refInstant(entry, time) ?? 99) > 20 ? undefined : refInstant(entry, time),
+      })),
+  ],
+  [
+    'temperature > 22 or temperature < 18',
+    (time) =>
+      named('temperature').map((entry) => {
+        const value = refInstant(entry, time);
+        return { labels: entry.labels, value: value !== undefined && (value > 22 || value < 18) ? value : undefined };
+      }),
+  ],
+  ['vector(time())', (time) => [{ labels: {}, value: time / 1000 }]],
   [
     'vector(1) + scalar(count(temperature))',
     (time) => [{ labels: {}, value: 1 + named('temperature').filter((entry) => refInstant(entry, time) !== undefined).length }],

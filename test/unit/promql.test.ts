@@ -5,7 +5,7 @@
  * histogram_quantile against the plain rule of Prometheus' documentation.
  */
 import { describe, expect, it } from 'vitest';
-import { bucketQuantile } from '../../src/promql/evaluate.ts';
+import { bucketQuantile, evaluate, type SelectedSeries } from '../../src/promql/evaluate.ts';
 import { parseDuration, parsePromQL, PromQLError } from '../../src/promql/parse.ts';
 import { chooseWidth, formatValue } from '../../src/promql/query.ts';
 import { rangeFunction, windowCells, type Cell } from '../../src/promql/windows.ts';
@@ -162,13 +162,43 @@ describe('windows of buckets', () => {
   });
 });
 
+describe('label sets', () => {
+  const one = (name: string, value: number): SelectedSeries => ({
+    labels: { __name__: name, job: 'x' },
+    cells: [
+      {
+        start: 0,
+        n: 1,
+        sum: value,
+        min: value,
+        max: value,
+        first: { t: 10_000, v: value },
+        last: { t: 10_000, v: value },
+        inside: null,
+        sketch: null,
+      },
+    ],
+  });
+  it('two series that differ only by the name dropped are refused, as Prometheus refuses them', () => {
+    const expr = parsePromQL('last_over_time({__name__=~"a|b"}[5m]) * 2');
+    if (expr.kind !== 'binary' || expr.lhs.kind !== 'call' || expr.lhs.args[0]!.kind !== 'matrix') throw new Error('unexpected tree');
+    const selected = new Map([[expr.lhs.args[0]!.selector, [one('a', 1), one('b', 2)]]]);
+    expect(() => evaluate(expr, { times: [60_000], selected })).toThrow(/same labelset/);
+    const kept = evaluate(parsePromQL('1'), { times: [60_000], selected: new Map() });
+    expect(kept).toEqual({ type: 'scalar', values: [1] });
+  });
+});
+
 describe("histogram_quantile: Prometheus' BucketQuantile", () => {
   it('equals the documented interpolation over random cumulative buckets', () => {
     const next = random(7);
     for (let round = 0; round < 200; round++) {
       const bounds = [0.05, 0.1, 0.25, 0.5, 1, 2.5, Infinity];
       let count = 0;
-      const buckets = bounds.map((le) => ({ le, count: (count += Math.floor(next() * 30)) }));
+      const buckets = bounds.map((le) => {
+        count += Math.floor(next() * 30);
+        return { le, count };
+      });
       const q = next();
       const expected = refHistogramQuantile(q, buckets);
       const actual = bucketQuantile(
