@@ -75,6 +75,7 @@ function literalAlternatives(pattern: string): string[] | null {
  * series and buckets of selectors, read through `engine`.
  */
 export class PromSource {
+  private allMetrics: Promise<MetricDocument[]> | null = null;
   private metricsList: Promise<MetricDocument[]> | null = null;
 
   constructor(
@@ -82,9 +83,15 @@ export class PromSource {
     private readonly access: Access,
   ) {}
 
+  /** Every metric, sorted by name, listed once per request. */
+  private everyMetric(): Promise<MetricDocument[]> {
+    this.allMetrics ??= this.engine.metrics();
+    return this.allMetrics;
+  }
+
   /** Every metric the token may read, sorted by name. */
   metrics(): Promise<MetricDocument[]> {
-    this.metricsList ??= this.engine.metrics().then((all) => all.filter((metric) => mayTouchMetric(this.access, metric._id)));
+    this.metricsList ??= this.everyMetric().then((all) => all.filter((metric) => mayTouchMetric(this.access, metric._id)));
     return this.metricsList;
   }
 
@@ -108,7 +115,7 @@ export class PromSource {
     const compiled = new Map(matchers.map((matcher) => [matcher, new RegExp(anchored(matcher), 'u')]));
     const exact = nameMatchers.find((matcher) => matcher.op === '=');
     if (exact !== undefined) {
-      const all = await this.engine.metrics();
+      const all = await this.everyMetric();
       const named = all.some((metric) => metric.fields.some((field) => promName(metric._id, field) === exact.value));
       const allowed = all.some(
         (metric) => mayTouchMetric(this.access, metric._id) && metric.fields.some((field) => promName(metric._id, field) === exact.value),
