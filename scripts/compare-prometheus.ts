@@ -146,7 +146,7 @@ const key = (labels: Record<string, string>) => JSON.stringify(Object.entries(la
 const directory = mkdtempSync(join(tmpdir(), 'tsgraph-prometheus-'));
 let prometheus: ChildProcess | undefined;
 try {
-  await withScratchStore('compare_prometheus', { defaultLayout: 'sparse' }, async (store) => {
+  await withScratchStore('compare_prometheus', {}, async (store) => {
     const served = await serveApp(benchApp(store));
     const ours = served.url.replace(/\/graphql$/, '');
     const port = await getPort();

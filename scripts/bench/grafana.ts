@@ -76,7 +76,7 @@ function numbers(value: unknown, out: number[] = []): number[] {
   return out;
 }
 
-await withScratchStore('grafana', { defaultLayout: 'sparse' }, async (store) => {
+await withScratchStore('grafana', {}, async (store) => {
   const app = benchApp(store);
   await setMetricKind(store, 'http_requests_total', 'counter');
   const inputs = readings();
