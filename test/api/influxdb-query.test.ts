@@ -213,14 +213,18 @@ describe('SELECT with GROUP BY time, against a plain loop over the readings writ
       if (phase === 'after folding') expect(await t.settle()).toBeGreaterThan(0);
       for (const interval of ['1m', '5m', '20m', '1h']) {
         const ms = { '1m': MINUTE, '5m': 5 * MINUTE, '20m': 20 * MINUTE, '1h': 60 * MINUTE }[interval]!;
-        for (const agg of ['mean', 'count', 'sum', 'min', 'max', 'first', 'last', 'spread', 'stddev']) {
-          const q = `SELECT ${agg}("usage_user") FROM "cpu" WHERE ${timeFilter} GROUP BY time(${interval}), "host" fill(null)`;
-          const answer = await grafanaQuery(q);
-          expect(answer.status).toBe(200);
-          expect(answer.body.results[0]!.error).toBeUndefined();
-          expect(answer.body.results[0]!.series![0]!.columns).toEqual(['time', agg]);
-          expectRows(answer.body.results[0]!.series!, expectedRows(agg, 'usage_user', FROM, TO, ms, HOSTS), q);
-        }
+        const aggregates = ['mean', 'count', 'sum', 'min', 'max', 'first', 'last', 'spread', 'stddev'];
+        // One statement with every aggregate, as a panel with several queries sends them together.
+        const q = `SELECT ${aggregates.map((agg) => `${agg}("usage_user")`).join(', ')} FROM "cpu" WHERE ${timeFilter} GROUP BY time(${interval}), "host" fill(null)`;
+        const answer = await grafanaQuery(q);
+        expect(answer.status).toBe(200);
+        expect(answer.body.results[0]!.error).toBeUndefined();
+        const series = answer.body.results[0]!.series!;
+        expect(series[0]!.columns).toEqual(['time', ...aggregates]);
+        aggregates.forEach((agg, i) => {
+          const column = series.map((entry) => ({ tags: entry.tags, values: entry.values.map((row) => [row[0], row[i + 1]]) }));
+          expectRows(column, expectedRows(agg, 'usage_user', FROM, TO, ms, HOSTS), `${agg} ${interval}`);
+        });
       }
     });
   }
