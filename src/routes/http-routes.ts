@@ -7,6 +7,10 @@
  * - `POST /v1/metrics`: OpenTelemetry metrics over OTLP/HTTP (`receivers.ts`);
  * - `POST /api/v1/write`: Prometheus remote write 1.0 (`receivers.ts`);
  * - `GET /export`: a query's answer as CSV or NDJSON (`export.ts`);
+ * - `GET|POST /query`, `POST /write`, `GET /ping`: the InfluxDB 1.x API, InfluxQL queries
+ *   and v1 line-protocol writes (`influxdb.ts`);
+ * - `GET|POST /api/v1/query`, `/api/v1/query_range` and the look-ups of Prometheus' HTTP
+ *   query API (`prometheus.ts`);
  * - `GET /dashboard` and its script and style sheet (`dashboard.ts`).
  * Writes are refused at once while the database is known to be down, and from web
  * pages of foreign origins.
@@ -23,10 +27,14 @@ import { writeLineProtocol, writeNdjson } from './ingest.ts';
 import { counterDeclarations, otlpErrorAnswer, writeOtlp, writeRemote, type ReceiverContext } from './receivers.ts';
 import type { OtlpMappingOptions } from '../receivers/otlp.ts';
 import { codeOfError, type ServerMetrics } from '../observability/metrics.ts';
+import { QueryEngine } from '../engine/engine.ts';
+import type { PipelineObserver } from '../engine/loader.ts';
+import { influxErrorAnswer, INFLUXDB_HANDLERS } from './influxdb.ts';
+import { PROMETHEUS_HANDLERS, prometheusPath, servePrometheus, type QueryRouteContext } from './prometheus.ts';
 
 /** One plain HTTP route as the reference page lists it (docs/reference/http-routes.md). */
 export interface HttpRouteInfo {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'GET, POST';
   path: string;
   /** The token scope the route needs (see `model/scopes.ts`), or how it is reached without one. */
   access: string;
@@ -85,6 +93,54 @@ export const HTTP_ROUTES = [
     page: 'docs/export.md',
   },
   {
+    method: 'GET, POST',
+    path: '/query',
+    access: '`read` (`write` for `CREATE DATABASE`)',
+    takes: 'InfluxQL: `?q=..&db=..&epoch=ms` (or a form body), user and password or a token',
+    answers: '200, JSON `{results: [{statement_id, series | error}]}`',
+    page: 'docs/grafana-influxdb.md#what-is-supported',
+  },
+  {
+    method: 'POST',
+    path: '/write',
+    access: '`write`',
+    takes: 'InfluxDB line protocol (`?db=..&precision=ns|u|ms|s|m|h`), gzip or not; user and password or a token',
+    answers: '204',
+    page: 'docs/grafana-influxdb.md#writing-v1-line-protocol',
+  },
+  {
+    method: 'GET',
+    path: '/ping',
+    access: 'none',
+    takes: '',
+    answers: '204 with `X-Influxdb-Version`',
+    page: 'docs/grafana-influxdb.md#what-is-supported',
+  },
+  ...(
+    [
+      ['/api/v1/query', 'GET, POST', '`?query=..&time=..` (or a form body)', '200, `{status, data: {resultType: vector|scalar, result}}`'],
+      [
+        '/api/v1/query_range',
+        'GET, POST',
+        '`?query=..&start=..&end=..&step=..` (or a form body)',
+        '200, `{status, data: {resultType: matrix, result}}`',
+      ],
+      ['/api/v1/series', 'GET, POST', '`match[]`, `start`, `end`', '200, `{status, data: [labels]}`'],
+      ['/api/v1/labels', 'GET, POST', '`match[]`, `start`, `end` (optional)', '200, `{status, data: [names]}`'],
+      ['/api/v1/label/{name}/values', 'GET', '`match[]`, `start`, `end` (optional)', '200, `{status, data: [values]}`'],
+      ['/api/v1/metadata', 'GET', '`metric`, `limit` (optional)', '200, `{status, data: {name: [{type}]}}`'],
+      ['/api/v1/status/buildinfo', 'GET', '', '200, `{status, data: {version}}`'],
+      ['/api/v1/query_exemplars', 'GET, POST', '`query`, `start`, `end`', '200, `{status, data: []}` (no exemplars are kept)'],
+    ] as const
+  ).map(([path, method, takes, answers]) => ({
+    method,
+    path,
+    access: '`read`',
+    takes,
+    answers,
+    page: 'docs/grafana-prometheus.md#what-is-supported',
+  })),
+  {
     method: 'GET',
     path: DASHBOARD_PATHS.page,
     access: 'none for the page; its queries send a token',
@@ -111,6 +167,13 @@ export interface HttpRouteOptions {
   maxTokens: number;
   /** How OTLP metrics become readings (`OTLP_RESOURCE_ATTRIBUTES`). */
   otlp: OtlpMappingOptions;
+  /** The query routes' per-request budget and time limit: `MAX_BUCKETS`, `MAX_SERIES`, `MAX_FILTER_VALUES`, `QUERY_TIMEOUT_MS`. */
+  maxBuckets: number;
+  maxSeries: number;
+  maxFilterValues: number;
+  queryTimeoutMs: number;
+  /** Told the time of every pipeline of the query routes (the server's metrics); optional. */
+  observePipeline?: PipelineObserver;
 }
 
 /**
@@ -138,6 +201,16 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
   };
   type Yoga = YogaServer<Record<string, unknown>, Record<string, unknown>>;
   let graphql: Yoga | undefined;
+  const queries: QueryRouteContext = {
+    ...context,
+    newEngine: (request) =>
+      new QueryEngine(
+        options.store,
+        { maxBuckets: options.maxBuckets, maxSeries: options.maxSeries, maxFilterValues: options.maxFilterValues },
+        { maxTimeMS: options.queryTimeoutMs, signal: request.signal },
+        options.observePipeline,
+      ),
+  };
 
   const write = async (request: Request, handle: () => Promise<Response>): Promise<Response> => {
     refuseForeignPages(request, options.auth.corsOrigins);
@@ -162,6 +235,21 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
           maxTokens: options.maxTokens,
         }),
     },
+    '/query': {
+      handle: (request, url) => INFLUXDB_HANDLERS['/query'](request, url, queries),
+      answerError: (error, request) => influxErrorAnswer(error, queries, `${request.method} /query`),
+    },
+    '/write': {
+      handle: (request, url) => write(request, () => INFLUXDB_HANDLERS['/write'](request, url, queries)),
+      answerError: (error, request) => influxErrorAnswer(error, queries, `${request.method} /write`),
+    },
+    '/ping': { handle: (request, url) => INFLUXDB_HANDLERS['/ping'](request, url, queries) },
+    ...(Object.fromEntries(
+      Object.keys(PROMETHEUS_HANDLERS).map((path): [string, Route] => [
+        path,
+        { handle: (request, url) => servePrometheus(request, url, queries) },
+      ]),
+    ) as Record<keyof typeof PROMETHEUS_HANDLERS, Route>),
     [DASHBOARD_PATHS.page]: { handle: async (_request, url) => (await serveDashboard(url.pathname))! },
   };
   const routes: Record<string, Route & { method: string }> = {};
@@ -175,9 +263,10 @@ export function useHttpRoutes(options: HttpRouteOptions): Plugin {
       graphql = yoga;
     },
     async onRequest({ request, url, endResponse, serverContext }) {
-      const route = routes[url.pathname];
-      if (!route || request.method !== route.method) return;
-      const routeLabel = url.pathname.startsWith(DASHBOARD_PATHS.page) ? DASHBOARD_PATHS.page : url.pathname;
+      const path = prometheusPath(url.pathname);
+      const route = routes[path];
+      if (!route?.method.split(', ').includes(request.method)) return;
+      const routeLabel = url.pathname.startsWith(DASHBOARD_PATHS.page) ? DASHBOARD_PATHS.page : path;
       try {
         endResponse(await route.handle(request, url, serverContext));
         options.metrics?.httpRequests.inc({ route: routeLabel, code: 'OK' });

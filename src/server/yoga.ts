@@ -154,7 +154,8 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
     plugins: [
       ...instruments.plugins,
       // POST /api/v2/write (line protocol), POST /api/readings (NDJSON), POST /v1/metrics (OTLP),
-      // POST /api/v1/write (Prometheus remote write), GET /export (CSV, NDJSON).
+      // POST /api/v1/write (Prometheus remote write), GET /export (CSV, NDJSON), the InfluxDB 1.x
+      // API (/query, /write, /ping) and Prometheus' query API (/api/v1/query, ...).
       useHttpRoutes({
         store: options.store,
         logger: options.logger,
@@ -166,6 +167,7 @@ export function createApp(options: AppOptions): YogaServerInstance<Record<string
         otlp: options.otlp ?? { resourceAttributes: loadConfig({}).OTLP_RESOURCE_ATTRIBUTES },
         ...options.limits,
         ...requestLimits,
+        observePipeline: instruments.observePipeline,
       }),
       ...access.plugins,
       useBodyLimit(requestLimits.maxBodyBytes),
