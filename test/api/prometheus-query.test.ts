@@ -647,7 +647,7 @@ describe('errors in Prometheus shape, nothing written', () => {
         errorType: 'execution',
         error: expect.stringContaining('TOO_MANY_BUCKETS'),
       });
-      expect(small.targets.filter((target) => target === `aggregate ${small.store.buckets.collectionName}`)).toEqual([]);
+      expect(small.targets.filter((target) => target === `aggregate ${small.store.seriesDays.collectionName}`)).toEqual([]);
     } finally {
       await small.close();
     }
