@@ -2,10 +2,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that take the longest here (25 s to 90 s each in a fresh clone,
- * 2026-11-27), longest first, as paths under `test/` without `.test.ts`. A file that is
+ * 2026-11-27 and 2026-12-01), longest first, as paths under `test/` without `.test.ts`. A file that is
  * renamed or gone only loses its place.
  */
 const SLOW_FIRST = [
+  'integration/raw-form',
   'integration/flights-correctness',
   'integration/zones',
   'integration/statistics',
