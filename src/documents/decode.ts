@@ -83,8 +83,9 @@ export function dayContentOf(doc: SeriesDayDocument): DayContent {
 /**
  * A stored series-day document (or part) as the write that would have produced all of
  * it (pure): {@link dayContentOf}'s day and hour slots, plus its minute slots (packed
- * ones unpacked, see `SeriesDayDocument.hours`), its quarter-hour sketches and its latest
- * readings. What a compaction merges.
+ * ones unpacked, see `SeriesDayDocument.hours`), a rollup document's quarter-hour
+ * statistics, its quarter-hour sketches and its latest readings. What a compaction
+ * merges, and what a rollup rebuild adds up.
  */
 export function fullContentOf(doc: SeriesDayDocument): DayContent {
   if (Array.isArray(doc.r)) return rawContentOf(doc, true);
@@ -99,6 +100,16 @@ export function fullContentOf(doc: SeriesDayDocument): DayContent {
           SlotPath.minute(Number(hour), Number(minute), field),
           storedSlot(stats, doc.q?.hours?.[hour]?.minutes?.[minute]?.[field], write),
         );
+      }
+    }
+  }
+  for (const [hour, slot] of Object.entries(doc.hours ?? {})) {
+    // Rollup documents keep quarter-hour statistics (their sketches are read below).
+    for (const [quarter, fields] of Object.entries(slot.quarters ?? {})) {
+      for (const [field, stats] of Object.entries(fields ?? {})) {
+        if (stats === undefined || !(stats.n > 0)) continue;
+        write.fields.add(field);
+        write.slots.set(SlotPath.quarter(Number(hour), Number(quarter), field), storedSlot(stats, undefined, write));
       }
     }
   }

@@ -12,6 +12,7 @@ import type { SlotLevel } from '../model/statistics-settings.ts';
 import type { TimedValue } from '../model/stats.ts';
 import { packHours } from './packed-minutes.ts';
 import { sketchCount, sketchKey } from '../model/sketch.ts';
+import { isQuarterPath } from './series-day.ts';
 
 /**
  * Dotted paths split into their keys, and sketch paths of slot paths, kept across calls
@@ -54,8 +55,9 @@ export type PathTree = { [key: string]: PathTree | true };
 /**
  * The parts of a series-day document (`PlanLevels`) whose values a projection to
  * `within` may keep, for planning a reader's tail (`storage/tail.ts`): hour slots when
- * it reaches `hours`, minute slots when it reaches an hour's `minutes` (or a whole hour),
- * latest readings when it reaches `recent`. Any path under `q` (a percentile's sketches)
+ * it reaches `hours`, minute slots when it reaches an hour's `minutes` or `quarters` (or
+ * a whole hour: a rollup's quarter hours are merged from the minutes), latest readings
+ * when it reaches `recent`. Any path under `q` (a percentile's sketches)
  * plans every part: the day and hour sketches are merged from the quarter hours', and a
  * sketch's path creates `q` even where the projection then drops it. What is left out
  * is what {@link slotFormDocument} with the same `within` would drop; the embedded documents
@@ -66,7 +68,9 @@ export type PathTree = { [key: string]: PathTree | true };
 export function levelsWithin(within: PathTree | null | undefined): Readonly<PlanLevels> {
   if (within === null || within === undefined || 'q' in within) return ALL_LEVELS;
   const hours = within.hours;
-  const minutes = hours === true || (hours !== undefined && Object.values(hours).some((hour) => hour === true || 'minutes' in hour));
+  const minutes =
+    hours === true ||
+    (hours !== undefined && Object.values(hours).some((hour) => hour === true || 'minutes' in hour || 'quarters' in hour));
   return { hours: hours !== undefined, minutes, sketches: false, recent: 'recent' in within };
 }
 
@@ -240,7 +244,8 @@ function wholeSlots(write: DayContent, sketched: ReadonlySet<string>, levels: Re
 }
 
 /** The level of a slot path (`fields.delay`: day, `hours.7.fields.delay`: hour, `hours.7.minutes.30.delay`: minute). */
-const slotLevelOf = (path: string): SlotLevel => (path.startsWith('fields.') ? 'day' : isMinutePath(path) ? 'minute' : 'hour');
+const slotLevelOf = (path: string): SlotLevel =>
+  path.startsWith('fields.') ? 'day' : isMinutePath(path) ? 'minute' : isQuarterPath(path) ? 'quarter' : 'hour';
 
 /** The field of a slot or quarter-hour sketch path: its last step (`hours.7.fields.delay`: `delay`). */
 const fieldOfPath = (path: string) => path.slice(path.lastIndexOf('.') + 1);

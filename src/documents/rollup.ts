@@ -1,12 +1,13 @@
 /**
  * Rollup documents (docs/rollups.md), pure: series-day contents merged over the
  * series sharing the values of a rollup's tag keys, one document per group and day,
- * day and hour slots only; and which rollups a fold writes now or marks dirty.
+ * day, hour and quarter-hour slots; and which rollups a fold writes now or marks dirty.
  */
 import { type ContentPlan, type DayContent, copySlot, mergeSlot } from './content.ts';
 import { type RollupDefinition, dayKey } from '../model/rollup.ts';
 import { type TagMap, seriesId, seriesKey, sortTags, tagList, tagMap, tagPair } from '../model/series.ts';
-import { isMinutePath } from './series-day.ts';
+import { mergeSketch } from '../model/sketch.ts';
+import { isMinutePath, SlotPath } from './series-day.ts';
 
 /** The tags of `tags` whose keys a rollup keeps (the others are merged away). */
 export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
@@ -17,9 +18,9 @@ export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
  * Merges series-day writes into the writes of one rollup's documents (pure): every
  * write of the rollup's metric goes to the document of its day and of the values its
  * series has for the rollup's tag keys (a series without one of them is merged with the
- * others that lack it), day and hour slots merged, minute slots and latest readings left
- * out, and so are the quarter-hour sketches (a query reading quarters reads minute
- * statistics beside them, which rollups do not keep: it never reads a rollup). The
+ * others that lack it), day and hour slots merged, the minute slots merged into the
+ * quarter hours that hold them (statistics, first and last readings: `HourSlot.quarters`;
+ * no minute is kept), the quarter-hour sketches merged, latest readings left out. The
  * document's `series` is the id of the rollup group's key (`model/series.ts`), unique
  * within the rollup's collection. Counter increases (`inc`) are left out too: they are
  * per series, and counter queries read the series-day documents.
@@ -61,17 +62,30 @@ export function rollupContents(writes: readonly DayContent[], rollup: Pick<Rollu
     if (write.last > into.last) into.last = write.last;
     for (const field of write.fields) into.fields.add(field);
     for (const [path, slot] of write.slots) {
-      if (isMinutePath(path)) continue;
-      const existing = into.slots.get(path);
+      // A minute slot adds to its quarter hour's (no sketch: those are the quarter-hour sketches below).
+      const at = isMinutePath(path) ? quarterOfMinute(path) : path;
+      const existing = into.slots.get(at);
       if (existing === undefined) {
         // A rollup merges series: the increase of a counter is per series, so none is kept.
         const copy = copySlot(slot);
         delete copy.inc;
-        into.slots.set(path, copy);
-      } else mergeSlot(existing, slot);
+        if (at !== path) copy.sketch = null;
+        into.slots.set(at, copy);
+      } else mergeSlot(existing, at === path ? slot : { ...slot, sketch: null });
+    }
+    for (const [path, bins] of write.quarters) {
+      const existing = into.quarters.get(path);
+      if (existing === undefined) into.quarters.set(path, new Map(bins));
+      else mergeSketch(existing, bins);
     }
   }
   return [...merged.values()];
+}
+
+/** The path of the quarter-hour slot holding a minute slot (`hours.7.minutes.31.delay`: `hours.7.quarters.2.delay`). */
+function quarterOfMinute(path: string): string {
+  const [, hour, , minute, ...field] = path.split('.');
+  return SlotPath.quarter(Number(hour), Math.floor(Number(minute) / 15), field.join('.'));
 }
 
 /** What a batch does to the rollups of its metrics (see {@link planRollups}). */

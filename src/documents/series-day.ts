@@ -57,6 +57,15 @@ export interface HourSlot {
   minutes?: Record<string, FieldStats>;
   /** The hour's minute slots as arrays (see {@link PackedMinutes}), instead of `minutes`. */
   mc?: PackedMinutes;
+  /**
+   * Rollup documents only (see `documents/rollup.ts`): per-quarter-hour statistics, keyed
+   * by the quarter of the hour as a string `"0"`..`"3"` (minutes 0-14, 15-29, 30-44,
+   * 45-59), the merge of the series' minute slots of that quarter. A rollup keeps no
+   * minutes; its quarters let a bucket whose edges fall inside an hour (every UTC offset
+   * of the tz database since 1979 is a multiple of 15 minutes) read it. Their sketches
+   * are the quarter-hour sketches under `q`.
+   */
+  quarters?: Record<string, FieldStats>;
 }
 
 /**
@@ -247,7 +256,12 @@ export const SlotPath = {
   day: (field: string) => `fields.${field}`,
   hour: (hour: number, field: string) => `hours.${hour}.fields.${field}`,
   minute: (hour: number, minute: number, field: string) => `hours.${hour}.minutes.${minute}.${field}`,
+  /** A quarter hour's statistics (rollup documents only, see {@link HourSlot.quarters}): the same path as its sketch's under `q`. */
+  quarter: (hour: number, quarter: number, field: string) => `hours.${hour}.quarters.${quarter}.${field}`,
 } as const;
+
+/** Whether a slot path lies at the quarter-hour level (`hours.7.quarters.2.delay`, rollup documents only). */
+export const isQuarterPath = (path: string) => path.includes('.quarters.');
 
 /** Whether a slot path (see {@link SlotPath}) lies at the minute level (`hours.7.minutes.30.delay`). */
 export const isMinutePath = (path: string) => path.includes('.minutes.');
@@ -270,9 +284,10 @@ export const quarterSketchPath = (hour: number, quarter: number, field: string) 
 
 /**
  * The update paths (for `$unset`) of every hour's minute slots (in either form:
- * `minutes`, or packed, `mc`) and minute sketches, and of its quarter-hour sketches: what
- * retention removes at the minute horizon (a query reads quarter-hour sketches only
- * beside the minute slots' statistics).
+ * `minutes`, or packed, `mc`) and minute sketches, and of its quarter-hour sketches and
+ * (rollup documents) statistics: what retention removes at the minute horizon (a query
+ * reads quarter-hour sketches only beside the minute slots' statistics, and a rollup's
+ * quarter hours are the detail of its series' minutes).
  */
 export const MINUTE_DETAIL: Readonly<Record<string, ''>> = Object.fromEntries(
   Array.from({ length: 24 }, (_, hour) => [
@@ -280,6 +295,7 @@ export const MINUTE_DETAIL: Readonly<Record<string, ''>> = Object.fromEntries(
     [`hours.${hour}.mc`, ''],
     [`q.hours.${hour}.minutes`, ''],
     [`q.hours.${hour}.quarters`, ''],
+    [`hours.${hour}.quarters`, ''],
   ]).flat(),
 );
 

@@ -439,8 +439,9 @@ export const MERGE: Record<Statistic, '$sum' | '$min' | '$max'> = {
  * The merged statistics of `fields` over the slots of `pieces` (all inside one bucket),
  * as `{v0: {n, sum, min, max, sq}, …}`, or only `statistic` of the single field at
  * `only`. The day totals when the pieces are the whole day; otherwise the hour slots
- * (`$objectToArray` of `hours`, filtered by hour index) and the minute slots of each hour
- * holding minute pieces (filtered by minute index), each statistic merged over them
+ * (`$objectToArray` of `hours`, filtered by hour index), the quarter-hour slots of quarter
+ * pieces (rollup documents, by path) and the minute slots of each hour holding minute
+ * pieces (filtered by minute index), each statistic merged over them
  * with `$sum`, `$min` or `$max` of a `$map` (no array paths: not every server follows
  * a path into an array).
  */
@@ -469,6 +470,10 @@ export function mergedStats(
     vars.hs = test === null ? all : { $filter: { input: all, as: 'h', cond: test } };
     sources.push({ list: '$$hs', path: (f) => `$$e.v.fields.${f}` });
   }
+  // Quarter hours (rollup documents only, `HourSlot.quarters`), read by their paths: a
+  // section holds the few of an hour cut by a bucket boundary.
+  const quarters: [number, number][] = [];
+  for (const [from, to] of quarterRangesOf(pieces)) for (let q = from; q < to; q++) quarters.push([Math.floor(q / 4), q % 4]);
   const byHour = new Map<number, [number, number][]>();
   for (const [from, to] of minuteRangesOf(pieces)) {
     for (let hour = Math.floor(from / 60); hour * 60 < to; hour++) {
@@ -489,6 +494,9 @@ export function mergedStats(
     }));
     // Missing hours are missing values, which $sum, $min and $max skip.
     if (direct.length > 0) each.push({ [MERGE[statistic]]: direct.map((hour) => `$hours.${hour}.fields.${field}.${statistic}`) });
+    if (quarters.length > 0) {
+      each.push({ [MERGE[statistic]]: quarters.map(([hour, quarter]) => `$hours.${hour}.quarters.${quarter}.${field}.${statistic}`) });
+    }
     if (each.length === 1) return each[0];
     return MERGE[statistic] === '$sum' ? { $add: each } : { [MERGE[statistic]]: each };
   };

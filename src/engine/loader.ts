@@ -20,7 +20,7 @@ import { mergeRows, summaryPlan, summaryRows, summarySketchRows } from '../query
 import { planSettingsOf } from '../storage/registry.ts';
 import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
-import type { GranularityName, Level } from '../query/granularity.ts';
+import type { GranularityName } from '../query/granularity.ts';
 import { planBucketSegments, planSegments } from '../query/segments.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
@@ -28,6 +28,8 @@ import type { PlanSettings } from '../documents/from-readings.ts';
 import { aggregateBuckets, aggregateSummarized, withSharedView, type SharedView, type SummarizedRead } from '../storage/aggregate.ts';
 import type { TailRead } from '../storage/tail.ts';
 import type { DocumentPipeline } from '../documents/selection.ts';
+import type { SketchLevel } from '../query/granularity.ts';
+import { DAY_MS } from '../model/time.ts';
 
 /**
  * One field's share of a query: the query value, and for a series query the series it
@@ -87,7 +89,7 @@ export interface LoaderScope {
 export interface PipelineRun {
   kind: 'buckets' | 'sketches' | 'counters';
   granularity: GranularityName | null;
-  level: Level;
+  level: SketchLevel;
   source: 'documents' | 'rollup' | 'summaries';
 }
 
@@ -95,8 +97,27 @@ export interface PipelineRun {
 export type PipelineObserver = (run: PipelineRun, ms: number) => void;
 
 /** The finest of the stored levels a pipeline query reads (`levels`, from `levelsRead`). */
-function finestLevel(levels: ReadonlySet<Level>): Level {
-  return levels.has('minute') ? 'minute' : levels.has('hour') ? 'hour' : 'day';
+function finestLevel(levels: ReadonlySet<SketchLevel>): SketchLevel {
+  return levels.has('minute') ? 'minute' : levels.has('quarter') ? 'quarter' : levels.has('hour') ? 'hour' : 'day';
+}
+
+/**
+ * How many documents a day `rollup` holds for `query` at most: the product, over its tag
+ * keys, of the values the query's filter accepts for each (Infinity for a key it does
+ * not filter: as many as the key has values); 1 for a rollup without tag keys.
+ */
+function rollupDocumentsPerDay(rollup: Pick<RollupDefinition, 'tagKeys'>, query: Pick<RangeQuery, 'where'>): number {
+  return rollup.tagKeys.reduce((count, key) => count * (query.where.find((filter) => filter.key === key)?.in.length ?? Infinity), 1);
+}
+
+/**
+ * Whether day summaries answer at least half the days of a summarized read's range (the
+ * rest, its ragged edges, reads the series-day documents).
+ */
+function mostlySummarized(read: Pick<SummarizedRead, 'from' | 'to' | 'ranges'>): boolean {
+  const summarized = read.ranges.reduce((days, range) => days + (range.to - range.from) / DAY_MS, 0);
+  const days = Math.ceil((read.to - read.from) / DAY_MS);
+  return summarized * 2 >= days;
 }
 
 /**
@@ -140,26 +161,47 @@ export interface ReadRecord {
   tail?: { entries: number; readings: number };
 }
 
+/** A rollup that answers a pipeline query, and whether it reads the rollup's quarter hours (see {@link rollupFor}). */
+export interface RollupChoice {
+  rollup: RollupDefinition;
+  /** The query reads quarter-hour slots (`BucketQuery.quarters`): its range or buckets cut hours at quarter hours. */
+  quarters: boolean;
+}
+
 /**
  * The rollup that answers a pipeline query, or null for the series-day documents (see
- * `chooseRollup`): only queries on a metric (not on given series), whose range reads no
- * minute slots (rollups keep days and hours), with a ready rollup keeping every tag key
- * they filter on or group by and no dirty day in the range.
- * @param levels the stored levels the query reads (`levelsRead`), when the caller has them already.
+ * `chooseRollup`): only queries on a metric (not on given series) with a ready rollup
+ * keeping every tag key they filter on or group by and no dirty day in the range, and
+ * whose range reads no minute slots (rollups keep days, hours and, those with
+ * `quarters`, quarter hours): read from day and hour slots, or else, when the rollup
+ * keeps quarter hours and the quarter hours cover what the minutes would (a bucket
+ * boundary at 18:30 UTC, say: Kolkata's local midnight), from them too.
+ * @param levels the stored levels the query reads without quarter hours (`levelsRead`).
+ * @param quarterLevels the same with quarter hours (`levelsRead` of the query with `quarters`).
  */
 export function rollupFor(
   query: BucketQuery,
   rollups: readonly RollupDefinition[],
-  levels: ReadonlySet<Level> = levelsRead(query),
-): RollupDefinition | null {
+  levels: ReadonlySet<SketchLevel> = levelsRead(query),
+  quarterLevels: ReadonlySet<SketchLevel> = levelsRead({ ...query, quarters: true }),
+): RollupChoice | null {
   if (!('metric' in query.scope) || rollups.length === 0) return null;
-  if (levels.has('minute')) return null;
-  return chooseRollup(rollups, {
+  const keys = {
     filterKeys: (query.scope.where ?? []).map((filter) => filter.key),
     groupKeys: query.grouping.by === 'tags' ? query.grouping.keys : [],
     from: query.from,
     to: query.to,
-  });
+  };
+  if (!levels.has('minute')) {
+    const rollup = chooseRollup(rollups, keys);
+    return rollup === null ? null : { rollup, quarters: false };
+  }
+  if (quarterLevels.has('minute')) return null;
+  const rollup = chooseRollup(
+    rollups.filter((definition) => definition.quarters === true),
+    keys,
+  );
+  return rollup === null ? null : { rollup, quarters: true };
 }
 
 /** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch; first and last readings when `firstLast`. */
@@ -205,8 +247,8 @@ export function batchKey(query: RangeQuery): string {
  * and last readings when `firstLast`), then the ranking stages of a ranked query (its one
  * field at index 0).
  */
-function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean): DocumentPipeline {
-  const bucketQuery = pipelineQuery(query, fields, series, firstLast);
+function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean, quarters: boolean): DocumentPipeline {
+  const bucketQuery = { ...pipelineQuery(query, fields, series, firstLast), ...(quarters ? { quarters } : {}) };
   const pipeline = bucketsPipeline(bucketQuery);
   if (query.ranking === null) return pipeline;
   const stages =
@@ -288,18 +330,21 @@ interface PlannedBatch {
   fields: string[];
   series: string[];
   bucketQuery: BucketQuery;
-  levels: ReadonlySet<Level>;
+  levels: ReadonlySet<SketchLevel>;
+  /** The levels it reads from a source with quarter hours (`BucketQuery.quarters`). */
+  quarterLevels: ReadonlySet<SketchLevel>;
 }
 
 /** The rollup that answers a planned batch, of the `rollups` read for the load's metrics, or null (see {@link rollupFor}). */
 const batchRollup = (
-  { batch, bucketQuery, levels }: Pick<PlannedBatch, 'batch' | 'bucketQuery' | 'levels'>,
+  { batch, bucketQuery, levels, quarterLevels }: Pick<PlannedBatch, 'batch' | 'bucketQuery' | 'levels' | 'quarterLevels'>,
   rollups: readonly RollupDefinition[],
-): RollupDefinition | null =>
+): RollupChoice | null =>
   rollupFor(
     bucketQuery,
     rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric),
     levels,
+    quarterLevels,
   );
 
 /**
@@ -314,15 +359,28 @@ const batchRollup = (
  */
 async function loadBatch(
   scope: LoaderScope,
-  { batch, fields, series, bucketQuery, levels }: PlannedBatch,
+  planned: PlannedBatch,
   registry: { rollups: readonly RollupDefinition[]; settings: PlanSettings | null },
   shared: SharedView,
 ): Promise<[LoadRequest, LoadAnswer][]> {
+  const { batch, fields, series } = planned;
   const query = batch[0]!.query;
   const firstLast = batch.some((request) => request.query.wants.firstLast);
   const sketch = batch.some((request) => request.query.wants.sketch);
   const counter = batch.some((request) => request.query.wants.counter);
-  const source = batchRollup({ batch, bucketQuery, levels }, registry.rollups);
+  // Summaries hold no first and last readings (`summaryPlan` would refuse them too) and
+  // nothing a counter's increase needs. Where they answer most of the range's days, they
+  // read a few documents a day however many groups there are: a rollup answers instead
+  // only where it reads no more (one document a day), else the summaries do.
+  const summarizable = !counter && !firstLast ? summarizedRead(query, planned.bucketQuery, sketch) : null;
+  const rollup = batchRollup(planned, registry.rollups);
+  const choice =
+    summarizable !== null && mostlySummarized(summarizable) && (rollup === null || rollupDocumentsPerDay(rollup.rollup, query) > 1)
+      ? null
+      : rollup;
+  const source = choice?.rollup ?? null;
+  const bucketQuery = choice?.quarters ? { ...planned.bucketQuery, quarters: true } : planned.bucketQuery;
+  const levels = choice?.quarters ? planned.quarterLevels : planned.levels;
   const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
   scope.reads.push(read);
   // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
@@ -337,15 +395,14 @@ async function loadBatch(
   const onTail = (tail: TailRead) => {
     read.tail = tail;
   };
-  // Summaries hold no first and last readings (`summaryPlan` would refuse them too) and
-  // nothing a counter's increase needs. A percentile's sketches come from the summaries'
-  // day sketches where they answer, and from the sketch pipeline over the same documents
-  // and tail as the bucket pipeline for the other days (`aggregateSummarized`).
-  const summarized = source === null && !counter && !firstLast ? summarizedRead(query, bucketQuery, sketch) : null;
+  // A percentile's sketches come from the summaries' day sketches where they answer, and
+  // from the sketch pipeline over the same documents and tail as the bucket pipeline for
+  // the other days (`aggregateSummarized`).
+  const summarized = source === null ? summarizable : null;
   const [[rows, summarizedSketchRows], sketchRows, counterRows] = await Promise.all([
     timed(scope.observe, run('buckets'), async (): Promise<[BucketRow[], SketchRow[]]> => {
       if (summarized === null) {
-        const pipeline = batchPipeline(query, fields, series, firstLast);
+        const pipeline = batchPipeline(query, fields, series, firstLast, choice?.quarters === true);
         return [await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options, readSource, onTail, shared), []];
       }
       const answer = await aggregateSummarized<BucketRow, SketchRow>(
@@ -434,11 +491,20 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         const fields = [...new Set(batch.map((request) => request.query.field))];
         const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
         const bucketQuery = pipelineQuery(batch[0]!.query, fields, series);
-        return { batch, fields, series, bucketQuery, levels: levelsRead(bucketQuery) };
+        return {
+          batch,
+          fields,
+          series,
+          bucketQuery,
+          levels: levelsRead(bucketQuery),
+          quarterLevels: levelsRead({ ...bucketQuery, quarters: true }),
+        };
       });
       const metrics = [
         ...new Set(
-          planned.flatMap(({ batch, levels }) => (batch[0]!.query.metric === null || levels.has('minute') ? [] : [batch[0]!.query.metric])),
+          planned.flatMap(({ batch, quarterLevels }) =>
+            batch[0]!.query.metric === null || quarterLevels.has('minute') ? [] : [batch[0]!.query.metric],
+          ),
         ),
       ];
       const detailed = planned.filter(({ levels }) => levels.has('minute') || levels.has('hour'));

@@ -33,6 +33,14 @@ export interface RollupDefinition {
    * read the series-day documents; a rebuild (`storage/rollups.ts`) makes it clean.
    */
   dirty: Record<string, DirtyDay>;
+  /**
+   * Every document of the rollup keeps quarter-hour statistics (`HourSlot.quarters`):
+   * true for rollups defined since they exist (their backfill, folds and rebuilds write
+   * them), so queries whose buckets or range cut hours at quarter hours (zoned days at
+   * +05:30, say) read it; absent for rollups defined before, which answer day and hour
+   * slots only.
+   */
+  quarters?: boolean;
 }
 
 /** A dirty day of a rollup: batches that marked it, the last marking, and the lease of a rebuild under way. */

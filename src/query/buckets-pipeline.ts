@@ -10,7 +10,6 @@ import {
   GRANULARITIES,
   type Cut,
   type Granularity,
-  type Level,
   type SketchLevel,
 } from './granularity.ts';
 import { planDays, type DaySection, type DayPiece, type DayPlan } from './read-plan.ts';
@@ -52,6 +51,7 @@ import {
   statisticsOf,
   withDocumentDay,
 } from '../documents/slots.ts';
+import type { Segment } from './segments.ts';
 
 /**
  * Which bucket documents a query reads: the series of a metric whose tags pass every
@@ -94,6 +94,13 @@ export interface BucketQuery {
    * `query/summaries.ts`).
    */
   dateRange?: { from: number; to: number };
+  /**
+   * The documents read keep quarter-hour statistics (rollup documents of a definition
+   * with `quarters`, see `HourSlot.quarters`): the range is read from quarter hours where
+   * a bucket boundary or an edge falls on one inside an hour, instead of from minutes
+   * (see {@link querySegments}).
+   */
+  quarters?: boolean;
 }
 
 /**
@@ -214,7 +221,7 @@ interface KeyContext {
 }
 
 /** Expression for the start of a section's bucket, in ms since epoch (a long; made a date after grouping). */
-function sectionKey(section: DaySection, plan: DayPlan, context: KeyContext): unknown {
+function sectionKey(section: DaySection<SketchLevel>, plan: DayPlan<SketchLevel>, context: KeyContext): unknown {
   if ('at' in section.key) return long(section.key.at);
   if ('after' in section.key) return section.key.after === 0 ? DAY_START : { $add: [DAY_START, long(section.key.after)] };
   const first = section.pieces[0]!.from;
@@ -232,7 +239,7 @@ const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
  */
 export function planReads(
   fields: readonly string[],
-  plan: DayPlan,
+  plan: DayPlan<SketchLevel>,
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
 ): unknown {
@@ -243,7 +250,12 @@ export function planReads(
 }
 
 /** {@link planReads} of a plan in sections, for a document in the slot form. */
-function slotSectionReads(fields: readonly string[], plan: DayPlan, context: KeyContext, statistics: readonly Statistic[]): unknown {
+function slotSectionReads(
+  fields: readonly string[],
+  plan: DayPlan<SketchLevel>,
+  context: KeyContext,
+  statistics: readonly Statistic[],
+): unknown {
   const sections = plan.sections!;
   const halves = splitDay(plan);
   if (halves !== null) {
@@ -275,7 +287,7 @@ function slotSectionReads(fields: readonly string[], plan: DayPlan, context: Key
  */
 export function documentReads(
   fields: readonly string[],
-  plans: readonly DayPlan[],
+  plans: readonly DayPlan<SketchLevel>[],
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
 ): Document {
@@ -353,7 +365,7 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
 
   // Zoned DAY and coarser: each day's reads in sections inside one bucket each, keyed by
   // constants (see `query/read-plan.ts`); otherwise slot by slot.
-  let plans: DayPlan[];
+  let plans: DayPlan<SketchLevel>[];
   let context: KeyContext | null = null;
   if (granularity !== null && granularity.level === 'day' && zone !== UTC) {
     context = { cut: granularity.cut, zone };
@@ -437,20 +449,23 @@ const readsDayTotals = (plans: readonly DayPlan<SketchLevel>[], zoned: boolean) 
  * only when this holds no `minute`.
  * @throws Error for an empty range.
  */
-export function levelsRead(query: BucketQuery): Set<Level> {
+export function levelsRead(query: BucketQuery): Set<SketchLevel> {
   return new Set(querySegments(query).map((segment) => segment.level));
 }
 
 /**
  * The segments a query's range is read in (see `query/segments.ts`): cut at the bucket
- * boundaries of its granularity in its zone, or at whole days for an aggregate, in time order.
+ * boundaries of its granularity in its zone, or at whole days for an aggregate, in time
+ * order; with `quarters`, quarter hours between hours and minutes (`planSketchSegments`).
  * @throws Error for an empty range.
  */
-export function querySegments(query: BucketQuery) {
+export function querySegments(query: BucketQuery): Segment<SketchLevel>[] {
   const zone = query.timeZone ?? UTC;
-  const segments = query.granularity
-    ? planBucketSegments(query.from, query.to, query.granularity, zone)
-    : planSegments(query.from, query.to, 'day');
+  const segments: Segment<SketchLevel>[] = query.quarters
+    ? planSketchSegments(query.from, query.to, query.granularity, zone)
+    : query.granularity
+      ? planBucketSegments(query.from, query.to, query.granularity, zone)
+      : planSegments(query.from, query.to, 'day');
   if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
   return segments;
 }

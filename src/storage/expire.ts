@@ -42,7 +42,7 @@ export interface RetentionRemoval {
   horizon: Date;
   /** Series-day documents changed (`minute`, `hour`: slots unset) or deleted (`day`). */
   documents: number;
-  /** Rollup documents changed (`hour`) or deleted (`day`); rollups keep no minutes. */
+  /** Rollup documents changed (`hour`, `minute`: their quarter hours) or deleted (`day`). */
   rollupDocuments: number;
 }
 
@@ -140,9 +140,15 @@ async function applyMetricRetention(store: Store, metric: MetricDocument, now: n
   if (due.includes('minute')) {
     const from = later(later(removed.minute, target.hour), target.day);
     const range = { metric: metric._id, date: dateRange(from, target.minute!) };
-    const changed =
-      from !== null && from >= target.minute! ? 0 : (await store.seriesDays.updateMany(range, { $unset: MINUTE_DETAIL })).modifiedCount;
-    await done('minute', changed, 0);
+    const empty = from !== null && from >= target.minute!;
+    const changed = empty ? 0 : (await store.seriesDays.updateMany(range, { $unset: MINUTE_DETAIL })).modifiedCount;
+    // Rollups keep no minutes, but their quarter hours are minute detail: they go too.
+    let rollupCount = 0;
+    if (!empty) {
+      for (const rollup of rollups)
+        rollupCount += (await rollupDocuments(store, rollup).updateMany(range, { $unset: MINUTE_DETAIL })).modifiedCount;
+    }
+    await done('minute', changed, rollupCount);
   }
   return removals;
 }

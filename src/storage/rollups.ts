@@ -11,7 +11,7 @@ import { partDocument } from '../documents/encode.ts';
 import { trimToHorizons } from '../documents/from-readings.ts';
 import type { DayContent } from '../documents/content.ts';
 import { rollupContents } from '../documents/rollup.ts';
-import { oldestVersion, dayContentOf } from '../documents/decode.ts';
+import { fullContentOf, oldestVersion } from '../documents/decode.ts';
 import { FOLDS_ID, findVisible, foldState, visibleAt } from './fold-state.ts';
 
 /** Most rollups one metric may have: each costs one more update per group and day of every batch. */
@@ -117,6 +117,8 @@ export async function createRollup(
     state: 'building',
     createdAt: new Date(),
     dirty: {},
+    // Its backfill, folds and rebuilds write quarter-hour statistics into every document.
+    quarters: true,
   };
   await ensureRollupIndexes(store.db, rollup.collection);
   // Left-over documents of an earlier rollup over the same keys would be counted twice.
@@ -231,7 +233,8 @@ export async function rebuildRollupDay(
     for await (const doc of findVisible(store.seriesDays, { metric: rollup.metric, date }, view, {
       projection: { recent: 0, batches: 0 },
     })) {
-      writes.push(dayContentOf(doc));
+      // Every level, minutes too: the rollup's quarter hours are merged from them.
+      writes.push(fullContentOf(doc));
       sources.push(doc);
     }
     return view.visible;

@@ -236,7 +236,14 @@ describe('retention', { timeout: 120_000 }, () => {
         documents: documentsIn(sent, DAY_FROM, HOUR_FROM),
         rollupDocuments: daysIn(sent, DAY_FROM, HOUR_FROM),
       },
-      { metric: METRIC, level: 'minute', horizon: MINUTE_FROM, documents: documentsIn(sent, HOUR_FROM, MINUTE_FROM), rollupDocuments: 0 },
+      {
+        metric: METRIC,
+        level: 'minute',
+        horizon: MINUTE_FROM,
+        documents: documentsIn(sent, HOUR_FROM, MINUTE_FROM),
+        // The rollup's quarter hours of those days go with the minutes.
+        rollupDocuments: daysIn(sent, HOUR_FROM, MINUTE_FROM),
+      },
     ]);
     expect(documentsIn(sent, 0, DAY_FROM)).toBeGreaterThan(0);
 
@@ -283,7 +290,13 @@ describe('retention', { timeout: 120_000 }, () => {
     const [rollup] = await findRollups(t.store, [METRIC]);
     const rolled = await t.store.db.collection(rollup!.collection).find({}).toArray();
     expect(rolled.length).toBe(daysIn(sent, DAY_FROM, Infinity));
-    for (const doc of rolled) expect(doc.hours === undefined).toBe(doc.date.getTime() < HOUR_FROM);
+    for (const doc of rolled) {
+      expect(doc.hours === undefined).toBe(doc.date.getTime() < HOUR_FROM);
+      // Quarter hours only from the minute horizon on, and in every hour with readings there.
+      const quartered = Object.values(doc.hours ?? {}).filter((hour) => (hour as { quarters?: unknown }).quarters !== undefined).length;
+      if (doc.date.getTime() < MINUTE_FROM) expect(quartered).toBe(0);
+      else expect(quartered).toBe(Object.keys(doc.hours ?? {}).length);
+    }
   });
 
   it('tells where each level begins', async () => {

@@ -38,8 +38,8 @@ const DEFINE = `mutation { defineRollup(metric: "${METRIC}", name: "all", tagKey
 const TOTALS = `query($from: Time!, $to: Time!) {
   aggregate(metric: "${METRIC}", field: "v", from: $from, to: $to) { count sum min max }
 }`;
-const DAILY = `query($from: Time!, $to: Time!, $granularity: Granularity!) {
-  buckets(metric: "${METRIC}", field: "v", granularity: $granularity, from: $from, to: $to, fill: NONE) {
+const DAILY = `query($from: Time!, $to: Time!, $granularity: Granularity!, $timeZone: String) {
+  buckets(metric: "${METRIC}", field: "v", granularity: $granularity, from: $from, to: $to, timeZone: $timeZone, fill: NONE) {
     buckets { start count sum min max }
   }
 }`;
@@ -95,6 +95,19 @@ describe('rollup compaction', { timeout: 240_000 }, () => {
       expect(answer.data!.buckets[0]!.buckets, granularity).toEqual(bucketsOf(sent, size));
       expect(answer.extensions?.reads?.[0]?.rollup, granularity).toBe('all');
     }
+    // Kolkata's local day (+05:30) from the rollup's quarter hours, compacted or not.
+    const kolkata = START + DAY - 330 * 60_000;
+    const zoned = (await t.graphql<{ buckets: { buckets: Bucket[] }[] }>(DAILY, {
+      from: new Date(kolkata).toISOString(),
+      to: new Date(kolkata + DAY).toISOString(),
+      granularity: 'DAY',
+      timeZone: 'Asia/Kolkata',
+    })) as { data?: { buckets: { buckets: Bucket[] }[] } } & Reads;
+    const local = sent.filter((r) => r.time >= kolkata && r.time < kolkata + DAY);
+    expect(zoned.data!.buckets[0]!.buckets).toEqual(
+      local.length === 0 ? [] : [{ start: new Date(kolkata).toISOString(), ...totalsOf(local) }],
+    );
+    expect(zoned.extensions?.reads?.[0]?.rollup).toBe('all');
   };
 
   /** Rollup documents of a UTC day: all stored, and those with `f` (by fold number). */

@@ -93,8 +93,8 @@ function expected(readings: readonly Sent[]): Expected | undefined {
 const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) {
   recordReadings(readings: $readings, batchId: $batchId) { recorded applied alreadyApplied }
 }`;
-const DAILY = `query($where: [TagFilter!], $groupBy: [String!], $granularity: Granularity!, $from: Time!, $to: Time!) {
-  buckets(metric: "trips", field: "delay", granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy, fill: NONE) {
+const DAILY = `query($where: [TagFilter!], $groupBy: [String!], $granularity: Granularity!, $from: Time!, $to: Time!, $timeZone: String) {
+  buckets(metric: "trips", field: "delay", granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy, timeZone: $timeZone, fill: NONE) {
     tags { key value }
     buckets { start count sum min max first { time value } last { time value } }
   }
@@ -265,6 +265,34 @@ describe('rollups', { timeout: 300_000 }, () => {
       .sort((a, b) => a - b)
       .map((hour) => ({ start: new Date(hour).toISOString(), ...expected(hours.get(hour)!)! }));
     expectSameGroups(hourly.groups, [{ tags: [], buckets: wantHours }]);
+
+    // Local days whose midnights cut hours at quarter hours (18:30 and 18:15 UTC) read the
+    // rollup's quarter hours, not the series' minutes.
+    for (const [zone, offsetMinutes] of [
+      ['Asia/Kolkata', 330],
+      ['Asia/Kathmandu', 345],
+    ] as const) {
+      const from = START + DAY - offsetMinutes * 60_000;
+      const zoned = await daily({
+        granularity: 'DAY',
+        where: [{ key: 'origin', in: ['DEN', 'LAX'] }],
+        groupBy: ['origin'],
+        timeZone: zone,
+        from: new Date(from).toISOString(),
+        to: new Date(from + 3 * DAY).toISOString(),
+      });
+      expect(zoned.rollup, zone).toBe('by_origin');
+      expect(zoned.tailReadings, zone).toBe(tail);
+      const wantZoned = ['DEN', 'LAX'].map((origin) => ({
+        tags: [{ key: 'origin', value: origin }],
+        buckets: [0, 1, 2].flatMap((d) => {
+          const start = from + d * DAY;
+          const stats = expected(sent.filter((r) => r.origin === origin && r.time >= start && r.time < start + DAY));
+          return stats === undefined ? [] : [{ start: new Date(start).toISOString(), ...stats }];
+        }),
+      }));
+      expectSameGroups(zoned.groups, wantZoned);
+    }
 
     // Grouped by origin from the rollup; the same data through a carrier filter (not in any
     // rollup) reads the series documents: every statistic equal, the merged sketches too.

@@ -41,7 +41,7 @@ describe('rollupContents', () => {
   ];
   const plan = planContents(validate(inputs));
 
-  it('merges the series sharing the kept tag values per day, day and hour slots only', () => {
+  it('merges the series sharing the kept tag values per day: day, hour and quarter-hour slots, no minutes', () => {
     const writes = rollupContents(plan.days, rollup('by_origin', ['origin']));
     expect(writes).toHaveLength(3);
     const las5 = writes.find((w) => w.tags.origin === 'LAS' && w.date.getTime() === JAN5)!;
@@ -55,6 +55,22 @@ describe('rollupContents', () => {
     });
     expect(las5.slots.get('hours.7.fields.delay')?.stats).toEqual({ n: 2, sum: 2, min: -3, max: 5, sq: 34 });
     expect([...las5.slots.keys()].some((path) => path.includes('minutes'))).toBe(false);
+    // The minutes merged into their quarter hours: 07:30:10 in quarter 2, 07:45 in quarter 3, 19:02 in quarter 0.
+    expect(
+      [...las5.slots.entries()]
+        .filter(([path]) => path.includes('.quarters.'))
+        .map(([path, slot]) => [path, slot.stats.n, slot.stats.sum])
+        .sort(),
+    ).toEqual([
+      ['hours.19.quarters.0.delay', 1, 10],
+      ['hours.7.quarters.2.delay', 1, 5],
+      ['hours.7.quarters.3.delay', 1, -3],
+    ]);
+    expect(las5.slots.get('hours.7.quarters.2.delay')).toMatchObject({
+      first: { t: Date.parse('2001-01-05T07:30:10Z'), v: 5 },
+      last: { t: Date.parse('2001-01-05T07:30:10Z'), v: 5 },
+      sketch: null,
+    });
     expect(las5.recent).toEqual([]);
     // The batch's own writes are untouched by the merge.
     const phl = plan.days.find((w) => w.tags.destination === 'PHL' && w.tags.origin === 'LAS' && w.date.getTime() === JAN5)!;
