@@ -1,19 +1,26 @@
 /**
- * Loading readings into our storage: through the record path (`recordBatch`, batch by
- * batch, as a client sends them, then folded by `foldAll`) or bulk-loaded (the same
+ * Loading readings into our storage: through the API as a client sends them
+ * (`recordThroughApi`, with the server's folder running: `serverFolder`, then
+ * `settleLikeServer`), through the record path (`recordBatch`, batch by batch, then
+ * folded by `foldAll`) or bulk-loaded (the same
  * series-day parts planned per fold by the fold's own planner and inserted, without the
  * ingest log and the per-batch registry writes), and comparing two databases'
  * collections document by document, to check that both ways store the same.
  */
 import { Double, Int32, Long, type Db, type Document } from 'mongodb';
+import { pino } from 'pino';
+import { loadConfig } from '../../../src/config.ts';
 import { recordBatch } from '../../../src/engine/record.ts';
+import { foldJob, foldJobSettings } from '../../../src/jobs/fold.ts';
+import { JobScheduler } from '../../../src/jobs/scheduler.ts';
 import { NO_HORIZONS } from '../../../src/model/retention.ts';
 import { foldDocuments, planReadings } from '../../../src/record/fold-plan.ts';
 import type { MetricWrite, SeriesWrite } from '../../../src/record/plan.ts';
-import type { Reading } from '../../../src/record/validate.ts';
-import { DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
+import type { Reading, ReadingInput } from '../../../src/record/validate.ts';
+import { compactOnce, DEFAULT_FOLD_MAX_READINGS, foldAll } from '../../../src/storage/fold.ts';
 import type { Store } from '../../../src/storage/store.ts';
 import { FOLDS_ID, foldState } from '../../../src/storage/visibility.ts';
+import { type BenchApp, postGraphql } from './app.ts';
 import { batches } from './timing.ts';
 
 /** Readings per batch of the benchmarks' loaders (batch ids, the baselines' `insertMany`), as `import:flights` sends them. */
@@ -197,4 +204,63 @@ export async function compareCollection(a: Db, b: Db, name: string, key: Documen
     }
   }
   return { documents: [left.length, right.length] as const, differences };
+}
+
+/** The mutation a client records a batch with (as `import:flights` sends it). */
+const RECORD = `mutation($readings: [ReadingInput!]!, $batchId: String) { recordReadings(readings: $readings, batchId: $batchId) { applied } }`;
+
+/**
+ * Records one batch through the app's GraphQL `recordReadings` with batch id `batchId`,
+ * as a client does (`import:flights`): readings as `ReadingInput` values, and after an
+ * INGEST_BACKLOG refusal the same batch again after the `retryAfterSeconds` it asks for.
+ * @returns the refusals waited out.
+ * @throws Error with the first GraphQL error of any other code.
+ */
+export async function recordThroughApi(app: BenchApp, readings: readonly ReadingInput[], batchId: string): Promise<number> {
+  for (let refusals = 0; ; refusals++) {
+    const body = (await (await postGraphql(app, RECORD, { readings, batchId })).json()) as {
+      errors?: { message: string; extensions?: { code?: string; retryAfterSeconds?: number } }[];
+    };
+    const error = body.errors?.[0];
+    if (error === undefined) return refusals;
+    if (error.extensions?.code !== 'INGEST_BACKLOG') throw new Error(`batch ${batchId}: ${error.extensions?.code ?? ''} ${error.message}`);
+    await new Promise((done) => setTimeout(done, 1000 * (error.extensions?.retryAfterSeconds ?? 1)));
+  }
+}
+
+/**
+ * The server's folder over `store`, as `npm start` runs it: the fold job with the
+ * settings of the environment's configuration (`foldJobSettings`), in the background
+ * until `stop` is called.
+ */
+export function serverFolder(store: Store): { stop: () => Promise<void> } {
+  const jobs = new JobScheduler(pino({ level: 'silent' }));
+  jobs.start(foldJob(store, foldJobSettings(loadConfig())));
+  return { stop: () => jobs.stop() };
+}
+
+/**
+ * Brings `store` to the state a server reaches once writes stop: every acknowledged
+ * batch folded (`foldAll`), then the compactions the fold job would make (tiered, with
+ * the configuration's `COMPACT_*` settings) until none is due and the parts they
+ * replaced are deleted (no read pins them).
+ * @returns the readings folded and the compactions made.
+ */
+export async function settleLikeServer(store: Store): Promise<{ folded: number; compactions: number }> {
+  const settings = foldJobSettings(loadConfig());
+  const folded = await foldAll(store, store.holder);
+  let compactions = 0;
+  for (;;) {
+    const outcome = await compactOnce(store, store.holder, {
+      afterFolds: settings.compactAfterFolds,
+      graceMs: settings.compactGraceMs,
+      tiered: true,
+      fanIn: settings.compactFanIn,
+      sealReadings: settings.compactSealReadings,
+      pinned: true,
+    });
+    if (outcome.compaction === null && outcome.deleted === 0) break;
+    if (outcome.compaction !== null) compactions += 1;
+  }
+  return { folded, compactions };
 }

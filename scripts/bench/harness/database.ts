@@ -4,9 +4,9 @@
  * benchmark whose figures depend on the disk (journaled writes), on a temporary data
  * directory.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Db, type Document, MongoClient, type MongoClientOptions } from 'mongodb';
 import { loadConfig } from '../../../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
@@ -19,7 +19,7 @@ export interface BenchDatabase {
   embedded: boolean;
   /** True when the embedded server keeps its data in a directory on disk (see {@link BenchDatabaseOptions}). */
   onDisk: boolean;
-  /** Stops the embedded server and removes its temporary data directory (a no-op for `MONGODB_URI`). */
+  /** Stops the embedded server and removes its temporary data directory, not a kept one (a no-op for `MONGODB_URI`). */
   stop: () => Promise<void>;
 }
 
@@ -31,11 +31,18 @@ export interface BenchDatabaseOptions {
    * Ignored for `MONGODB_URI`.
    */
   onDisk?: boolean;
+  /**
+   * Keep the data in this directory (created when missing) and leave it there when the
+   * server stops, so a later run with the same directory finds the data again (a
+   * benchmark's `--keep DIR`). Implies on disk; ignored for `MONGODB_URI`.
+   */
+  dataDir?: string;
 }
 
 /**
  * Connection string of the database to measure: `MONGODB_URI` when set, otherwise a
- * new embedded SecantusDB (installed on first use), in memory unless `options.onDisk`.
+ * new embedded SecantusDB (installed on first use), in memory unless `options.onDisk`
+ * (a temporary directory) or `options.dataDir` (a kept one).
  * @param say where the installer and the server's start report their progress (default: nowhere).
  * @throws Error when the embedded server cannot be installed or started.
  */
@@ -43,8 +50,11 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
   const config = loadConfig();
   if (config.MONGODB_URI) return { uri: config.MONGODB_URI, embedded: false, onDisk: false, stop: async () => {} };
   const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
-  const dataDir = options.onDisk ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
-  const removeDataDir = () => (options.onDisk ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
+  const kept = options.dataDir !== undefined;
+  if (kept) await mkdir(options.dataDir!, { recursive: true });
+  const temporary = !kept && options.onDisk === true;
+  const dataDir = kept ? resolve(options.dataDir!) : temporary ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
+  const removeDataDir = () => (temporary ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
   const server = await startSecantus({ binary, dataDir, say }).catch(async (error: unknown) => {
     await removeDataDir();
     throw error;
@@ -56,7 +66,7 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
       await removeDataDir();
     }
   };
-  return { uri: server.uri, embedded: true, onDisk: options.onDisk === true, stop };
+  return { uri: server.uri, embedded: true, onDisk: kept || temporary, stop };
 }
 
 /**

@@ -7,9 +7,13 @@
  * - `datasets.ts`, `tsbs.ts`: the dense (TSBS cpu-only) and sparse (flights) data sets;
  * - `models.ts`: the storage models compared (ours, naive, time-series);
  * - `queries.ts`: the benchmark queries, as GraphQL and as pipelines, and their answers compared;
- * - `bulk-load.ts`: loading readings through the record path or in bulk, comparing stores;
+ * - `peers.ts`: the plain collection a user would build instead (one flat document per
+ *   reading, `insertMany`, `$dateTrunc` pipelines), the plain loop that checks every
+ *   answer, and answers compared (counts exactly, sums to a relative tolerance);
+ * - `bulk-load.ts`: loading readings through the API with the server's folder, through the
+ *   record path or in bulk, comparing stores;
  * - `forms.ts`: two document forms compared: databases built, bytes at rest, reads timed;
- * - `timing.ts`: warm-ups, repetitions, medians and percentiles;
+ * - `timing.ts`: warm-ups, repetitions, taking turns, medians and percentiles;
  * - `table.ts`: number formats, Markdown tables, targets, the JSON under `bench-results/`;
  * - `cli.ts`: option parsers and the progress log.
  *
@@ -30,6 +34,7 @@ export * from './database.ts';
 export * from './datasets.ts';
 export * from './forms.ts';
 export * from './models.ts';
+export * from './peers.ts';
 export * from './queries.ts';
 export * from './table.ts';
 export * from './timing.ts';

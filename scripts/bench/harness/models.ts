@@ -52,19 +52,22 @@ export interface BaselineModel extends Model {
 /**
  * `storageSize` and `totalIndexSize` of one collection, from the `collStats` command
  * (deprecated but answered by MongoDB 7/8), else from the `$collStats` stage.
- * SecantusDB reports the uncompressed BSON size as `storageSize`.
+ * SecantusDB reports the uncompressed BSON size as `storageSize`. `via` says which answered.
  */
-export async function collectionSizes(db: Db, name: string): Promise<{ storage: number; index: number; count: number }> {
+export async function collectionSizes(
+  db: Db,
+  name: string,
+): Promise<{ storage: number; index: number; count: number; via: 'collStats' | '$collStats' }> {
   try {
     const s = await db.command({ collStats: name });
-    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0) };
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: 'collStats' };
   } catch {
     const [stats] = await db
       .collection(name)
       .aggregate<{ storageStats: Document }>([{ $collStats: { storageStats: {} } }])
       .toArray();
     const s = stats?.storageStats ?? {};
-    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0) };
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: '$collStats' };
   }
 }
 

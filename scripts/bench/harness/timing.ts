@@ -94,3 +94,48 @@ export async function timeCases(
   }
   return new Map([...times].map(([name, values]) => [name, { fastest: Math.min(...values), median: median(values) }]));
 }
+
+/** One side of {@link takingTurns}: the median of its timed runs, the first run's answer, and its error if a run failed. */
+export interface TurnOutcome<T> {
+  /** Median ms of the timed runs (failed runs included: their time until the error). */
+  median: number;
+  /** What the warm-up run returned (undefined when it failed). */
+  first?: T;
+  /** The first error of any run, e.g. a QUERY_TIMEOUT; the other side is still timed. */
+  error?: Error;
+}
+
+/**
+ * Two alternatives taking turns (a, b, a, b, ...) `runs + 1` times each: the first turn
+ * of each is a warm-up whose answer is kept (to check) but not its time. A side whose
+ * run throws is timed until the error and keeps going. `a` may be null (a question one
+ * side cannot ask): then only `b` runs.
+ */
+export async function takingTurns<A, B>(
+  a: (() => Promise<A>) | null,
+  b: () => Promise<B>,
+  runs: number,
+): Promise<{ a: TurnOutcome<A> | null; b: TurnOutcome<B> }> {
+  const side = <T>() => ({ ms: [] as number[], first: undefined as T | undefined, error: undefined as Error | undefined });
+  const sides = { a: side<A>(), b: side<B>() };
+  const turn = async <T>(run: () => Promise<T>, into: ReturnType<typeof side<T>>, warmUp: boolean) => {
+    const started = performance.now();
+    try {
+      const answer = await run();
+      if (warmUp) into.first = answer;
+    } catch (error) {
+      into.error ??= error as Error;
+    }
+    if (!warmUp) into.ms.push(performance.now() - started);
+  };
+  for (let i = 0; i <= runs; i++) {
+    if (a !== null) await turn(a, sides.a, i === 0);
+    await turn(b, sides.b, i === 0);
+  }
+  const outcome = <T>(s: ReturnType<typeof side<T>>): TurnOutcome<T> => ({
+    median: median(s.ms),
+    ...(s.first === undefined ? {} : { first: s.first }),
+    ...(s.error === undefined ? {} : { error: s.error }),
+  });
+  return { a: a === null ? null : outcome(sides.a), b: outcome(sides.b) };
+}
