@@ -31,7 +31,7 @@
  * an answer disagrees.
  */
 import { TZDate } from '@date-fns/tz';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import type { Document } from 'mongodb';
 import { loadConfig } from '../../src/config.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
@@ -42,9 +42,12 @@ import {
   batches,
   benchApp,
   benchDatabase,
-  collectionSizes,
+  bytesAtRest,
   compareAnswerMaps,
+  type DataChoice,
   type DataSet,
+  datasetOption,
+  datasetsOf,
   dateTrunc,
   denseDataSet,
   describeMachine,
@@ -73,7 +76,7 @@ import {
 } from './harness/index.ts';
 
 const options = new Command()
-  .addOption(new Option('--dataset <set>', 'data set').choices(['sparse', 'dense', 'both']).default('both'))
+  .addOption(datasetOption())
   .option('--runs <n>', 'timed runs of each side after its warm-up', positiveInt, 3)
   .option('--only <substring>', 'only the questions whose name contains this')
   .option('--keep <dir>', 'keep the embedded database on disk in DIR and reuse the readings loaded there')
@@ -82,7 +85,7 @@ const options = new Command()
   .option('--hours <n>', 'dense: hours of readings', positiveInt, 24)
   .parse()
   .opts<{
-    dataset: 'sparse' | 'dense' | 'both';
+    dataset: DataChoice;
     runs: number;
     only?: string;
     keep?: string;
@@ -555,24 +558,6 @@ async function load(
   return { figures, reused: false };
 }
 
-/** Bytes at rest of the project (every collection but the ingest log, whose entries go hours after their fold) and of the plain collection, indexes included. */
-async function bytesAtRest(
-  store: Store,
-  plain: PlainCollection,
-): Promise<{ project: number; plain: number; documents: number; via: string }> {
-  let project = 0;
-  let via = '';
-  for (const name of Object.values(CollectionName)) {
-    if (name === CollectionName.batches) continue;
-    const sizes = await collectionSizes(store.db, name);
-    project += sizes.storage + sizes.index;
-    via = sizes.via;
-  }
-  const documents = await store.buckets.estimatedDocumentCount();
-  const p = await plain.bytes();
-  return { project, plain: p.data + p.index, documents, via: via === p.via ? via : `${via} / ${p.via}` };
-}
-
 /** Asks every question of both sides, checks the answers, and prints the table. @returns the disagreements. */
 async function ask(data: DataSet, questions: Question[], app: ReturnType<typeof benchApp>, plain: PlainCollection): Promise<string[]> {
   const failures: string[] = [];
@@ -639,7 +624,7 @@ const config = loadConfig();
 const database = await benchDatabase(log, options.keep === undefined ? {} : { dataDir: options.keep });
 const failures: string[] = [];
 try {
-  for (const name of options.dataset === 'both' ? (['sparse', 'dense'] as const) : [options.dataset]) {
+  for (const name of datasetsOf(options.dataset)) {
     const data =
       name === 'sparse' ? await sparseDataSet(new Date('2001-02-01T00:00:00Z'), options.rows) : denseDataSet(options.hosts, options.hours);
     const dbName = options.keep === undefined ? `bench_read_peers_${name}_${Date.now()}` : `read_peers_${name}`;
@@ -651,7 +636,14 @@ try {
       // The request limits of a server started with the environment's configuration.
       const app = benchApp(store, { limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS } });
       const { figures, reused } = await load(data, store, plain, app);
-      const bytes = await bytesAtRest(store, plain);
+      const rest = await bytesAtRest(store);
+      const plainBytes = await plain.bytes();
+      const bytes = {
+        project: rest.total,
+        plain: plainBytes.data + plainBytes.index,
+        documents: rest.collections.find((c) => c.name === CollectionName.buckets)!.documents,
+        via: rest.via === plainBytes.via ? rest.via : `${rest.via} / ${plainBytes.via}`,
+      };
       const server = await describeServer(store.client, database.embedded);
       console.log(`## ${name}: ${data.description}\n`);
       console.log(

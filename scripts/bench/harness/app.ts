@@ -2,8 +2,6 @@
  * The project's GraphQL app as the benchmarks run it: in process, silent, without
  * tokens, and requests sent to it through `yoga.fetch`.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { type AppOptions, createApp } from '../../../src/server/yoga.ts';
 import type { Store } from '../../../src/storage/store.ts';
@@ -82,26 +80,4 @@ export async function graphqlBody<T>(app: BenchApp, query: string, variables?: R
     throw Object.assign(new Error(`GraphQL error: ${first.message}`), { code: first.extensions?.code });
   }
   return body;
-}
-
-/** An app served over HTTP on a local port: its GraphQL URL and how to close it. */
-export interface ServedApp {
-  /** `http://127.0.0.1:<port>/graphql`. */
-  url: string;
-  /** Drops every open connection and closes the server. */
-  close: () => Promise<void>;
-}
-
-/** Serves `app` over HTTP on a free port of 127.0.0.1 (see {@link ServedApp}). */
-export async function serveApp(app: BenchApp): Promise<ServedApp> {
-  const server = createServer(app);
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
-    close: () =>
-      new Promise<void>((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
-  };
 }

@@ -69,11 +69,8 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
   return { uri: server.uri, embedded: true, onDisk: kept || temporary, stop };
 }
 
-/**
- * A connected driver client of `uri`.
- * @throws Error (the driver's) when the server cannot be reached.
- */
-export async function connect(uri: string, options?: MongoClientOptions): Promise<MongoClient> {
+/** A connected driver client of `uri`; throws the driver's Error when the server cannot be reached. */
+async function connect(uri: string, options?: MongoClientOptions): Promise<MongoClient> {
   const client = new MongoClient(uri, options);
   await client.connect();
   return client;
@@ -117,33 +114,16 @@ export async function withScratchStore<T>(
   work: (store: Store, database: BenchDatabase) => Promise<T>,
   say?: (message: string) => void,
 ): Promise<T> {
-  return withScratchStores([name], options, (stores, database) => work(stores[0]!, database), say);
-}
-
-/**
- * Like {@link withScratchStore}, with one store per name of `names`, each over a new
- * database `bench_<name>_<ms since epoch>` of the same benchmark database, opened in
- * order with the same `options`: for benchmarks that compare the same data written two
- * ways. Afterwards every store opened is dropped and closed and the database stopped,
- * whether `work` (or opening a later store) succeeded or not.
- * @returns what `work` returned.
- */
-export async function withScratchStores<T>(
-  names: readonly string[],
-  options: Parameters<typeof openStore>[2],
-  work: (stores: Store[], database: BenchDatabase) => Promise<T>,
-  say?: (message: string) => void,
-): Promise<T> {
   const database = await benchDatabase(say);
-  const stores: Store[] = [];
   try {
-    for (const name of names) stores.push(await openStore(database.uri, `bench_${name}_${Date.now()}`, options));
-    return await work(stores, database);
-  } finally {
-    for (const store of stores) {
+    const store = await openStore(database.uri, `bench_${name}_${Date.now()}`, options);
+    try {
+      return await work(store, database);
+    } finally {
       await store.db.dropDatabase().catch(() => undefined);
       await store.client.close();
     }
+  } finally {
     await database.stop();
   }
 }
@@ -165,39 +145,24 @@ export function describeMachine(): string {
 }
 
 /**
- * Number and summed BSON size (`$bsonSize`, MongoDB 4.4), in bytes, of the documents of
- * collection `name` that `stages` (`$match` stages, say) let through, all when none;
- * zeros for an empty or missing collection.
+ * `storageSize` and `totalIndexSize` (bytes) and the documents of one collection, from
+ * the `collStats` command (deprecated but answered by MongoDB 7/8), else from the
+ * `$collStats` stage; `via` says which answered. SecantusDB reports the uncompressed
+ * BSON size as `storageSize`.
  */
-export async function collectionBytes(
+export async function collectionSizes(
   db: Db,
   name: string,
-  stages: readonly Document[] = [],
-): Promise<{ documents: number; bytes: number }> {
-  const [row] = await db
-    .collection(name)
-    .aggregate<{ documents: number; bytes: number }>([
-      ...stages,
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0 };
-}
-
-/**
- * True when the server runs `$dateTrunc` (MongoDB 5.0+): the baselines' pipelines use it
- * when it is there, and compute bucket starts in milliseconds otherwise. Probes in a
- * scratch database `bench_probe`, dropped afterwards.
- */
-export async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
-  const scratch = client.db('bench_probe').collection('probe');
+): Promise<{ storage: number; index: number; count: number; via: 'collStats' | '$collStats' }> {
   try {
-    await scratch.insertOne({ time: new Date() });
-    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
-    return true;
+    const s = await db.command({ collStats: name });
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: 'collStats' };
   } catch {
-    return false;
-  } finally {
-    await client.db('bench_probe').dropDatabase();
+    const [stats] = await db
+      .collection(name)
+      .aggregate<{ storageStats: Document }>([{ $collStats: { storageStats: {} } }])
+      .toArray();
+    const s = stats?.storageStats ?? {};
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: '$collStats' };
   }
 }

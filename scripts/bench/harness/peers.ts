@@ -11,7 +11,7 @@
 import { TZDate } from '@date-fns/tz';
 import type { Db, Document, WriteConcern } from 'mongodb';
 import type { PlainReading } from './tsbs.ts';
-import { collectionSizes } from './models.ts';
+import { collectionSizes } from './database.ts';
 
 /** Normalized answer values: `<field>|<group>|<bucket start ms or "all">|<statistic>` to the value. */
 export type Answers = Map<string, number>;

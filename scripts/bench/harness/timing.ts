@@ -10,39 +10,6 @@ export function percentile(values: readonly number[], p: number): number {
 /** The median of `values` (nearest rank, see {@link percentile}). */
 export const median = (values: readonly number[]) => percentile(values, 50);
 
-/** Latency of `run`: one untimed warm-up, then `repetitions` timed runs, in ms. */
-export async function latency(run: () => Promise<unknown>, repetitions: number): Promise<{ p50: number; p99: number; runs: number[] }> {
-  await run();
-  const runs: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    const started = performance.now();
-    await run();
-    runs.push(performance.now() - started);
-  }
-  return { p50: percentile(runs, 50), p99: percentile(runs, 99), runs };
-}
-
-/**
- * Latencies of two alternatives measured in alternation (a, b, a, b, ...) after one
- * warm-up each, so drift of the server (caches, garbage collection) hits both alike.
- * @returns the median of each, in ms.
- */
-export async function alternating(a: () => Promise<unknown>, b: () => Promise<unknown>, repetitions: number): Promise<[number, number]> {
-  await a();
-  await b();
-  const runsA: number[] = [];
-  const runsB: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    let started = performance.now();
-    await a();
-    runsA.push(performance.now() - started);
-    started = performance.now();
-    await b();
-    runsB.push(performance.now() - started);
-  }
-  return [percentile(runsA, 50), percentile(runsB, 50)];
-}
-
 /** Splits `items` into consecutive batches of `size`. */
 export function batches<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -50,23 +17,8 @@ export function batches<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/**
- * Times `run` `runs + 1` times and leaves the first (a warm-up) out.
- * @returns the timed runs (ms), their median and what the last run returned.
- */
-export async function warmedRuns<T>(run: () => T | Promise<T>, runs: number): Promise<{ ms: number[]; median: number; result: T }> {
-  const ms: number[] = [];
-  let result: T | undefined;
-  for (let i = 0; i <= runs; i++) {
-    const started = performance.now();
-    result = await run();
-    if (i > 0) ms.push(performance.now() - started);
-  }
-  return { ms, median: median(ms), result: result as T };
-}
-
 /** A copy of `items` in a random order. */
-export function shuffled<T>(items: readonly T[]): T[] {
+function shuffled<T>(items: readonly T[]): T[] {
   return items
     .map((item) => ({ item, key: Math.random() }))
     .sort((a, b) => a.key - b.key)
