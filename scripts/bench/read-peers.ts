@@ -603,7 +603,11 @@ async function ask(data: DataSet, questions: Question[], app: ReturnType<typeof 
       format.ms(turns.b.median),
       ratio,
       reads,
-      checks.length === 0 ? `agree (${format.count(expected.size)} values)` : 'DIFFER',
+      checks.length > 0
+        ? 'DIFFER'
+        : reads === ''
+          ? `agree (${format.count(expected.size)} values, the plain collection's)`
+          : `agree (${format.count(expected.size)} values)`,
     ]);
   }
   console.log(
