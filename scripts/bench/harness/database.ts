@@ -55,10 +55,13 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
   const temporary = !kept && options.onDisk === true;
   const dataDir = kept ? resolve(options.dataDir!) : temporary ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
   const removeDataDir = () => (temporary ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
-  const server = await startSecantus({ binary, dataDir, say }).catch(async (error: unknown) => {
-    await removeDataDir();
-    throw error;
-  });
+  // A kept directory holding a large database takes the server minutes to open.
+  const server = await startSecantus({ binary, dataDir, say, ...(kept ? { readyTimeoutMs: 900_000 } : {}) }).catch(
+    async (error: unknown) => {
+      await removeDataDir();
+      throw error;
+    },
+  );
   const stop = async () => {
     try {
       await server.stop();
