@@ -13,15 +13,14 @@ import { Command } from 'commander';
 import { type ReadingInput, validateReadings } from '../../src/record/validate.ts';
 import { setMetricKind } from '../../src/storage/registry.ts';
 import {
-  alternating,
+  takingTurns,
   benchApp,
   describeMachine,
   format,
-  LOAD_BATCH,
   positiveInt,
   postGraphql,
   progressLog,
-  recordAll,
+  recordFoldCompact,
   seededRandom,
   table,
   withScratchStore,
@@ -80,7 +79,7 @@ await withScratchStore('grafana', {}, async (store) => {
   const app = benchApp(store);
   await setMetricKind(store, 'http_requests_total', 'counter');
   const inputs = readings();
-  await recordAll(store, validateReadings(inputs, { maxBatchSize: inputs.length, receivedAt: Date.now() }), LOAD_BATCH);
+  await recordFoldCompact(store, validateReadings(inputs, { maxBatchSize: inputs.length, receivedAt: Date.now() }));
   log(`${inputs.length} readings recorded and folded`);
 
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -138,7 +137,7 @@ await withScratchStore('grafana', {}, async (store) => {
     if (JSON.stringify(numbers(viaPanel)) !== JSON.stringify(numbers(viaGraphql))) {
       throw new Error(`${name}: the panel's answer and GraphQL's differ`);
     }
-    const [panelMs, graphqlMs] = await alternating(
+    const turns = await takingTurns(
       () => get(app, panel),
       async () => {
         const body = (await (await postGraphql(app, graphql)).json()) as { errors?: unknown };
@@ -146,6 +145,9 @@ await withScratchStore('grafana', {}, async (store) => {
       },
       options.reps,
     );
+    const failed = turns.a?.error ?? turns.b.error;
+    if (failed !== undefined) throw failed;
+    const [panelMs, graphqlMs] = [turns.a!.median, turns.b.median];
     rows.push([name, format.ms(panelMs), format.ms(graphqlMs), format.ratio(panelMs / graphqlMs)]);
     log(`${name} measured`);
   }

@@ -1,12 +1,14 @@
 /**
- * What the OTLP and remote-write receivers cost against GraphQL (figures for
- * docs/opentelemetry.md and docs/prometheus-remote-write.md): the same readings (a batch
+ * What the receivers cost against GraphQL (figures for docs/opentelemetry.md,
+ * docs/prometheus-remote-write.md and docs/recording.md): the same readings (a batch
  * of `--batch` readings, `--series` series of 10 TSBS-like tags, one field `value`) sent
  * through the whole app in process as
  * - an OTLP `ExportMetricsServiceRequest` in protobuf, protobuf with gzip, and JSON
  *   (`POST /v1/metrics`, one gauge, one data point per reading);
  * - a remote-write `WriteRequest`, snappy-compressed (`POST /api/v1/write`, one series
  *   per series, its samples);
+ * - InfluxDB line protocol, plain and gzipped (`POST /api/v2/write?precision=ms`), and
+ *   NDJSON (`POST /api/readings`), one line per reading;
  * - a `recordReadings` mutation with a `batchId` (JSON), the same exactly-once guarantee.
  * Every request is a new batch (each run has its own times), bodies are encoded before
  * the clock starts, and the ways take turns in a random order each round (`timeCases`).
@@ -111,6 +113,12 @@ function writeRequest(metric: string, readings: Reading[]): Uint8Array {
   return compress(type.encode(type.fromObject({ timeseries: [...series.values()] })).finish());
 }
 
+/** The readings as InfluxDB line protocol (times in ms), with the `service_name` tag OTLP adds. */
+const lineProtocol = (metric: string, readings: Reading[]) =>
+  readings
+    .map((r) => `${metric},service_name=bench,${r.tags.map((tag) => `${tag.key}=${tag.value}`).join(',')} value=${r.value} ${r.time}`)
+    .join('\n');
+
 const MUTATION = `mutation($r: [ReadingInput!]!, $id: String) { recordReadings(readings: $r, batchId: $id) { applied } }`;
 
 /** One way of sending a batch: its name, URL, headers and the body of run `run`. */
@@ -164,6 +172,34 @@ const ways: Way[] = [
     url: '/api/v1/write',
     headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' },
     body: (run) => writeRequest('bench_prw', readingsOf(run)),
+  },
+  {
+    name: 'line protocol',
+    url: '/api/v2/write?precision=ms',
+    headers: {},
+    body: (run) => lineProtocol('bench_line', readingsOf(run)),
+  },
+  {
+    name: 'line protocol, gzip',
+    url: '/api/v2/write?precision=ms',
+    headers: { 'content-encoding': 'gzip' },
+    body: (run) => gzipSync(lineProtocol('bench_line_gzip', readingsOf(run))),
+  },
+  {
+    name: 'NDJSON',
+    url: '/api/readings',
+    headers: { 'content-type': 'application/x-ndjson' },
+    body: (run) =>
+      readingsOf(run)
+        .map((r) =>
+          JSON.stringify({
+            metric: 'bench_ndjson',
+            tags: Object.fromEntries([['service_name', 'bench'], ...r.tags.map((tag) => [tag.key, tag.value])]),
+            time: r.time,
+            fields: { value: r.value },
+          }),
+        )
+        .join('\n'),
   },
 ];
 

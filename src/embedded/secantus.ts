@@ -195,7 +195,7 @@ export async function startSecantus(options: StartOptions): Promise<EmbeddedServ
   // --standalone: no replica-set advertisement and so no oplog. Nothing here uses
   // change streams or transactions, and without the oplog an update no longer pays for
   // a diff of the whole document (a single $inc on a 1 MiB series-day document: 121 ms
-  // instead of 441 ms, scripts/bench/server-costs.ts).
+  // instead of 441 ms, scripts/bench/server-costs.ts, retired after 5e534e9).
   const args = [
     ...['--host', '127.0.0.1', '--port', String(port), '--storage-path', dataDir, '--log-level', 'WARNING', '--standalone'],
     ...flavour.args(tempDir !== undefined),

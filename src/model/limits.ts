@@ -1,6 +1,7 @@
 /**
  * Fixed limits of the data model. They bound the size of a series-day document (see
- * docs/design.md: worst case measured by `scripts/measure-document-size.ts`) and keep
+ * docs/design.md: worst case measured by `scripts/measure-document-size.ts`, retired after
+ * 5e534e9) and keep
  * names safe to use as MongoDB field names.
  */
 export const Limits = {

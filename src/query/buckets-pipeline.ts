@@ -600,7 +600,7 @@ const MAX_KNOWN_PLANS = 128;
 /**
  * Expression for the UTC bucket start of a document's day (`$date`) when day totals
  * answer the query; the cheaper form on the test server for each cut (measured,
- * `scripts/bench/zones.ts`): the date itself for days, `$dateTrunc` (MongoDB 5.0) for
+ * `scripts/bench/zones.ts`, retired after 5e534e9): the date itself for days, `$dateTrunc` (MongoDB 5.0) for
  * weeks, months, quarters and years.
  */
 function utcDayKey(cut: Cut, from: number, to: number): unknown {

@@ -4,7 +4,7 @@
  *
  * Where they are computed: in the engine, on the bucket list after shaping and fill,
  * not in the database with `$setWindowFields` (MongoDB 5.0+). Measured with
- * `scripts/bench/transforms.ts` on the embedded SecantusDB (2 shared cores, other work
+ * `scripts/bench/transforms.ts` (retired after 5e534e9) on the embedded SecantusDB (2 shared cores, other work
  * running), from the same 90,467 pipeline rows (10 groups x 10,000 minute buckets, 10%
  * of them empty), median of 5 alternating runs, ms:
  *
@@ -31,7 +31,7 @@
  * `rate`), which `$setWindowFields` would only see after `$densify` (5.1+) and `$fill`
  * (5.3+); and it computes the same thing on every server the project supports, whatever
  * its version. `mongod` evaluates windows incrementally and would cost less; the
- * figures must be taken there (`MONGODB_URI=... npx tsx scripts/bench/transforms.ts`)
+ * figures must be taken there (`MONGODB_URI=... npx tsx scripts/bench/transforms.ts` on the tree of 5e534e9)
  * before that choice is revisited.
  */
 import { ErrorCode, InputError } from '../errors.ts';

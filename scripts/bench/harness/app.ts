@@ -29,8 +29,34 @@ export function benchApp(store: Store, options: Partial<Omit<AppOptions, 'store'
 /** A GraphQL response body: `data`, the errors and the extensions (`extensions.reads` among them). */
 export interface GraphqlBody<T> {
   data?: T;
-  errors?: { message: string }[];
-  extensions?: { reads?: { rollup: string | null }[] } & Record<string, unknown>;
+  errors?: { message: string; extensions?: { code?: string } }[];
+  extensions?: { reads?: ReadRecord[] } & Record<string, unknown>;
+}
+
+/** One entry of `extensions.reads`: where one pipeline of the request read (`ReadRecord` of `src/engine/loader.ts`). */
+export interface ReadRecord {
+  metric: string | null;
+  rollup: string | null;
+  tagKeys?: string[];
+  summaryDays?: number;
+  tail?: { entries: number; readings: number };
+}
+
+/**
+ * `extensions.reads` in a few words: each distinct source once with how many pipelines
+ * read it, e.g. `series-day documents + 31 summary days` or `rollup by_origin x2`;
+ * `none` when the request ran no pipeline (`latestValues`, say).
+ */
+export function readsSummary(reads: readonly ReadRecord[] | undefined): string {
+  const counts = new Map<string, number>();
+  for (const read of reads ?? []) {
+    let source = read.rollup === null ? 'series-day documents' : `rollup ${read.rollup}`;
+    if (read.summaryDays) source += ` + ${read.summaryDays} summary days`;
+    if (read.tail && read.tail.readings > 0) source += ` + tail of ${read.tail.readings} readings`;
+    counts.set(source, (counts.get(source) ?? 0) + 1);
+  }
+  if (counts.size === 0) return 'none';
+  return [...counts].map(([source, n]) => (n > 1 ? `${source} x${n}` : source)).join('; ');
 }
 
 /** POSTs a GraphQL request to the app (in process, `http://bench/graphql`) and returns the response. */
@@ -46,11 +72,15 @@ export function postGraphql(app: BenchApp, query: string, variables?: Record<str
 
 /**
  * Sends a GraphQL request through the app (see {@link postGraphql}) and returns its parsed body.
- * @throws Error `GraphQL error: <message>` with the first error when the answer has errors.
+ * @throws Error `GraphQL error: <message>` with the first error when the answer has
+ * errors; its `code` is the error's `extensions.code` (e.g. `QUERY_TIMEOUT`).
  */
 export async function graphqlBody<T>(app: BenchApp, query: string, variables?: Record<string, unknown>): Promise<GraphqlBody<T>> {
   const body = (await (await postGraphql(app, query, variables)).json()) as GraphqlBody<T>;
-  if (body.errors?.length) throw new Error(`GraphQL error: ${body.errors[0]!.message}`);
+  if (body.errors?.length) {
+    const first = body.errors[0]!;
+    throw Object.assign(new Error(`GraphQL error: ${first.message}`), { code: first.extensions?.code });
+  }
   return body;
 }
 

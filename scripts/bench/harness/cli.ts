@@ -1,5 +1,6 @@
-/** What every benchmark's command line shares: option parsers, the data set option, a progress log. */
+/** What every benchmark's command line shares: option parsers, the data set option, sketch levels, a progress log. */
 import { InvalidArgumentError, Option } from 'commander';
+import { SLOT_LEVELS, type SlotLevel } from '../../../src/model/statistics-settings.ts';
 
 /**
  * Parses a command-line option that must be a positive integer.
@@ -21,11 +22,25 @@ export function nonNegativeInt(value: string): number {
   return number;
 }
 
-/** The data sets a run covers: dense (TSBS cpu-only), sparse (flights) or both. */
-export type DataChoice = 'dense' | 'sparse' | 'both';
+/** The data sets a run covers: sparse (flights), dense (TSBS cpu-only) or both. */
+export type DataChoice = 'sparse' | 'dense' | 'both';
 
-/** `--data <set>`: dense, sparse or both (the default). */
-export const dataOption = () => new Option('--data <set>', 'data set').choices(['dense', 'sparse', 'both']).default('both');
+/** `--dataset <set>`: sparse, dense or both (the default). */
+export const datasetOption = () => new Option('--dataset <set>', 'data set').choices(['sparse', 'dense', 'both']).default('both');
+
+/** The data sets of a {@link DataChoice}, sparse first. */
+export const datasetsOf = (choice: DataChoice): ('sparse' | 'dense')[] => (choice === 'both' ? ['sparse', 'dense'] : [choice]);
+
+/**
+ * Parses a list of sketch levels (`--sketch-levels`): levels of `SLOT_LEVELS` separated by commas, or `none`.
+ * @throws InvalidArgumentError (commander prints it and exits) for an unknown level.
+ */
+export function sketchLevels(text: string): SlotLevel[] {
+  const levels = text === 'none' ? [] : text.split(',').map((level) => level.trim());
+  const unknown = levels.filter((level) => !(SLOT_LEVELS as readonly string[]).includes(level));
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown level ${unknown.join(', ')}`);
+  return levels as SlotLevel[];
+}
 
 /** A progress log on stderr, `[<name> <seconds since it was made>s] message`, and those seconds. */
 export interface ProgressLog {

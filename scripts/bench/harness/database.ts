@@ -4,9 +4,9 @@
  * benchmark whose figures depend on the disk (journaled writes), on a temporary data
  * directory.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Db, type Document, MongoClient, type MongoClientOptions } from 'mongodb';
 import { loadConfig } from '../../../src/config.ts';
 import { ensureSecantusInstalled, SECANTUS_VERSION, startSecantus } from '../../../src/embedded/secantus.ts';
@@ -19,7 +19,7 @@ export interface BenchDatabase {
   embedded: boolean;
   /** True when the embedded server keeps its data in a directory on disk (see {@link BenchDatabaseOptions}). */
   onDisk: boolean;
-  /** Stops the embedded server and removes its temporary data directory (a no-op for `MONGODB_URI`). */
+  /** Stops the embedded server and removes its temporary data directory, not a kept one (a no-op for `MONGODB_URI`). */
   stop: () => Promise<void>;
 }
 
@@ -31,11 +31,18 @@ export interface BenchDatabaseOptions {
    * Ignored for `MONGODB_URI`.
    */
   onDisk?: boolean;
+  /**
+   * Keep the data in this directory (created when missing) and leave it there when the
+   * server stops, so a later run with the same directory finds the data again (a
+   * benchmark's `--keep DIR`). Implies on disk; ignored for `MONGODB_URI`.
+   */
+  dataDir?: string;
 }
 
 /**
  * Connection string of the database to measure: `MONGODB_URI` when set, otherwise a
- * new embedded SecantusDB (installed on first use), in memory unless `options.onDisk`.
+ * new embedded SecantusDB (installed on first use), in memory unless `options.onDisk`
+ * (a temporary directory) or `options.dataDir` (a kept one).
  * @param say where the installer and the server's start report their progress (default: nowhere).
  * @throws Error when the embedded server cannot be installed or started.
  */
@@ -43,12 +50,18 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
   const config = loadConfig();
   if (config.MONGODB_URI) return { uri: config.MONGODB_URI, embedded: false, onDisk: false, stop: async () => {} };
   const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, say);
-  const dataDir = options.onDisk ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
-  const removeDataDir = () => (options.onDisk ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
-  const server = await startSecantus({ binary, dataDir, say }).catch(async (error: unknown) => {
-    await removeDataDir();
-    throw error;
-  });
+  const kept = options.dataDir !== undefined;
+  if (kept) await mkdir(options.dataDir!, { recursive: true });
+  const temporary = !kept && options.onDisk === true;
+  const dataDir = kept ? resolve(options.dataDir!) : temporary ? await mkdtemp(join(tmpdir(), 'tsgraph-bench-')) : ':memory:';
+  const removeDataDir = () => (temporary ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
+  // A kept directory holding a large database takes the server minutes to open.
+  const server = await startSecantus({ binary, dataDir, say, ...(kept ? { readyTimeoutMs: 900_000 } : {}) }).catch(
+    async (error: unknown) => {
+      await removeDataDir();
+      throw error;
+    },
+  );
   const stop = async () => {
     try {
       await server.stop();
@@ -56,14 +69,11 @@ export async function benchDatabase(say: (message: string) => void = () => {}, o
       await removeDataDir();
     }
   };
-  return { uri: server.uri, embedded: true, onDisk: options.onDisk === true, stop };
+  return { uri: server.uri, embedded: true, onDisk: kept || temporary, stop };
 }
 
-/**
- * A connected driver client of `uri`.
- * @throws Error (the driver's) when the server cannot be reached.
- */
-export async function connect(uri: string, options?: MongoClientOptions): Promise<MongoClient> {
+/** A connected driver client of `uri`; throws the driver's Error when the server cannot be reached. */
+async function connect(uri: string, options?: MongoClientOptions): Promise<MongoClient> {
   const client = new MongoClient(uri, options);
   await client.connect();
   return client;
@@ -107,33 +117,16 @@ export async function withScratchStore<T>(
   work: (store: Store, database: BenchDatabase) => Promise<T>,
   say?: (message: string) => void,
 ): Promise<T> {
-  return withScratchStores([name], options, (stores, database) => work(stores[0]!, database), say);
-}
-
-/**
- * Like {@link withScratchStore}, with one store per name of `names`, each over a new
- * database `bench_<name>_<ms since epoch>` of the same benchmark database, opened in
- * order with the same `options`: for benchmarks that compare the same data written two
- * ways. Afterwards every store opened is dropped and closed and the database stopped,
- * whether `work` (or opening a later store) succeeded or not.
- * @returns what `work` returned.
- */
-export async function withScratchStores<T>(
-  names: readonly string[],
-  options: Parameters<typeof openStore>[2],
-  work: (stores: Store[], database: BenchDatabase) => Promise<T>,
-  say?: (message: string) => void,
-): Promise<T> {
   const database = await benchDatabase(say);
-  const stores: Store[] = [];
   try {
-    for (const name of names) stores.push(await openStore(database.uri, `bench_${name}_${Date.now()}`, options));
-    return await work(stores, database);
-  } finally {
-    for (const store of stores) {
+    const store = await openStore(database.uri, `bench_${name}_${Date.now()}`, options);
+    try {
+      return await work(store, database);
+    } finally {
       await store.db.dropDatabase().catch(() => undefined);
       await store.client.close();
     }
+  } finally {
     await database.stop();
   }
 }
@@ -155,39 +148,24 @@ export function describeMachine(): string {
 }
 
 /**
- * Number and summed BSON size (`$bsonSize`, MongoDB 4.4), in bytes, of the documents of
- * collection `name` that `stages` (`$match` stages, say) let through, all when none;
- * zeros for an empty or missing collection.
+ * `storageSize` and `totalIndexSize` (bytes) and the documents of one collection, from
+ * the `collStats` command (deprecated but answered by MongoDB 7/8), else from the
+ * `$collStats` stage; `via` says which answered. SecantusDB reports the uncompressed
+ * BSON size as `storageSize`.
  */
-export async function collectionBytes(
+export async function collectionSizes(
   db: Db,
   name: string,
-  stages: readonly Document[] = [],
-): Promise<{ documents: number; bytes: number }> {
-  const [row] = await db
-    .collection(name)
-    .aggregate<{ documents: number; bytes: number }>([
-      ...stages,
-      { $group: { _id: null, documents: { $sum: 1 }, bytes: { $sum: { $bsonSize: '$$ROOT' } } } },
-    ])
-    .toArray();
-  return { documents: row?.documents ?? 0, bytes: row?.bytes ?? 0 };
-}
-
-/**
- * True when the server runs `$dateTrunc` (MongoDB 5.0+): the baselines' pipelines use it
- * when it is there, and compute bucket starts in milliseconds otherwise. Probes in a
- * scratch database `bench_probe`, dropped afterwards.
- */
-export async function supportsDateTrunc(client: MongoClient): Promise<boolean> {
-  const scratch = client.db('bench_probe').collection('probe');
+): Promise<{ storage: number; index: number; count: number; via: 'collStats' | '$collStats' }> {
   try {
-    await scratch.insertOne({ time: new Date() });
-    await scratch.aggregate([{ $project: { t: { $dateTrunc: { date: '$time', unit: 'minute' } } } }]).toArray();
-    return true;
+    const s = await db.command({ collStats: name });
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: 'collStats' };
   } catch {
-    return false;
-  } finally {
-    await client.db('bench_probe').dropDatabase();
+    const [stats] = await db
+      .collection(name)
+      .aggregate<{ storageStats: Document }>([{ $collStats: { storageStats: {} } }])
+      .toArray();
+    const s = stats?.storageStats ?? {};
+    return { storage: Number(s.storageSize ?? 0), index: Number(s.totalIndexSize ?? 0), count: Number(s.count ?? 0), via: '$collStats' };
   }
 }

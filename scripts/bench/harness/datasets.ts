@@ -107,22 +107,3 @@ export async function sparseDataSet(before: Date, rows?: number, origins?: Reado
  */
 export const validated = (readings: readonly PlainReading[]): Reading[] =>
   validateReadings(readings.map(readingInput), { maxBatchSize: Infinity, receivedAt: 0 });
-
-/**
- * A data set over some of another's readings (the first ones, say): the same name, tags
- * and fields, its own span, and its entities by number of readings, then by name.
- */
-export function subset(data: DataSet, readings: PlainReading[]): DataSet {
-  const counts = new Map<string, number>();
-  for (const reading of readings) {
-    const entity = reading.tags.find((tag) => tag.key === data.entityTag)!.value;
-    counts.set(entity, (counts.get(entity) ?? 0) + 1);
-  }
-  return {
-    ...data,
-    description: `the first ${readings.length.toLocaleString('en-US')} readings`,
-    readings,
-    ...span(readings),
-    entities: [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([entity]) => entity),
-  };
-}

@@ -1,36 +1,34 @@
 /**
  * The benchmark harness. A benchmark imports what it needs from here:
- * - `database.ts`: the database measured (`MONGODB_URI` or a throw-away embedded
- *   SecantusDB), scratch stores, the server and machine a report names;
- * - `app.ts`: the GraphQL app in process, requests to it, serving it over HTTP;
- * - `commands.ts`: the commands a driver client sends (command monitoring);
+ * - `database.ts`: the database measured (`MONGODB_URI` or an embedded SecantusDB,
+ *   thrown away or kept in a directory), scratch stores, collection sizes, the server
+ *   and machine a report names;
+ * - `app.ts`: the GraphQL app in process, requests to it, `extensions.reads` in words;
  * - `datasets.ts`, `tsbs.ts`: the dense (TSBS cpu-only) and sparse (flights) data sets;
- * - `models.ts`: the storage models compared (ours, naive, time-series);
- * - `queries.ts`: the benchmark queries, as GraphQL and as pipelines, and their answers compared;
- * - `bulk-load.ts`: loading readings through the record path or in bulk, comparing stores;
- * - `forms.ts`: two document forms compared: databases built, bytes at rest, reads timed;
- * - `timing.ts`: warm-ups, repetitions, medians and percentiles;
- * - `table.ts`: number formats, Markdown tables, targets, the JSON under `bench-results/`;
- * - `cli.ts`: option parsers and the progress log.
+ * - `loading.ts`: loading readings through the API with the server's folder, or through
+ *   the record path to the state a day ends in, and the project's bytes at rest;
+ * - `peers.ts`: the plain collection a user would build instead (one flat document per
+ *   reading, `insertMany`, `$dateTrunc` pipelines), the plain loop that checks every
+ *   answer, and answers compared (counts exactly, sums to a relative tolerance);
+ * - `timing.ts`: taking turns, warm-ups, medians and percentiles;
+ * - `table.ts`: number formats and Markdown tables;
+ * - `cli.ts`: option parsers, the data set option and the progress log.
  *
  * A new benchmark is then a short file, for example:
  *
- *   const options = new Command().option('--reps <n>', 'timed runs', positiveInt, 5).parse().opts<{ reps: number }>();
+ *   const options = new Command().option('--runs <n>', 'timed runs', positiveInt, 5).parse().opts<{ runs: number }>();
  *   await withScratchStore('example', {}, async (store) => {
  *     const app = benchApp(store);
- *     const { p50, p99 } = await latency(() => postGraphql(app, '{ metrics { name } }'), options.reps);
- *     console.log(table(['query', 'p50 ms', 'p99 ms'], 'lrr', [['metrics', format.ms(p50), format.ms(p99)]]).join('\n'));
+ *     const { a } = await takingTurns(() => graphqlBody(app, '{ metrics { name } }'), async () => null, options.runs);
+ *     console.log(table(['query', 'median ms'], 'lr', [['metrics', format.ms(a!.median)]]).join('\n'));
  *   });
  */
 export * from './app.ts';
-export * from './bulk-load.ts';
 export * from './cli.ts';
-export * from './commands.ts';
 export * from './database.ts';
 export * from './datasets.ts';
-export * from './forms.ts';
-export * from './models.ts';
-export * from './queries.ts';
+export * from './loading.ts';
+export * from './peers.ts';
 export * from './table.ts';
 export * from './timing.ts';
 export * from './tsbs.ts';

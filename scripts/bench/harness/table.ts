@@ -1,10 +1,4 @@
-/**
- * How the benchmarks print their figures: numbers formatted for Markdown tables, the
- * tables themselves, the targets checked against the figures, and the JSON written
- * under `bench-results/`.
- */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+/** How the benchmarks print their figures: numbers formatted for Markdown tables, and the tables themselves. */
 
 /** Formats a number of ms, a rate per second, bytes or a ratio for the tables. */
 export const format = {
@@ -35,35 +29,4 @@ export function tableHead(titles: readonly string[], align: string): string[] {
 /** A whole Markdown table: {@link tableHead}, then one {@link row} per entry of `rows`. */
 export function table(titles: readonly string[], align: string, rows: readonly (readonly (string | number)[])[]): string[] {
   return [...tableHead(titles, align), ...rows.map(row)];
-}
-
-/** A target of a benchmark, checked against its figures. */
-export interface Target {
-  target: string;
-  /** The figure measured, formatted. */
-  value: string;
-  met: boolean;
-}
-
-/** The targets as a Markdown table under a bold `**Targets**` title; nothing when there are none. */
-export function targetsTable(targets: readonly Target[]): string[] {
-  if (targets.length === 0) return [];
-  return [
-    '**Targets**',
-    '',
-    ...table(
-      ['target', 'measured', 'met'],
-      'lll',
-      targets.map((t) => [t.target, t.value, t.met ? 'yes' : 'no']),
-    ),
-  ];
-}
-
-/** `bench-results/<prefix>-<ISO time with - for : and .>.json`, the default output of a run. */
-export const resultsPath = (prefix: string) => `bench-results/${prefix}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-
-/** Writes `figures` as indented JSON to `out`, creating its directory. */
-export function writeResults(out: string, figures: unknown): void {
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify(figures, null, 2));
 }

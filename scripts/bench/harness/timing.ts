@@ -10,39 +10,6 @@ export function percentile(values: readonly number[], p: number): number {
 /** The median of `values` (nearest rank, see {@link percentile}). */
 export const median = (values: readonly number[]) => percentile(values, 50);
 
-/** Latency of `run`: one untimed warm-up, then `repetitions` timed runs, in ms. */
-export async function latency(run: () => Promise<unknown>, repetitions: number): Promise<{ p50: number; p99: number; runs: number[] }> {
-  await run();
-  const runs: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    const started = performance.now();
-    await run();
-    runs.push(performance.now() - started);
-  }
-  return { p50: percentile(runs, 50), p99: percentile(runs, 99), runs };
-}
-
-/**
- * Latencies of two alternatives measured in alternation (a, b, a, b, ...) after one
- * warm-up each, so drift of the server (caches, garbage collection) hits both alike.
- * @returns the median of each, in ms.
- */
-export async function alternating(a: () => Promise<unknown>, b: () => Promise<unknown>, repetitions: number): Promise<[number, number]> {
-  await a();
-  await b();
-  const runsA: number[] = [];
-  const runsB: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    let started = performance.now();
-    await a();
-    runsA.push(performance.now() - started);
-    started = performance.now();
-    await b();
-    runsB.push(performance.now() - started);
-  }
-  return [percentile(runsA, 50), percentile(runsB, 50)];
-}
-
 /** Splits `items` into consecutive batches of `size`. */
 export function batches<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -50,23 +17,8 @@ export function batches<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/**
- * Times `run` `runs + 1` times and leaves the first (a warm-up) out.
- * @returns the timed runs (ms), their median and what the last run returned.
- */
-export async function warmedRuns<T>(run: () => T | Promise<T>, runs: number): Promise<{ ms: number[]; median: number; result: T }> {
-  const ms: number[] = [];
-  let result: T | undefined;
-  for (let i = 0; i <= runs; i++) {
-    const started = performance.now();
-    result = await run();
-    if (i > 0) ms.push(performance.now() - started);
-  }
-  return { ms, median: median(ms), result: result as T };
-}
-
 /** A copy of `items` in a random order. */
-export function shuffled<T>(items: readonly T[]): T[] {
+function shuffled<T>(items: readonly T[]): T[] {
   return items
     .map((item) => ({ item, key: Math.random() }))
     .sort((a, b) => a.key - b.key)
@@ -93,4 +45,49 @@ export async function timeCases(
     }
   }
   return new Map([...times].map(([name, values]) => [name, { fastest: Math.min(...values), median: median(values) }]));
+}
+
+/** One side of {@link takingTurns}: the median of its timed runs, the first run's answer, and its error if a run failed. */
+export interface TurnOutcome<T> {
+  /** Median ms of the timed runs (failed runs included: their time until the error). */
+  median: number;
+  /** What the warm-up run returned (undefined when it failed). */
+  first?: T;
+  /** The first error of any run, e.g. a QUERY_TIMEOUT; the other side is still timed. */
+  error?: Error;
+}
+
+/**
+ * Two alternatives taking turns (a, b, a, b, ...) `runs + 1` times each: the first turn
+ * of each is a warm-up whose answer is kept (to check) but not its time. A side whose
+ * run throws is timed until the error and keeps going. `a` may be null (a question one
+ * side cannot ask): then only `b` runs.
+ */
+export async function takingTurns<A, B>(
+  a: (() => Promise<A>) | null,
+  b: () => Promise<B>,
+  runs: number,
+): Promise<{ a: TurnOutcome<A> | null; b: TurnOutcome<B> }> {
+  const side = <T>() => ({ ms: [] as number[], first: undefined as T | undefined, error: undefined as Error | undefined });
+  const sides = { a: side<A>(), b: side<B>() };
+  const turn = async <T>(run: () => Promise<T>, into: ReturnType<typeof side<T>>, warmUp: boolean) => {
+    const started = performance.now();
+    try {
+      const answer = await run();
+      if (warmUp) into.first = answer;
+    } catch (error) {
+      into.error ??= error as Error;
+    }
+    if (!warmUp) into.ms.push(performance.now() - started);
+  };
+  for (let i = 0; i <= runs; i++) {
+    if (a !== null) await turn(a, sides.a, i === 0);
+    await turn(b, sides.b, i === 0);
+  }
+  const outcome = <T>(s: ReturnType<typeof side<T>>): TurnOutcome<T> => ({
+    median: median(s.ms),
+    ...(s.first === undefined ? {} : { first: s.first }),
+    ...(s.error === undefined ? {} : { error: s.error }),
+  });
+  return { a: a === null ? null : outcome(sides.a), b: outcome(sides.b) };
 }
