@@ -20,7 +20,8 @@
  * src/documents/from-readings.ts, `planRollups`, `batchFingerprint`, `batchMark`) were
  * unchanged from that commit until they moved into src/documents/ and were renamed
  * (`git diff bdb47aa 5e534e9 -- src/record/plan.ts src/record/rollup-plan.ts src/model`
- * adds functions only), so this file calls them and repeats only the driver calls of the
+ * adds functions only; since, rollups keep quarter hours, which this file takes out of
+ * the old path's rollup writes), so this file calls them and repeats only the driver calls of the
  * storage code that was removed; `dayOperations` and `applyRollupWrites`, which the
  * server no longer has, are kept at the end of this file as they were.
  *
@@ -188,6 +189,13 @@ export async function writeLegacyBatch(
     }
   }
   const rollupPlan = planRollups(plan, rollups, { retry });
+  // The old path's rollups kept day and hour slots only: no quarter hours, of statistics or sketches.
+  for (const { writes } of rollupPlan.writes) {
+    for (const write of writes) {
+      for (const path of [...write.slots.keys()]) if (path.includes('.quarters.')) write.slots.delete(path);
+      write.quarters.clear();
+    }
+  }
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);
   const mark = options.batchId === undefined ? undefined : batchMark(options.batchId);
 
