@@ -10,6 +10,7 @@ import {
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './documents/series-day.ts';
+import type { RollupPolicy } from './model/rollup-policy.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -154,6 +155,24 @@ export const ConfigSchema = z
       .describe(
         'How long a dirty rollup day rests before it is rebuilt, and how long after a rollup is defined its backfill starts, in milliseconds: longer than any fold can take (a fold that read the rollup definitions before the rollup existed must have finished; see docs/rollups.md).',
       ),
+    AUTO_ROLLUPS: z
+      .enum(['on', 'off'])
+      .default('on')
+      .transform((value) => value === 'on')
+      .describe(
+        'Whether the server defines rollups by itself, in its rollup pass (`ROLLUP_REBUILD_SECONDS`): one over each tag key that merges series (at least two values, at most `AUTO_ROLLUP_MAX_VALUES`, two series or more per value on average) and, for a dense metric, one over all its tag keys; at most `AUTO_ROLLUPS_PER_METRIC` per metric. An automatic rollup an operator drops is not defined again. `off` defines none (those defined stay until dropped). See docs/rollups.md#automatic-rollups.',
+      ),
+    AUTO_ROLLUP_MAX_VALUES: integer(2, 100_000)
+      .default(1_000)
+      .describe('Most values a tag key may have and still get an automatic rollup of its own (each value is one rollup document a day).'),
+    AUTO_ROLLUP_DENSE_READINGS: integer(1, 1_000_000)
+      .default(240)
+      .describe(
+        "Fewest readings a metric's series hold a day, on average (from its latest day summaries), for it to get an automatic rollup over all its tag keys: hour and day charts of many series then read documents without minutes.",
+      ),
+    AUTO_ROLLUPS_PER_METRIC: integer(0, 8)
+      .default(4)
+      .describe('Most automatic rollups one metric gets (they count towards its 8 rollups in all).'),
     FOLD_INTERVAL_MS: integer(0, 3_600_000)
       .default(250)
       .describe(
@@ -372,6 +391,16 @@ export type Config = z.infer<typeof ConfigSchema>;
  */
 export function configuredStatistics(config: Config): StatisticsSettings {
   return { sketchLevels: config.SKETCH_LEVELS, sketchFields: null, latestReadings: config.LATEST_READINGS };
+}
+
+/** The automatic rollups' settings under `config` (`AUTO_ROLLUPS`, `AUTO_ROLLUP_MAX_VALUES`, `AUTO_ROLLUP_DENSE_READINGS`, `AUTO_ROLLUPS_PER_METRIC`). */
+export function rollupPolicy(config: Config): RollupPolicy {
+  return {
+    enabled: config.AUTO_ROLLUPS,
+    maxValues: config.AUTO_ROLLUP_MAX_VALUES,
+    denseReadings: config.AUTO_ROLLUP_DENSE_READINGS,
+    perMetric: config.AUTO_ROLLUPS_PER_METRIC,
+  };
 }
 
 /** Thrown by {@link loadConfig} with one line per invalid variable. */

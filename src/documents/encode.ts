@@ -117,7 +117,7 @@ function storedIdentity(write: DayContent, version: number): Record<string, unkn
 }
 
 /** A slot's statistics as stored: doubles throughout, `{t: date, v: double}` first and last pairs, `inc` when known. */
-function slotAsStored({ stats, first, last, inc }: SlotContent): Record<string, unknown> {
+function slotAsStored({ stats, first, last, inc }: SlotContent, pairs = true): Record<string, unknown> {
   const pair = (value: TimedValue) => ({ t: new Date(value.t), v: new Double(value.v) });
   return {
     n: new Double(stats.n),
@@ -125,8 +125,7 @@ function slotAsStored({ stats, first, last, inc }: SlotContent): Record<string, 
     min: new Double(stats.min),
     max: new Double(stats.max),
     sq: new Double(stats.sq),
-    first: pair(first),
-    last: pair(last),
+    ...(pairs ? { first: pair(first), last: pair(last) } : {}),
     ...(inc === undefined ? {} : { inc: new Double(inc) }),
   };
 }
@@ -144,7 +143,8 @@ function slotAsStored({ stats, first, last, inc }: SlotContent): Record<string, 
 export function slotFormDocument(write: DayContent, version: number = DOCUMENT_VERSION, within?: PathTree): Record<string, unknown> {
   const doc: Record<string, unknown> = { ...storedIdentity(write, version), fields: {}, hours: {} };
   for (const [path, slot] of write.slots) {
-    if (kept(doc, path, within)) setPath(doc, path, slotAsStored(slot));
+    // A rollup's quarter hours keep statistics only: no first and last readings (see `HourSlot.quarters`).
+    if (kept(doc, path, within)) setPath(doc, path, slotAsStored(slot, !isQuarterPath(path)));
     const sketch = slot.sketch;
     if (sketch === null) continue;
     const at = sketchPathOf(path);

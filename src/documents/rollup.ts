@@ -6,7 +6,6 @@
 import { type ContentPlan, type DayContent, copySlot, mergeSlot } from './content.ts';
 import { type RollupDefinition, dayKey } from '../model/rollup.ts';
 import { type TagMap, seriesId, seriesKey, sortTags, tagList, tagMap, tagPair } from '../model/series.ts';
-import { mergeSketch } from '../model/sketch.ts';
 import { isMinutePath, SlotPath } from './series-day.ts';
 
 /** The tags of `tags` whose keys a rollup keeps (the others are merged away). */
@@ -19,8 +18,8 @@ export function rollupTags(tags: TagMap, tagKeys: readonly string[]): TagMap {
  * write of the rollup's metric goes to the document of its day and of the values its
  * series has for the rollup's tag keys (a series without one of them is merged with the
  * others that lack it), day and hour slots merged, the minute slots merged into the
- * quarter hours that hold them (statistics, first and last readings: `HourSlot.quarters`;
- * no minute is kept), the quarter-hour sketches merged, latest readings left out. The
+ * quarter hours that hold them (statistics only: `HourSlot.quarters`; no minute is kept),
+ * quarter-hour sketches and latest readings left out. The
  * document's `series` is the id of the rollup group's key (`model/series.ts`), unique
  * within the rollup's collection. Counter increases (`inc`) are left out too: they are
  * per series, and counter queries read the series-day documents.
@@ -72,11 +71,6 @@ export function rollupContents(writes: readonly DayContent[], rollup: Pick<Rollu
         if (at !== path) copy.sketch = null;
         into.slots.set(at, copy);
       } else mergeSlot(existing, at === path ? slot : { ...slot, sketch: null });
-    }
-    for (const [path, bins] of write.quarters) {
-      const existing = into.quarters.get(path);
-      if (existing === undefined) into.quarters.set(path, new Map(bins));
-      else mergeSketch(existing, bins);
     }
   }
   return [...merged.values()];

@@ -60,10 +60,11 @@ export interface HourSlot {
   /**
    * Rollup documents only (see `documents/rollup.ts`): per-quarter-hour statistics, keyed
    * by the quarter of the hour as a string `"0"`..`"3"` (minutes 0-14, 15-29, 30-44,
-   * 45-59), the merge of the series' minute slots of that quarter. A rollup keeps no
+   * 45-59), the merge of the series' minute slots of that quarter: count, sum, minimum,
+   * maximum and sum of squares only (no first and last reading, no sketch: a query that
+   * asks for those reads the series where it would read quarter hours). A rollup keeps no
    * minutes; its quarters let a bucket whose edges fall inside an hour (every UTC offset
-   * of the tz database since 1979 is a multiple of 15 minutes) read it. Their sketches
-   * are the quarter-hour sketches under `q`.
+   * of the tz database since 1979 is a multiple of 15 minutes) read it.
    */
   quarters?: Record<string, FieldStats>;
 }

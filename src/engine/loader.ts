@@ -373,7 +373,9 @@ async function loadBatch(
   // read a few documents a day however many groups there are: a rollup answers instead
   // only where it reads no more (one document a day), else the summaries do.
   const summarizable = !counter && !firstLast ? summarizedRead(query, planned.bucketQuery, sketch) : null;
-  const rollup = batchRollup(planned, registry.rollups);
+  // A rollup's quarter hours keep no first and last readings and no sketches.
+  const found = batchRollup(planned, registry.rollups);
+  const rollup = found?.quarters && (firstLast || sketch) ? null : found;
   const choice =
     summarizable !== null && mostlySummarized(summarizable) && (rollup === null || rollupDocumentsPerDay(rollup.rollup, query) > 1)
       ? null

@@ -16,7 +16,7 @@ const RollupStateRef = builder.enumType('RollupState', {
 /** `Rollup` type: a rollup definition and its state (see `model/rollup.ts`). */
 const RollupRef = builder.objectRef<RollupDefinition>('Rollup').implement({
   description:
-    "A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series.",
+    "A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day, hour and quarter-hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. The server defines some itself (`automatic`, config AUTO_ROLLUPS).",
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Name, unique per metric.' }),
     tagKeys: t.exposeStringList('tagKeys', {
@@ -24,6 +24,16 @@ const RollupRef = builder.objectRef<RollupDefinition>('Rollup').implement({
     }),
     state: t.field({ type: RollupStateRef, resolve: (rollup) => rollup.state, description: 'BUILDING until backfilled, then READY.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (rollup) => rollup.createdAt, description: 'When it was defined (UTC).' }),
+    automatic: t.boolean({
+      resolve: (rollup) => rollup.automatic === true,
+      description:
+        'Defined by the server itself from the shape of the series (config AUTO_ROLLUPS; docs/rollups.md, "Automatic rollups"); dropping it keeps the server from defining it again.',
+    }),
+    quarterHours: t.boolean({
+      resolve: (rollup) => rollup.quarters === true,
+      description:
+        'Whether its documents keep quarter-hour statistics (every rollup defined since they exist), so that zoned days cut at quarter hours (+05:30, +05:45) read it.',
+    }),
     dirtyDays: t.field({
       type: ['DateTime'],
       description:

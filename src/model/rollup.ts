@@ -41,6 +41,8 @@ export interface RollupDefinition {
    * slots only.
    */
   quarters?: boolean;
+  /** Defined by the server itself (`model/rollup-policy.ts`), not by an operator; absent: defined by an operator. */
+  automatic?: boolean;
 }
 
 /** A dirty day of a rollup: batches that marked it, the last marking, and the lease of a rebuild under way. */

@@ -34,6 +34,7 @@ import { requestLimitsFromConfig } from './limits.ts';
 import { createApp } from './yoga.ts';
 import { LiveEvents } from '../events/live-events.ts';
 import { releaseLease } from '../storage/lease.ts';
+import { rollupPolicy } from '../config.ts';
 
 async function main(): Promise<void> {
   const cli = new Command().name('tsgraph').option('--demo', 'load flights-20k on first start and log in human-readable form').parse();
@@ -126,7 +127,13 @@ async function main(): Promise<void> {
   // Background jobs (jobs/): each repeats on its own interval; 0 turns one off.
   const jobs = new JobScheduler(logger);
   jobs.start(foldJob(store, { ...foldJobSettings(config), onFold: (outcome, seconds) => metrics.folded(outcome, seconds) }));
-  jobs.start(rollupRebuildJob(store, { everySeconds: config.ROLLUP_REBUILD_SECONDS, graceMs: config.ROLLUP_REBUILD_GRACE_MS }));
+  jobs.start(
+    rollupRebuildJob(store, {
+      everySeconds: config.ROLLUP_REBUILD_SECONDS,
+      graceMs: config.ROLLUP_REBUILD_GRACE_MS,
+      policy: rollupPolicy(config),
+    }),
+  );
   jobs.start(retentionJob(store, { everySeconds: config.RETENTION_SECONDS }));
   let stopping = false;
   const server = createServer((request, response) => {

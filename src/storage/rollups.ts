@@ -79,7 +79,7 @@ export async function findRollups(store: Store, metrics?: readonly string[], opt
  */
 export async function createRollup(
   store: Store,
-  input: { metric: string; name: string; tagKeys: readonly string[] },
+  input: { metric: string; name: string; tagKeys: readonly string[]; automatic?: boolean },
 ): Promise<RollupDefinition> {
   const metric = await store.metrics.findOne({ _id: input.metric });
   if (metric === null) throw new InputError(ErrorCode.NOT_FOUND, `Metric "${input.metric}" does not exist`, 'metric');
@@ -119,6 +119,7 @@ export async function createRollup(
     dirty: {},
     // Its backfill, folds and rebuilds write quarter-hour statistics into every document.
     quarters: true,
+    ...(input.automatic === true ? { automatic: true } : {}),
   };
   await ensureRollupIndexes(store.db, rollup.collection);
   // Left-over documents of an earlier rollup over the same keys would be counted twice.
@@ -135,12 +136,17 @@ export async function createRollup(
 
 /**
  * Removes a rollup: its definition first (queries and batches stop using it at once),
- * then its documents.
+ * then its documents. An automatic rollup's tag keys go to the metric's
+ * `declinedRollups`, so the server does not define it again.
  * @returns false when there was no such rollup.
  */
 export async function dropRollup(store: Store, metric: string, name: string): Promise<boolean> {
   const removed = await definitions(store).findOneAndDelete({ _id: `${metric}/${name}` });
   if (removed === null) return false;
+  // An operator who drops an automatic rollup does not want it back: its keys are declined.
+  if (removed.automatic === true) {
+    await store.metrics.updateOne({ _id: metric }, { $addToSet: { declinedRollups: removed.tagKeys } });
+  }
   await documentsOf(store, removed)
     .drop()
     .catch(() => undefined);

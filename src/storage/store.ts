@@ -63,6 +63,11 @@ export interface MetricDocument {
    * batch that writes it.
    */
   seriesDeletions?: number;
+  /**
+   * The tag keys (sorted) of automatic rollups an operator dropped: the server does not
+   * define them again (`model/rollup-policy.ts`). Absent: none.
+   */
+  declinedRollups?: string[][];
 }
 
 /**

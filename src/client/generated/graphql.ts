@@ -638,14 +638,18 @@ export type RecordResult = {
   readonly series: Scalars['Int']['output'];
 };
 
-/** A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day and hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. */
+/** A metric's readings merged over every series that shares the values of some tag keys, kept per UTC day at the day, hour and quarter-hour levels (see docs/rollups.md). Queries that filter and group only by those keys, and read no minute slots, read it instead of the series. The server defines some itself (`automatic`, config AUTO_ROLLUPS). */
 export type Rollup = {
+  /** Defined by the server itself from the shape of the series (config AUTO_ROLLUPS; docs/rollups.md, "Automatic rollups"); dropping it keeps the server from defining it again. */
+  readonly automatic: Scalars['Boolean']['output'];
   /** When it was defined (UTC). */
   readonly createdAt: Scalars['DateTime']['output'];
   /** UTC midnights of the days whose rollup documents are being rebuilt from the series (after a retried batch, or written while building): queries over them read the series instead. */
   readonly dirtyDays: ReadonlyArray<Scalars['DateTime']['output']>;
   /** Name, unique per metric. */
   readonly name: Scalars['String']['output'];
+  /** Whether its documents keep quarter-hour statistics (every rollup defined since they exist), so that zoned days cut at quarter hours (+05:30, +05:45) read it. */
+  readonly quarterHours: Scalars['Boolean']['output'];
   /** BUILDING until backfilled, then READY. */
   readonly state: RollupState;
   /** The tag keys it keeps, sorted; empty: the whole metric in one document a day. */

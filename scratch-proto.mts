@@ -1,0 +1,16 @@
+import { benchDatabase } from './scripts/bench/harness/database.ts';
+import { openStore } from './src/storage/store.ts';
+import { createRollup, backfillRollup, findRollups } from './src/storage/rollups.ts';
+const db = await benchDatabase((m) => console.log(m), { dataDir: '/tmp/rp/db' });
+const store = await openStore(db.uri, 'read_peers_sparse');
+console.log('series-days', await store.seriesDays.estimatedDocumentCount());
+const existing = await findRollups(store, ['flights']);
+if (!existing.some((r) => r.name === 'auto_origin')) await createRollup(store, { metric: 'flights', name: 'auto_origin', tagKeys: ['origin'] });
+const started = Date.now();
+const outcome = await backfillRollup(store, 'flights', 'auto_origin', { graceMs: 0, onProgress: (d, t) => { if (d % 5 === 0) console.log(`${d}/${t} ${((Date.now()-started)/1000).toFixed(0)} s`); } });
+console.log('backfill', outcome, (Date.now() - started) / 1000, 's');
+const [r] = (await findRollups(store, ['flights'])).filter((x) => x.name === 'auto_origin');
+const stats = await store.db.command({ collStats: r!.collection });
+console.log('rollup docs', stats.count, 'size', stats.size, 'storage', stats.storageSize, 'index', stats.totalIndexSize);
+await store.client.close();
+await db.stop();
