@@ -33,7 +33,9 @@
 import { TZDate } from '@date-fns/tz';
 import { Command } from 'commander';
 import type { Document } from 'mongodb';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, rollupPolicy } from '../../src/config.ts';
+import { defineAutomaticRollups } from '../../src/storage/auto-rollups.ts';
+import { findRollups, rebuildDirtyDays } from '../../src/storage/rollups.ts';
 import { measureBacklog } from '../../src/storage/ingest-log.ts';
 import { CollectionName, ensureIndexes, openStore, type Store } from '../../src/storage/store.ts';
 import {
@@ -83,6 +85,10 @@ const options = new Command()
   .option('--rows <n>', 'sparse: at most n flights of the month (a smaller run)', positiveInt)
   .option('--hosts <n>', 'dense: hosts', positiveInt, 100)
   .option('--hours <n>', 'dense: hours of readings', positiveInt, 24)
+  .option(
+    '--auto-rollups <on|off>',
+    "run the server's rollup pass after the load (automatic rollups defined and backfilled): the server's AUTO_ROLLUPS by default",
+  )
   .parse()
   .opts<{
     dataset: DataChoice;
@@ -92,6 +98,7 @@ const options = new Command()
     rows?: number;
     hosts: number;
     hours: number;
+    autoRollups?: string;
   }>();
 const log = progressLog('read-peers');
 
@@ -640,6 +647,15 @@ try {
       // The request limits of a server started with the environment's configuration.
       const app = benchApp(store, { limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS } });
       const { figures, reused } = await load(data, store, plain, app);
+      // The server's rollup pass, as its job runs it after an import: automatic rollups defined and backfilled.
+      const policy = { ...rollupPolicy(config), ...(options.autoRollups === undefined ? {} : { enabled: options.autoRollups === 'on' }) };
+      const passStarted = performance.now();
+      const defined = await defineAutomaticRollups(store, policy);
+      const rebuilt = await rebuildDirtyDays(store, 0);
+      const passSeconds = (performance.now() - passStarted) / 1000;
+      const rollups = (await findRollups(store, [data.readings[0]!.metric])).map(
+        (rollup) => `${rollup.name} [${rollup.tagKeys.join(', ')}]`,
+      );
       const rest = await bytesAtRest(store);
       const plainBytes = await plain.bytes();
       const bytes = {
@@ -673,6 +689,9 @@ try {
           `Project / plain: ingest ${format.ratio(figures.plainSeconds / figures.projectSeconds)}, bytes ${format.ratio(bytes.project / bytes.plain)}. The project's fold and due compactions (${figures.compactions}) finished ${figures.settleSeconds.toFixed(1)} s after its last acknowledgement; ${figures.refusals} INGEST_BACKLOG refusals waited out. Bytes: \`storageSize\` + \`totalIndexSize\` from \`${bytes.via}\`, every collection of the project but the ingest log.${reused ? ` Loaded on ${figures.date} into the kept database (\`--keep\`); figures of that load.` : ''}`,
           '',
         ].join('\n'),
+      );
+      console.log(
+        `Rollup pass (automatic rollups ${policy.enabled ? 'on' : 'off'}): ${defined.length} defined, ${rebuilt.rebuilt} days rebuilt in ${passSeconds.toFixed(1)} s; the metric's rollups: ${rollups.join(', ') || 'none'}.\n`,
       );
       const questions = (name === 'sparse' ? sparseQuestions(data) : denseQuestions(data)).filter(
         (q) => options.only === undefined || q.name.includes(options.only),

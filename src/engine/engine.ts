@@ -1,4 +1,4 @@
-import type DataLoader from 'dataloader';
+import DataLoader from 'dataloader';
 import { notACounter, type MetricKind } from '../model/counter.ts';
 import { isEarlier, summarize, type TimedValue } from '../model/stats.ts';
 import { tagList, type Tag } from '../model/series.ts';
@@ -29,13 +29,13 @@ import type { RangeQuery } from './query.ts';
 import { countSeries, countSeriesGroups, findMetric, findSeries, findSeriesByIds, listMetrics, tagValues } from '../storage/registry.ts';
 import {
   latestReadings,
-  latestValues,
   metricReadingTime,
   seriesReadingTimes,
   type Edge,
   type LatestReading,
   type LatestValue,
 } from '../storage/latest.ts';
+import { latestValuesOf } from '../storage/latest.ts';
 
 /** A bucket as a chart gets it: its statistics, whether fill made it up, the chosen `value`, and the comparison with the earlier period (nulls without one). */
 export type ChartBucket = TransformedBucket & Comparison;
@@ -100,6 +100,13 @@ export class QueryEngine {
   /** Where the request's pipelines read (series-day documents or which rollup), in the order they ran. */
   readonly reads: ReadRecord[] = [];
   private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
+  /**
+   * The latest values the request's `latestValues` fields ask for, looked up together
+   * (`latestValuesOf`: one view, one read of the tail, two look-ups per series for all
+   * its fields), so ten aliases over a hundred hosts cost about two hundred look-ups,
+   * not two thousand.
+   */
+  private readonly latest: DataLoader<{ id: string; field: string }, LatestValue, string>;
   /** The kind of each metric a counter query of this request asked about (null: no such metric), looked up once. */
   private readonly kinds = new Map<string, Promise<MetricKind | null>>();
 
@@ -122,6 +129,12 @@ export class QueryEngine {
       options,
       reads: this.reads,
       observe: observePipeline,
+    });
+    // Dispatched once every registry look-up of the request settled (as the bucket loader),
+    // so the series of every alias are asked together.
+    this.latest = new DataLoader((keys) => latestValuesOf(store, keys, options), {
+      cacheKeyFn: (key) => `${key.id}\u0000${key.field}`,
+      batchScheduleFn: (dispatch) => void this.planning.idle().then(dispatch),
     });
   }
 
@@ -292,18 +305,7 @@ export class QueryEngine {
    * order; null where unknown (see `latestValues` in `storage/latest.ts`).
    */
   async latestValues(keys: readonly { id: string; field: string }[]): Promise<LatestValue[]> {
-    const answers = new Map<string, LatestValue>();
-    const key = (id: string, field: string) => `${id}\u0000${field}`;
-    await Promise.all(
-      [...new Set(keys.map((entry) => entry.field))].map(async (field) => {
-        const ids = keys.filter((entry) => entry.field === field).map((entry) => entry.id);
-        const values = await latestValues(this.store, ids, field, this.options);
-        ids.forEach((id, i) => {
-          answers.set(key(id, field), values[i]);
-        });
-      }),
-    );
-    return keys.map((entry) => answers.get(key(entry.id, entry.field)));
+    return latestValuesOf(this.store, keys, this.options);
   }
 
   /**
@@ -323,12 +325,7 @@ export class QueryEngine {
     groupBy: readonly string[],
   ): Promise<{ tags: Tag[]; latest: TimedValue | null }[]> {
     const series = await this.listSeries(metric, where, this.budget.remaining('series'));
-    const values = await latestValues(
-      this.store,
-      series.map((entry) => entry._id),
-      field,
-      this.options,
-    );
+    const values = await Promise.all(series.map((entry) => this.latest.load({ id: entry._id, field })));
     const groups = new Map<string, { tags: Tag[]; latest: TimedValue | null }>();
     series.forEach((entry, i) => {
       const value = values[i];

@@ -17,6 +17,14 @@ import { findSummaries } from './summaries.ts';
 import { withView } from './read-pins.ts';
 
 /**
+ * The cursor batch of a bucket pipeline, in rows: the whole answer in the reply to the
+ * `aggregate` command (a MINUTE chart of 3 hours is 180 rows, past the driver's default
+ * first batch of 101, which cost one more round trip, a `getMore`). The server still
+ * ends a batch at 16 MiB (MongoDB manual, "Cursor Batches").
+ */
+const WHOLE_ANSWER = 100_000;
+
+/**
  * Runs a pipeline (built by `query/buckets-pipeline.ts`: what it selects of the
  * documents, and its stages) on what a reader sees of the series-day documents, or of a
  * rollup's documents (the same forms), and returns its rows, typed `T` by the caller
@@ -152,7 +160,7 @@ async function runWithTail<T extends Document>(
     return limitedRead(options, (driver) =>
       store.db
         .collection(collection)
-        .aggregate<T>([...head, ...stages], driver)
+        .aggregate<T>([...head, ...stages], { ...driver, batchSize: WHOLE_ANSWER })
         .toArray(),
     );
   }
@@ -169,7 +177,12 @@ async function runWithTail<T extends Document>(
     ...selecting,
   ];
   const combined = [...head, { $unionWith: { coll: FOLD_STATE_COLLECTION, pipeline: tailStages } }, ...stages];
-  return limitedRead(options, (driver) => store.db.collection(collection).aggregate<T>(combined, driver).toArray());
+  return limitedRead(options, (driver) =>
+    store.db
+      .collection(collection)
+      .aggregate<T>(combined, { ...driver, batchSize: WHOLE_ANSWER })
+      .toArray(),
+  );
 }
 
 /**

@@ -122,12 +122,8 @@ export async function metricReadingTime(store: Store, metric: string, edge: Edge
 export type LatestValue = TimedValue | null | undefined;
 
 /**
- * The latest reading of `field` in each series of `ids`, in that order: the latest of
- * the `last` pairs of the day totals of the visible parts of the newest series-day
- * holding the field (one indexed look-up per series, `series_date_f`, and one read of
- * that day's parts), and of the series' readings of the field in the tail. Undefined
- * when the series has no reading of the field; null when that day's document was created
- * before first and last values were kept (layout version 1), whose `last` may miss readings.
+ * The latest reading of `field` in each series of `ids`, in that order (see
+ * {@link latestValuesOf}, which this asks for one field).
  * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
  */
 export async function latestValues(
@@ -136,37 +132,92 @@ export async function latestValues(
   field: string,
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
-  return withView(store, async (view) => {
-    const tail = await tailBySeries(store, ids, view, options);
-    return Promise.all(
-      ids.map(async (id) => {
-        let best: TimedValue | undefined;
-        for (const reading of tail.get(id) ?? []) {
-          const value = reading.fields.find((entry) => entry.name === field)?.value;
-          if (value === undefined) continue;
-          const pair = { t: reading.time, v: value };
-          if (best === undefined || isEarlier(best, pair)) best = pair;
-        }
-        const docs = await limitedRead(options, (driver) =>
-          partsOfEdgeDay(store, view, { series: id, ...holdingReadings([field]) }, -1, latestValuePaths(field), driver),
+  return latestValuesOf(
+    store,
+    ids.map((id) => ({ id, field })),
+    options,
+  );
+}
+
+/**
+ * The latest reading of the field of each `{id, field}` (a series and a field), in that
+ * order, all in one view and one read of the tail: per series, one indexed look-up of
+ * its newest visible series-day holding any of the fields asked of it
+ * (`series_date_f`), one read of that day's parts with each field's day `last`, and
+ * only for a field that day does not hold the same two for that field alone. The
+ * latest of those `last` pairs and of the series' readings of the field in the tail is
+ * the answer: undefined when the series has no reading of the field; null when the day
+ * read holds a document created before first and last values were kept (document
+ * version 1), whose `last` may miss readings, and nothing later is known.
+ * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
+ */
+export async function latestValuesOf(
+  store: Store,
+  keys: readonly { id: string; field: string }[],
+  options: QueryOptions = {},
+): Promise<LatestValue[]> {
+  const fieldsOf = new Map<string, string[]>();
+  for (const { id, field } of keys) {
+    const fields = fieldsOf.get(id) ?? [];
+    if (!fields.includes(field)) fields.push(field);
+    fieldsOf.set(id, fields);
+  }
+  const answers = await withView(store, async (view) => {
+    const tail = await tailBySeries(store, [...fieldsOf.keys()], view, options);
+    const found = new Map<string, LatestValue>();
+    await Promise.all(
+      [...fieldsOf].map(async ([id, fields]) => {
+        const readings = tail.get(id) ?? [];
+        const projection = Object.assign({}, ...fields.map(latestValuePaths));
+        const newest = await limitedRead(options, (driver) =>
+          partsOfEdgeDay(store, view, { series: id, ...holdingReadings(fields) }, -1, projection, driver),
         );
-        // A document of layout version 1 may hold any reading of its day: unknown unless
-        // something later than that day is known.
-        let unknownUntil = Number.NEGATIVE_INFINITY;
-        for (const doc of docs) {
-          const last = doc.fields?.[field]?.last;
-          if ((doc.v ?? 1) < DOCUMENT_VERSION || last === undefined) {
-            unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
-            continue;
-          }
-          const pair = { t: last.t.getTime(), v: last.v };
-          if (best === undefined || isEarlier(best, pair)) best = pair;
-        }
-        if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
-        return best;
+        await Promise.all(
+          fields.map(async (field) => {
+            // The newest day holding any of the fields may not hold this one: its own newest then.
+            const docs = newest.some((doc) => doc.fields?.[field] !== undefined)
+              ? newest
+              : await limitedRead(options, (driver) =>
+                  partsOfEdgeDay(store, view, { series: id, ...holdingReadings([field]) }, -1, latestValuePaths(field), driver),
+                );
+            found.set(`${id}\u0000${field}`, latestOf(field, readings, docs));
+          }),
+        );
       }),
     );
+    return found;
   });
+  return keys.map(({ id, field }) => answers.get(`${id}\u0000${field}`));
+}
+
+/**
+ * The latest reading of `field` among `readings` (the tail's) and the day totals'
+ * `last` of `docs` (the parts of the newest stored day holding the field), as
+ * {@link latestValuesOf} answers it.
+ */
+function latestOf(field: string, readings: readonly Reading[], docs: readonly Document[]): LatestValue {
+  let best: TimedValue | undefined;
+  for (const reading of readings) {
+    const value = reading.fields.find((entry) => entry.name === field)?.value;
+    if (value === undefined) continue;
+    const pair = { t: reading.time, v: value };
+    if (best === undefined || isEarlier(best, pair)) best = pair;
+  }
+  // A document of version 1 may hold any reading of its day: unknown unless something
+  // later than that day is known.
+  let unknownUntil = Number.NEGATIVE_INFINITY;
+  for (const doc of docs) {
+    if (doc.fields?.[field] === undefined) continue;
+    const last = doc.fields[field].last;
+    if ((doc.v ?? 1) < DOCUMENT_VERSION || last === undefined) {
+      unknownUntil = Math.max(unknownUntil, doc.date.getTime() + DAY_MS);
+      continue;
+    }
+    const pair = { t: last.t.getTime(), v: last.v };
+    if (best === undefined || isEarlier(best, pair)) best = pair;
+  }
+  if (unknownUntil > Number.NEGATIVE_INFINITY && (best === undefined || best.t < unknownUntil)) return null;
+  return best;
 }
 
 /** One of a series' latest readings: time in ms since the epoch (UTC) and field values by name. */
