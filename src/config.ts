@@ -228,6 +228,11 @@ export const ConfigSchema = z
       .describe(
         "Folds that wrote parts to a day before the folder merges that day's parts into one document per series (a compaction); fewer parts make reads faster, each compaction rewrites the day. Parts it replaces are deleted QUERY_TIMEOUT_MS + 30 s later.",
       ),
+    COMPACT_QUIET_MS: integer(0, 86_400_000)
+      .default(60_000)
+      .describe(
+        "Time in milliseconds without a fold writing to a day after which a day that two folds or more wrote to is compacted too, before COMPACT_AFTER_FOLDS folds reach it: a day imported in time order, or yesterday once today's readings began, ends as one document per series instead of a part per fold (a month of flights imported in time order kept about four parts per route-day, and its reads read four times the documents). Measured on the folding instance's clock. 0: any day of two folds or more is due at once.",
+      ),
     INGEST_MAX_TAIL_READINGS: integer(0, 100_000_000)
       .default(200_000)
       .describe(

@@ -647,6 +647,9 @@ try {
       // The request limits of a server started with the environment's configuration.
       const app = benchApp(store, { limits: { maxBatchSize: config.MAX_BATCH_SIZE, maxBuckets: config.MAX_BUCKETS } });
       const { figures, reused } = await load(data, store, plain, app);
+      // A kept database loaded by an earlier tree: the compactions the server's folder
+      // makes now, on its first looks (none when nothing became due).
+      const caughtUp = reused ? (await settleLikeServer(store)).compactions : 0;
       // The server's rollup pass, as its job runs it after an import: automatic rollups defined and backfilled.
       const policy = { ...rollupPolicy(config), ...(options.autoRollups === undefined ? {} : { enabled: options.autoRollups === 'on' }) };
       const passStarted = performance.now();
@@ -686,12 +689,12 @@ try {
             ],
           ]),
           '',
-          `Project / plain: ingest ${format.ratio(figures.plainSeconds / figures.projectSeconds)}, bytes ${format.ratio(bytes.project / bytes.plain)}. The project's fold and due compactions (${figures.compactions}) finished ${figures.settleSeconds.toFixed(1)} s after its last acknowledgement; ${figures.refusals} INGEST_BACKLOG refusals waited out. Bytes: \`storageSize\` + \`totalIndexSize\` from \`${bytes.via}\`, every collection of the project but the ingest log.${reused ? ` Loaded on ${figures.date} into the kept database (\`--keep\`); figures of that load.` : ''}`,
+          `Project / plain: ingest ${format.ratio(figures.plainSeconds / figures.projectSeconds)}, bytes ${format.ratio(bytes.project / bytes.plain)}. The project's fold and due compactions (${figures.compactions}) finished ${figures.settleSeconds.toFixed(1)} s after its last acknowledgement; ${figures.refusals} INGEST_BACKLOG refusals waited out. Bytes: \`storageSize\` + \`totalIndexSize\` from \`${bytes.via}\`, every collection of the project but the ingest log, rollups included, measured after the rollup pass.${reused ? ` Loaded on ${figures.date} into the kept database (\`--keep\`); readings/s of that load.` : ''}`,
           '',
         ].join('\n'),
       );
       console.log(
-        `Rollup pass (automatic rollups ${policy.enabled ? 'on' : 'off'}): ${defined.length} defined, ${rebuilt.rebuilt} days rebuilt in ${passSeconds.toFixed(1)} s; the metric's rollups: ${rollups.join(', ') || 'none'}.\n`,
+        `${reused ? `Compactions due on the kept database now: ${caughtUp}. ` : ''}Rollup pass (automatic rollups ${policy.enabled ? 'on' : 'off'}): ${defined.length} defined, ${rebuilt.rebuilt} days rebuilt in ${passSeconds.toFixed(1)} s; the metric's rollups: ${rollups.join(', ') || 'none'}.\n`,
       );
       const questions = (name === 'sparse' ? sparseQuestions(data) : denseQuestions(data)).filter(
         (q) => options.only === undefined || q.name.includes(options.only),

@@ -89,6 +89,8 @@ export interface FoldJobOptions {
   maxReadings: number;
   /** Folds that wrote to a day before its parts are compacted (`COMPACT_AFTER_FOLDS`). */
   compactAfterFolds: number;
+  /** Time in ms without a fold writing to a day of two folds or more after which it is compacted too (`COMPACT_QUIET_MS`); without it, only `compactAfterFolds`. */
+  compactQuietMs?: number;
   /** Runs of one size a compaction merges at once (`COMPACT_FAN_IN`, see `tieredFrom`); default 2. */
   compactFanIn?: number;
   /** Readings per document on average that seal a run (`COMPACT_SEAL_READINGS`, see `tieredFrom`); default 0: none. */
@@ -118,6 +120,7 @@ export function foldJobSettings(
     | 'FOLD_MAX_DELAY_MS'
     | 'FOLD_TAIL_READINGS'
     | 'COMPACT_AFTER_FOLDS'
+    | 'COMPACT_QUIET_MS'
     | 'COMPACT_FAN_IN'
     | 'COMPACT_SEAL_READINGS'
     | 'QUERY_TIMEOUT_MS'
@@ -127,6 +130,7 @@ export function foldJobSettings(
     intervalMs: config.FOLD_INTERVAL_MS,
     maxReadings: config.FOLD_MAX_READINGS,
     compactAfterFolds: config.COMPACT_AFTER_FOLDS,
+    compactQuietMs: config.COMPACT_QUIET_MS,
     compactFanIn: config.COMPACT_FAN_IN,
     compactSealReadings: config.COMPACT_SEAL_READINGS,
     compactGraceMs: config.QUERY_TIMEOUT_MS + 30_000,
@@ -186,6 +190,7 @@ export function foldJob(store: Store, options: FoldJobOptions): Job {
         const started = performance.now();
         const compacted = await compactOnce(store, store.holder, {
           afterFolds: options.compactAfterFolds,
+          ...(options.compactQuietMs === undefined ? {} : { quietMs: options.compactQuietMs }),
           graceMs: options.compactGraceMs,
           tiered: true,
           fanIn: options.compactFanIn,

@@ -85,23 +85,52 @@ async function dropReplaced(store: Store, holder: string, state: FoldStateDocume
   return deleted;
 }
 
-/** The UTC midnights (ms, ascending) of the days that `afterFolds` folds or more wrote to since their last compaction (`touched`). Pure. */
-const dueDays = (state: Pick<FoldStateDocument, 'touched'>, afterFolds: number): number[] =>
+/** Default time without a fold writing to a day after which a day of two folds or more is compacted (`COMPACT_QUIET_MS`): one minute. */
+export const DEFAULT_COMPACT_QUIET_MS = 60_000;
+
+/**
+ * When a day counts as quiet: `now` (ms since the epoch, the caller's clock) and
+ * `quietMs`, the time since the last fold that wrote to it (`written`) after which it
+ * does. A day without `written` (folded before it was kept) is quiet.
+ */
+export interface QuietRule {
+  now: number;
+  quietMs: number;
+}
+
+/**
+ * The UTC midnights (ms, ascending) of the days due for a compaction: those that
+ * `afterFolds` folds or more wrote to since their last compaction (`touched`), and with
+ * `quiet`, also those of two folds or more that no fold wrote to for `quiet.quietMs`
+ * (a day imported in time order, or yesterday once today's writes began, that would
+ * otherwise keep a part per fold until `afterFolds` folds more came). Pure.
+ */
+export const dueDays = (state: Pick<FoldStateDocument, 'touched' | 'written'>, afterFolds: number, quiet?: QuietRule): number[] =>
   Object.entries(state.touched ?? {})
-    .filter(([, folds]) => folds >= afterFolds)
+    .filter(([day, folds]) => {
+      if (folds >= afterFolds) return true;
+      if (quiet === undefined || folds < 2) return false;
+      const written = state.written?.[day];
+      return written === undefined || quiet.now - new Date(written).getTime() >= quiet.quietMs;
+    })
     .map(([day]) => Number(day))
     .sort((a, b) => a - b);
 
 /**
  * Whether {@link compactOnce} has anything to do in fold state `state`: a compaction
  * under way (left by a holder that stopped), compactions whose replaced parts are still
- * to be deleted, or a day that `afterFolds` folds wrote to ({@link dueDays}). Pure.
+ * to be deleted, or a day due ({@link dueDays}: `afterFolds` folds wrote to it, or with
+ * `quiet`, two or more and it is quiet). Pure.
  */
-export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compactions' | 'touched'> | null, afterFolds: number): boolean {
+export function compactionWork(
+  state: Pick<FoldStateDocument, 'running' | 'compactions' | 'touched' | 'written'> | null,
+  afterFolds: number,
+  quiet?: QuietRule,
+): boolean {
   if (state === null) return false;
   if (state.running?.compact !== undefined) return true;
   if ((state.compactions ?? []).length > 0) return true;
-  return dueDays(state, afterFolds).length > 0;
+  return dueDays(state, afterFolds, quiet).length > 0;
 }
 
 /**
@@ -112,7 +141,9 @@ export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compa
  *    time left ({@link leaseDue}); takes or renews the lease; deletes the parts
  *    of earlier compactions whose grace period `graceMs` has passed; does nothing while a
  *    fold is under way;
- * 2. chooses up to 4 days whose `touched` count reached `afterFolds` and records
+ * 2. chooses up to 4 days due ({@link dueDays}: their `touched` count reached
+ *    `afterFolds`, or with `quietMs` it is two or more and no fold wrote to the day for
+ *    `quietMs`; the holder's clock against the folds' `written` times) and records
  *    `running: {seq: V + 1, compact: days}` (compare-and-set, as a fold);
  * 3. reads the series-day documents of those days visible at V (every one for a
  *    whole-day compaction; with `tiered`, only those from the fold number
@@ -155,18 +186,27 @@ export function compactionWork(state: Pick<FoldStateDocument, 'running' | 'compa
 export async function compactOnce(
   store: Store,
   holder: string,
-  options: { afterFolds?: number; graceMs?: number; tiered?: boolean; fanIn?: number; sealReadings?: number; pinned?: boolean } = {},
+  options: {
+    afterFolds?: number;
+    quietMs?: number;
+    graceMs?: number;
+    tiered?: boolean;
+    fanIn?: number;
+    sealReadings?: number;
+    pinned?: boolean;
+  } = {},
 ): Promise<CompactOutcome> {
   const outcome: CompactOutcome = { leased: false, compaction: null, days: 0, merged: 0, documents: 0, deleted: 0 };
   const afterFolds = options.afterFolds ?? DEFAULT_COMPACT_AFTER_FOLDS;
+  const quiet = options.quietMs === undefined ? undefined : { now: Date.now(), quietMs: options.quietMs };
   // Read first, and leased only with something to do or a lease to take or renew: an
   // idle server's folder looks several times a second, and each lease is a journaled
   // write of the fold state.
   const current = await foldState(store.db).findOne(
     { _id: FOLDS_ID },
-    { projection: { running: 1, compactions: 1, touched: 1, lease: 1 } },
+    { projection: { running: 1, compactions: 1, touched: 1, written: 1, lease: 1 } },
   );
-  if (!compactionWork(current, afterFolds) && !leaseDue(current, holder, store.foldLeaseMs, Date.now())) return outcome;
+  if (!compactionWork(current, afterFolds, quiet) && !leaseDue(current, holder, store.foldLeaseMs, Date.now())) return outcome;
   const state = await takeLease(store, holder);
   if (state === null) return outcome;
   outcome.deleted = await dropReplaced(store, holder, state, options.graceMs ?? 60_000, options.pinned ?? false);
@@ -174,7 +214,7 @@ export async function compactOnce(
   if (running !== null && running.compact === undefined) return outcome;
   outcome.leased = true;
   if (running === null) {
-    const due = dueDays(state, afterFolds).slice(0, COMPACT_DAYS);
+    const due = dueDays(state, afterFolds, quiet).slice(0, COMPACT_DAYS);
     if (due.length === 0) return outcome;
     const voided = options.tiered === true ? await voidedDays(store, due) : new Set<number>();
     const from = due.map((day) =>
@@ -276,7 +316,7 @@ export async function compactOnce(
           ]),
         ),
       },
-      $unset: Object.fromEntries(days.map((day) => [`touched.${day.getTime()}`, ''])),
+      $unset: Object.fromEntries(days.flatMap((day) => [`touched.${day.getTime()}`, `written.${day.getTime()}`].map((path) => [path, '']))),
       $push: { compactions: { c: seq, days, from, at: new Date() } },
     },
   );

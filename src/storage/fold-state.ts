@@ -93,6 +93,12 @@ export interface FoldStateDocument {
   lease: { holder: string; until: Date } | null;
   /** Per UTC day (ms, as a string): how many folds wrote parts to it since its last compaction. */
   touched?: Record<string, number>;
+  /**
+   * Per UTC day (ms, as a string): when the last fold that wrote parts to it made them
+   * visible (the folding holder's clock), kept while the day is in `touched`; what tells
+   * a quiet day (see `compactOnce`'s `quietMs`). Absent for days folded before it was kept.
+   */
+  written?: Record<string, Date>;
   /** Compactions in their grace period, oldest first. */
   compactions?: CompactionRecord[];
   /** Per UTC day (ms, as a string): the number of its last compaction. */

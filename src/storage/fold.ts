@@ -204,11 +204,14 @@ export async function foldOnce(store: Store, holder: string, options: { maxReadi
   // Before the flip, while the readings are still in every reader's tail: the registry
   // entries' first/last reading times take them in (idempotent, so a retried fold may too).
   await widenMetricSpans(store, readingSpans(readings));
-  const touched = Object.fromEntries([...new Set(plan.days.map((write) => write.date.getTime()))].map((day) => [`touched.${day}`, 1]));
+  const daysWritten = [...new Set(plan.days.map((write) => write.date.getTime()))];
+  const touched = Object.fromEntries(daysWritten.map((day) => [`touched.${day}`, 1]));
+  const now = new Date();
+  const written = Object.fromEntries(daysWritten.map((day) => [`written.${day}`, now]));
   const stamping = { seq, entries: running.entries };
   const flipped = await foldState(store.db).updateOne(
     { _id: FOLDS_ID, visible: seq - 1, 'running.seq': seq, 'lease.holder': holder },
-    { $set: { visible: seq, running: null, stamping }, ...(Object.keys(touched).length > 0 ? { $inc: touched } : {}) },
+    { $set: { visible: seq, running: null, stamping, ...written }, ...(daysWritten.length > 0 ? { $inc: touched } : {}) },
   );
   await faultPoint('fold:after-flip');
   if (rollupPlan.dirty.length > 0) await markDirty(store, rollupPlan.dirty);

@@ -34,6 +34,10 @@
  *    server's fold job (`foldJob`) compacts so: runs of one size merge like a binary
  *    counter.
  *
+ * 7. Quiet days: a day of two folds or more that no fold wrote to for `quietMs` is
+ *    compacted before `afterFolds` folds reach it, and only that day; with `quietMs` 0
+ *    every such day is; without the rule, none.
+ *
  * No folder runs in the background of a test app (test/helpers/app.ts): folds and
  * compactions happen only where a test calls them. Each `describe` has its own
  * database, so `fold_state` (fold numbers, `touched`, compactions) is its own.
@@ -658,6 +662,61 @@ describe('folds after a compaction, and a second compaction', () => {
     expect(await t.store.seriesDays.countDocuments({})).toBe(now.length);
     expect(await t.store.seriesDays.countDocuments({ date: new Date(DAY1) })).toBe(3);
     expect(await t.store.seriesDays.countDocuments({ date: new Date(DAY0), f: { $lt: c1 } })).toBe(0);
+    await expectAnswers(t, metric, sent, 50);
+  });
+});
+
+describe('quiet days (COMPACT_QUIET_MS)', () => {
+  let t: TestApp;
+  const metric = 'quiet';
+  const sent: Sent[] = [];
+  beforeAll(async () => {
+    t = await openTestApp('compact_quiet');
+  });
+  afterAll(async () => t.close());
+
+  it('compacts a day of two folds or more once no fold wrote to it for quietMs, before afterFolds folds, and only that day', async () => {
+    // Two folds on both days, then, 2.5 s later, one on DAY1 only: DAY0 is quiet for
+    // 2.5 s, DAY1 was written just now.
+    for (let b = 0; b < 2; b++) {
+      const batch = spread(30, 900 + b * 30);
+      await recordAndFold(t, [metric], batch, `quiet-${b}`);
+      sent.push(...batch);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const late = secondDayOnly(21, 960);
+    const lastFold = await recordAndFold(t, [metric], late, 'quiet-late');
+    sent.push(...late);
+    const before = await stateOf(t);
+    expect(before.touched).toEqual({ [String(DAY0)]: 2, [String(DAY1)]: 3 });
+    const written = (day: number) => new Date(before.written![String(day)]!).getTime();
+    expect(written(DAY1) - written(DAY0)).toBeGreaterThanOrEqual(2_500);
+
+    // Without the rule, or with a quiet time longer than either day's, nothing is due.
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 8, graceMs: LONG_GRACE })).compaction).toBeNull();
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 8, quietMs: 3_600_000, graceMs: LONG_GRACE })).compaction).toBeNull();
+
+    // One second quiet: DAY0 only, merged into one document per series-day.
+    const day0Parts = await t.store.seriesDays.countDocuments({ metric, date: new Date(DAY0) });
+    const c = lastFold + 1;
+    expect(await compactOnce(t.store, t.store.holder, { afterFolds: 8, quietMs: 1_000, graceMs: LONG_GRACE })).toEqual(
+      compacted(c, 1, day0Parts, 3),
+    );
+    const after = await stateOf(t);
+    expect(after.touched).toEqual({ [String(DAY1)]: 3 });
+    expect(Object.keys(after.written ?? {})).toEqual([String(DAY1)]);
+    const visible = await visibleDocs(t, metric);
+    const day0 = visible.filter((doc) => doc.date.getTime() === DAY0);
+    expect(day0.map(fOf)).toEqual([c, c, c]);
+    expect(visible.filter((doc) => doc.date.getTime() === DAY1).every((doc) => fOf(doc)! < c)).toBe(true);
+    expect(readingsIn(visible)).toBe(sent.length);
+    await expectAnswers(t, metric, sent, 50);
+
+    // With no quiet time, DAY1 (three folds) is due at once.
+    expect((await compactOnce(t.store, t.store.holder, { afterFolds: 8, quietMs: 0, graceMs: LONG_GRACE })).compaction).toBe(c + 1);
+    const merged = await visibleDocs(t, metric);
+    expect(merged.filter((doc) => doc.date.getTime() === DAY1).map(fOf)).toEqual([c + 1, c + 1, c + 1]);
+    expect((await stateOf(t)).touched).toEqual({});
     await expectAnswers(t, metric, sent, 50);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * When an idle folder's look writes the fold state (`compactionWork` and `leaseDue` in
  * src/storage/fold.ts): only with a compaction to run or resume, replaced parts to
- * delete, a day due, or a lease to take or renew. Cases written out by hand.
+ * delete, a day due, or a lease to take or renew; which days are due (`dueDays`), with
+ * and without the quiet rule. Cases written out by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { compactionWork } from '../../src/storage/compaction.ts';
+import { compactionWork, dueDays } from '../../src/storage/compaction.ts';
 import { leaseDue } from '../../src/storage/lease.ts';
 
 const NOW = Date.UTC(2026, 10, 29, 12);
@@ -26,6 +27,31 @@ describe('compactionWork', () => {
 
   it('is false while a fold (not a compaction) is running and nothing else waits', () => {
     expect(compactionWork({ running: { seq: 5, entries: ['b1'] } }, 8)).toBe(false);
+  });
+});
+
+describe('dueDays with the quiet rule (COMPACT_QUIET_MS)', () => {
+  const day = (n: number) => String(Date.UTC(2026, 10, n));
+  const ago = (ms: number) => new Date(NOW - ms);
+
+  it('takes a day of two folds or more quiet for quietMs, whatever afterFolds, and leaves one fold alone', () => {
+    const state = {
+      touched: { [day(1)]: 2, [day(2)]: 7, [day(3)]: 1, [day(4)]: 3 },
+      written: { [day(1)]: ago(60_000), [day(2)]: ago(59_999), [day(3)]: ago(3_600_000), [day(4)]: ago(120_000) },
+    };
+    expect(dueDays(state, 8, { now: NOW, quietMs: 60_000 })).toEqual([Number(day(1)), Number(day(4))]);
+    // Without the rule, only afterFolds counts.
+    expect(dueDays(state, 8)).toEqual([]);
+    expect(dueDays(state, 7)).toEqual([Number(day(2))]);
+    // quietMs 0: every day of two folds or more.
+    expect(dueDays(state, 8, { now: NOW, quietMs: 0 })).toEqual([Number(day(1)), Number(day(2)), Number(day(4))]);
+  });
+
+  it('counts a day folded before `written` was kept as quiet, and compactionWork follows', () => {
+    const state = { running: null, touched: { [day(1)]: 2 } };
+    expect(dueDays(state, 8, { now: NOW, quietMs: 60_000 })).toEqual([Number(day(1))]);
+    expect(compactionWork(state, 8, { now: NOW, quietMs: 60_000 })).toBe(true);
+    expect(compactionWork({ ...state, written: { [day(1)]: ago(1_000) } }, 8, { now: NOW, quietMs: 60_000 })).toBe(false);
   });
 });
 

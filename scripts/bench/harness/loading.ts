@@ -16,6 +16,7 @@ import { type BenchApp, postGraphql } from './app.ts';
 import { collectionSizes } from './database.ts';
 import { batches } from './timing.ts';
 import { compactOnce } from '../../../src/storage/compaction.ts';
+import { findRollups } from '../../../src/storage/rollups.ts';
 
 /** Readings per batch of the benchmarks' loaders (batch ids, the baselines' `insertMany`), as `import:flights` sends them. */
 export const LOAD_BATCH = 1000;
@@ -54,9 +55,10 @@ export function serverFolder(store: Store): { stop: () => Promise<void> } {
 }
 
 /**
- * Brings `store` to the state a server reaches once writes stop: every acknowledged
- * batch folded (`foldAll`), then the compactions the fold job would make (tiered, with
- * the configuration's `COMPACT_*` settings) until none is due and the parts they
+ * Brings `store` to the state a server reaches once writes stopped for
+ * `COMPACT_QUIET_MS`: every acknowledged batch folded (`foldAll`), then the compactions
+ * the fold job would make by then (tiered, with the configuration's `COMPACT_*`
+ * settings, every day of two folds or more quiet) until none is due and the parts they
  * replaced are deleted (no read pins them).
  * @returns the readings folded and the compactions made.
  */
@@ -67,6 +69,7 @@ export async function settleLikeServer(store: Store): Promise<{ folded: number; 
   for (;;) {
     const outcome = await compactOnce(store, store.holder, {
       afterFolds: settings.compactAfterFolds,
+      quietMs: 0,
       graceMs: settings.compactGraceMs,
       tiered: true,
       fanIn: settings.compactFanIn,
@@ -102,7 +105,7 @@ export interface CollectionBytes {
 /**
  * Bytes at rest of every collection of the project's database but the ingest log (its
  * entries are removed `BATCH_RETENTION_HOURS` after their fold, so it holds no data at
- * rest), from `collStats` (or `$collStats`: `via` says which answered). SecantusDB
+ * rest), rollup collections included, from `collStats` (or `$collStats`: `via` says which answered). SecantusDB
  * reports the uncompressed BSON size as `storageSize`.
  */
 export async function bytesAtRest(store: Store): Promise<{ collections: CollectionBytes[]; total: number; via: string }> {
@@ -113,6 +116,11 @@ export async function bytesAtRest(store: Store): Promise<{ collections: Collecti
     const sizes = await collectionSizes(store.db, name);
     collections.push({ name, documents: sizes.count, data: sizes.storage, index: sizes.index });
     via = sizes.via;
+  }
+  // Each rollup's documents, automatic ones included, in the collection its definition names.
+  for (const rollup of await findRollups(store)) {
+    const sizes = await collectionSizes(store.db, rollup.collection);
+    collections.push({ name: rollup.collection, documents: sizes.count, data: sizes.storage, index: sizes.index });
   }
   return { collections, total: collections.reduce((sum, c) => sum + c.data + c.index, 0), via };
 }
