@@ -102,11 +102,11 @@ export class QueryEngine {
   private readonly loader: DataLoader<LoadRequest, LoadAnswer, string>;
   /**
    * The latest values the request's `latestValues` fields ask for, looked up together
-   * (`latestValuesOf`: one view, one read of the tail, two look-ups per series for all
-   * its fields), so ten aliases over a hundred hosts cost about two hundred look-ups,
-   * not two thousand.
+   * (`latestValuesOf`: one view, one read of the tail, for a series still reporting one
+   * read of its newest day for all its fields), so ten aliases over a hundred hosts cost
+   * about a hundred reads, not two thousand.
    */
-  private readonly latest: DataLoader<{ id: string; field: string }, LatestValue, string>;
+  private readonly latest: DataLoader<{ id: string; field: string; metric?: string }, LatestValue, string>;
   /** The kind of each metric a counter query of this request asked about (null: no such metric), looked up once. */
   private readonly kinds = new Map<string, Promise<MetricKind | null>>();
 
@@ -325,7 +325,7 @@ export class QueryEngine {
     groupBy: readonly string[],
   ): Promise<{ tags: Tag[]; latest: TimedValue | null }[]> {
     const series = await this.listSeries(metric, where, this.budget.remaining('series'));
-    const values = await Promise.all(series.map((entry) => this.latest.load({ id: entry._id, field })));
+    const values = await Promise.all(series.map((entry) => this.latest.load({ id: entry._id, field, metric })));
     const groups = new Map<string, { tags: Tag[]; latest: TimedValue | null }>();
     series.forEach((entry, i) => {
       const value = values[i];

@@ -4,10 +4,10 @@
  * visible parts of its newest (or oldest) days and the tail.
  */
 import type { Document } from 'mongodb';
-import { DAY_MS } from '../model/time.ts';
+import { DAY_MS, floorTo } from '../model/time.ts';
 import { DOCUMENT_VERSION } from '../documents/series-day.ts';
 import { type QueryOptions, limitedRead } from './query-options.ts';
-import { type ReadView, findVisible, readView } from './fold-state.ts';
+import { type ReadView, findVisible, readView, visibleIn } from './fold-state.ts';
 import type { Reading } from '../record/validate.ts';
 import type { Store } from './store.ts';
 import { type TimedValue, isEarlier } from '../model/stats.ts';
@@ -58,6 +58,34 @@ async function partsOfEdgeDay(
   }).toArray();
   if (edge === undefined) return [];
   return findVisible(store.seriesDays, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
+}
+
+/**
+ * The visible documents of series `series` from UTC day `from` on that hold a reading
+ * of any of `fields`, with `projection`: one read on `{series, date}` (the range in the
+ * first `$match`, the fields' test in the next, so the embedded server keeps the index;
+ * see `findVisible`).
+ */
+function partsSince(
+  store: Store,
+  view: ReadView,
+  series: string,
+  from: Date,
+  fields: readonly string[],
+  projection: Document,
+  driver: { maxTimeMS?: number; signal?: AbortSignal },
+): Promise<Document[]> {
+  return store.seriesDays
+    .aggregate<Document>(
+      [
+        { $match: { series, date: { $gte: from } } },
+        { $match: holdingReadings(fields) },
+        { $match: visibleIn(view) },
+        { $project: projection },
+      ],
+      driver,
+    )
+    .toArray();
 }
 
 /**
@@ -141,10 +169,15 @@ export async function latestValues(
 
 /**
  * The latest reading of the field of each `{id, field}` (a series and a field), in that
- * order, all in one view and one read of the tail: per series, one indexed look-up of
- * its newest visible series-day holding any of the fields asked of it
- * (`series_date_f`), one read of that day's parts with each field's day `last`, and
- * only for a field that day does not hold the same two for that field alone. The
+ * order, all in one view and one read of the tail. Per series: when the key names the
+ * series' `metric`, one read of its documents from the day of the metric's latest
+ * folded reading on (its registry entry's `last`, read once for all: no visible
+ * document is later, as each fold widens it before its parts become visible), which for
+ * a series still reporting is its newest day's parts; otherwise, or when that day holds
+ * none of the fields, one indexed look-up of its newest visible series-day holding any
+ * of the fields asked of it (`series_date_f`) and one read of that day's parts, each
+ * with every field's day `last`; and only for a field those parts do not hold, the
+ * same two for that field alone. The
  * latest of those `last` pairs and of the series' readings of the field in the tail is
  * the answer: undefined when the series has no reading of the field; null when the day
  * read holds a document created before first and last values were kept (document
@@ -153,25 +186,45 @@ export async function latestValues(
  */
 export async function latestValuesOf(
   store: Store,
-  keys: readonly { id: string; field: string }[],
+  keys: readonly { id: string; field: string; metric?: string }[],
   options: QueryOptions = {},
 ): Promise<LatestValue[]> {
   const fieldsOf = new Map<string, string[]>();
-  for (const { id, field } of keys) {
+  const metricOf = new Map<string, string>();
+  for (const { id, field, metric } of keys) {
     const fields = fieldsOf.get(id) ?? [];
     if (!fields.includes(field)) fields.push(field);
     fieldsOf.set(id, fields);
+    if (metric !== undefined) metricOf.set(id, metric);
   }
+  const metrics = [...new Set(metricOf.values())];
   const answers = await withView(store, async (view) => {
-    const tail = await tailBySeries(store, [...fieldsOf.keys()], view, options);
+    const [tail, entries] = await Promise.all([
+      tailBySeries(store, [...fieldsOf.keys()], view, options),
+      metrics.length === 0
+        ? []
+        : limitedRead(options, (driver) => store.metrics.find({ _id: { $in: metrics } }, { projection: { last: 1 }, ...driver }).toArray()),
+    ]);
+    const lastDay = new Map(
+      entries.flatMap((entry) =>
+        entry.last instanceof Date ? [[entry._id, new Date(floorTo(entry.last.getTime(), DAY_MS))] as const] : [],
+      ),
+    );
     const found = new Map<string, LatestValue>();
     await Promise.all(
       [...fieldsOf].map(async ([id, fields]) => {
         const readings = tail.get(id) ?? [];
         const projection = Object.assign({}, ...fields.map(latestValuePaths));
-        const newest = await limitedRead(options, (driver) =>
-          partsOfEdgeDay(store, view, { series: id, ...holdingReadings(fields) }, -1, projection, driver),
-        );
+        const metric = metricOf.get(id);
+        const from = metric === undefined ? undefined : lastDay.get(metric);
+        const recent =
+          from === undefined ? [] : await limitedRead(options, (driver) => partsSince(store, view, id, from, fields, projection, driver));
+        const newest =
+          recent.length > 0
+            ? recent
+            : await limitedRead(options, (driver) =>
+                partsOfEdgeDay(store, view, { series: id, ...holdingReadings(fields) }, -1, projection, driver),
+              );
         await Promise.all(
           fields.map(async (field) => {
             // The newest day holding any of the fields may not hold this one: its own newest then.
