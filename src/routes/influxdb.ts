@@ -14,12 +14,13 @@
  */
 import { hasScope } from '../auth/access.ts';
 import { CodedError, ErrorCode } from '../errors.ts';
-import { executeStatement, StatementError, type StatementResult } from '../influxql/execute.ts';
+import { executeStatement } from '../influxql/execute.ts';
 import { InfluxQLError, parseInfluxQL } from '../influxql/parse.ts';
 import { authorizationOf, withAuthorization } from './credentials.ts';
 import { clientErrorOf, requireScope, statusOf, type RouteContext } from './http-answers.ts';
 import { readBody, writeLineProtocol } from './ingest.ts';
 import type { QueryRouteContext } from './prometheus.ts';
+import { StatementError, type StatementResult } from '../influxql/context.ts';
 
 /** The InfluxDB version the API answers as: the last 1.x release's API, which Grafana and the clients speak. */
 export const INFLUXDB_VERSION = '1.8.10';

@@ -4,8 +4,8 @@
  * with InfluxDB's kind of message and its position.
  */
 import { describe, expect, it } from 'vitest';
-import { splitCondition, tagsMatch } from '../../src/influxql/execute.ts';
 import { InfluxQLError, parseInfluxQL, type SelectStatement } from '../../src/influxql/parse.ts';
+import { splitCondition, tagsMatch } from '../../src/influxql/conditions.ts';
 
 const select = (text: string) => parseInfluxQL(text)[0] as SelectStatement;
 
