@@ -34,8 +34,8 @@ import {
   type Edge,
   type LatestReading,
   type LatestValue,
+  latestValuesOf,
 } from '../storage/latest.ts';
-import { latestValuesOf } from '../storage/latest.ts';
 
 /** A bucket as a chart gets it: its statistics, whether fill made it up, the chosen `value`, and the comparison with the earlier period (nulls without one). */
 export type ChartBucket = TransformedBucket & Comparison;
@@ -301,18 +301,22 @@ export class QueryEngine {
   }
 
   /**
-   * The latest reading of the field of each `{id, field}` (a series and a field), in that
-   * order; null where unknown (see `latestValues` in `storage/latest.ts`).
+   * The latest reading of the field of each `{id, field, metric?}` (a series, a field and
+   * the series' metric, which lets a series still reporting be read once), in that
+   * order; null where unknown (see `latestValuesOf` in `storage/latest.ts`). Asked through
+   * the request's `latest` loader, so `Series.latestValue` and `Query.latestValues` of one
+   * request share one view and one tail read.
+   * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than the request's time limit.
    */
-  async latestValues(keys: readonly { id: string; field: string }[]): Promise<LatestValue[]> {
-    return latestValuesOf(this.store, keys, this.options);
+  async latestValues(keys: readonly { id: string; field: string; metric?: string }[]): Promise<LatestValue[]> {
+    return Promise.all(keys.map((key) => this.latest.load(key)));
   }
 
   /**
    * The latest reading of `field` per group of the series of `metric` matching `where`,
    * grouped by the values of `groupBy` (one group without it), sorted by tag values: the
    * latest of its series' latest readings (each from the series' newest document
-   * holding the field, see `latestValues` in `storage/latest.ts`). A group is left out
+   * holding the field, see `latestValuesOf` in `storage/latest.ts`). A group is left out
    * when none of its series has a reading of the field; its value is null when one of
    * them has only documents written before latest values were kept. The series are
    * listed from the registry and count against the request's MAX_SERIES.

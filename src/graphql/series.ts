@@ -94,9 +94,10 @@ builder.objectFields(SeriesRef, (t) => ({
     description:
       "The latest reading of `field`: a dashboard's current value, read from the series' newest series-day document holding the field (one indexed look-up; asked for on many series, they are looked up together). Null without readings, or when that document was written before latest values were kept. Errors: INVALID_NAME.",
     args: { field: t.arg.string({ required: true, description: 'Field name, e.g. `delay`.' }) },
-    load: async (keys: { id: string; field: string }[], ctx) => (await ctx.engine.latestValues(keys)).map((value) => value ?? null),
+    load: async (keys: { id: string; field: string; metric: string }[], ctx) =>
+      (await ctx.engine.latestValues(keys)).map((value) => value ?? null),
     loaderOptions: { cacheKeyFn: (key: { id: string; field: string }) => `${key.id}\u0000${key.field}` },
-    resolve: (series, args) => ({ id: series._id, field: parseFieldName(args.field, 'field') }),
+    resolve: (series, args) => ({ id: series._id, field: parseFieldName(args.field, 'field'), metric: series.metric }),
   }),
   latest: t.field({
     type: [LatestReadingRef],

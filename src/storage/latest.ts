@@ -143,29 +143,11 @@ export async function metricReadingTime(store: Store, metric: string, edge: Edge
 }
 
 /**
- * A series' latest reading of one field (see {@link latestValues}): the reading; null
+ * A series' latest reading of one field (see {@link latestValuesOf}): the reading; null
  * when it is unknown (the newest document holding the field is of layout version 1);
  * undefined when the series has no reading of the field.
  */
 export type LatestValue = TimedValue | null | undefined;
-
-/**
- * The latest reading of `field` in each series of `ids`, in that order (see
- * {@link latestValuesOf}, which this asks for one field).
- * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
- */
-export async function latestValues(
-  store: Store,
-  ids: readonly string[],
-  field: string,
-  options: QueryOptions = {},
-): Promise<LatestValue[]> {
-  return latestValuesOf(
-    store,
-    ids.map((id) => ({ id, field })),
-    options,
-  );
-}
 
 /**
  * The latest reading of the field of each `{id, field}` (a series and a field), in that
