@@ -22,6 +22,7 @@ import { findRollups } from '../storage/rollups.ts';
 import type { Store } from '../storage/store.ts';
 import type { GranularityName } from '../query/granularity.ts';
 import { planBucketSegments, planSegments } from '../query/segments.ts';
+import { edgeSplit } from '../query/edges.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
@@ -159,6 +160,12 @@ export interface ReadRecord {
    * reads"): entries read and their readings of the metric; set once the read ran.
    */
   tail?: { entries: number; readings: number };
+  /**
+   * The stretches at the range's edges (ISO 8601 instants, UTC, `[from, to)`) read from
+   * the series-day documents beside the rollup, which answered the whole hours between
+   * them (see `query/edges.ts`); absent when the rollup or the documents read it all.
+   */
+  edges?: { from: string; to: string }[];
 }
 
 /** A rollup that answers a pipeline query, and whether it reads the rollup's quarter hours (see {@link rollupFor}). */
@@ -202,6 +209,34 @@ export function rollupFor(
     keys,
   );
   return rollup === null ? null : { rollup, quarters: true };
+}
+
+/**
+ * A rollup that answers the whole UTC hours inside a pipeline query's range, the edges
+ * around them (inside an hour: minutes, which rollups do not keep) read from the
+ * series-day documents (see `edgeSplit`).
+ */
+export interface EdgeRead {
+  choice: RollupChoice;
+  /** The query of the inner hours, read from the rollup (with `quarters` when the rollup's quarter hours answer). */
+  inner: BucketQuery;
+  /** The queries of the edges, read from the series-day documents. */
+  edges: BucketQuery[];
+}
+
+/**
+ * The rollup that answers `query` but for the edges of its range (see {@link EdgeRead}),
+ * or null: when `query` splits at whole hours (`edgeSplit`) and a rollup answers its
+ * inner hours ({@link rollupFor}). For a query no rollup answers whole only: the caller
+ * checks that first.
+ */
+export function rollupWithEdges(query: BucketQuery, rollups: readonly RollupDefinition[]): EdgeRead | null {
+  if (!('metric' in query.scope) || rollups.length === 0) return null;
+  const split = edgeSplit(query);
+  if (split === null) return null;
+  const choice = rollupFor(split.inner, rollups);
+  if (choice === null) return null;
+  return { choice, inner: choice.quarters ? { ...split.inner, quarters: true } : split.inner, edges: split.edges };
 }
 
 /** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch; first and last readings when `firstLast`. */
@@ -347,6 +382,22 @@ const batchRollup = (
     quarterLevels,
   );
 
+/** The rollup that answers a planned batch's inner hours, the documents its edges (see {@link rollupWithEdges}), of the `rollups` read for the load's metrics, or null. */
+const batchRollupWithEdges = ({ batch, bucketQuery }: Pick<PlannedBatch, 'batch' | 'bucketQuery'>, rollups: readonly RollupDefinition[]) =>
+  rollupWithEdges(
+    bucketQuery,
+    rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric),
+  );
+
+/** The stretches of `query`'s range outside `inner`'s, as ISO 8601 instants (`ReadRecord.edges`). */
+function edgeStretches(query: Pick<BucketQuery, 'from' | 'to'>, inner: Pick<BucketQuery, 'from' | 'to'>): { from: string; to: string }[] {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return [
+    ...(query.from < inner.from ? [{ from: iso(query.from), to: iso(inner.from) }] : []),
+    ...(inner.to < query.to ? [{ from: iso(inner.to), to: iso(query.to) }] : []),
+  ];
+}
+
 /**
  * Runs the pipelines of one planned batch in `shared` (its view and tails, see
  * `withSharedView`): its buckets, from day summaries for the whole UTC days they answer
@@ -376,14 +427,20 @@ async function loadBatch(
   // A rollup's quarter hours keep no first and last readings and no sketches.
   const found = batchRollup(planned, registry.rollups);
   const rollup = found?.quarters && (firstLast || sketch) ? null : found;
+  // Else a rollup may answer the whole hours inside the range and the documents its
+  // edges: rows of statistics merge, first and last readings, sketches and counters' slots do not.
+  const edged = rollup === null && !firstLast && !sketch && !counter ? batchRollupWithEdges(planned, registry.rollups) : null;
+  const candidate = rollup ?? edged?.choice ?? null;
   const choice =
-    summarizable !== null && mostlySummarized(summarizable) && (rollup === null || rollupDocumentsPerDay(rollup.rollup, query) > 1)
+    summarizable !== null && mostlySummarized(summarizable) && (candidate === null || rollupDocumentsPerDay(candidate.rollup, query) > 1)
       ? null
-      : rollup;
+      : candidate;
+  const edges = choice !== null && choice === edged?.choice ? edged : null;
   const source = choice?.rollup ?? null;
-  const bucketQuery = choice?.quarters ? { ...planned.bucketQuery, quarters: true } : planned.bucketQuery;
-  const levels = choice?.quarters ? planned.quarterLevels : planned.levels;
+  const bucketQuery = choice?.quarters && edges === null ? { ...planned.bucketQuery, quarters: true } : planned.bucketQuery;
+  const levels = choice?.quarters && edges === null ? planned.quarterLevels : planned.levels;
   const read: ReadRecord = { metric: query.metric, rollup: source?.name ?? null, tagKeys: source?.tagKeys ?? [] };
+  if (edges !== null) read.edges = edgeStretches(planned.bucketQuery, edges.inner);
   scope.reads.push(read);
   // Used only where the tail holds the query's metric alone (`ReadSource.settings`).
   const known = registry.settings === null ? {} : { settings: registry.settings };
@@ -403,6 +460,23 @@ async function loadBatch(
   const summarized = source === null ? summarizable : null;
   const [[rows, summarizedSketchRows], sketchRows, counterRows] = await Promise.all([
     timed(scope.observe, run('buckets'), async (): Promise<[BucketRow[], SketchRow[]]> => {
+      if (edges !== null) {
+        const parts = await Promise.all([
+          aggregateBuckets<BucketRow>(scope.store, bucketsPipeline(edges.inner), scope.options, readSource, onTail, shared),
+          ...edges.edges.map((edge) =>
+            aggregateBuckets<BucketRow>(
+              scope.store,
+              bucketsPipeline(edge),
+              scope.options,
+              { metric: query.metric, ...known },
+              undefined,
+              shared,
+            ),
+          ),
+        ]);
+        const merged = mergeRows(parts.flat(), fields.length);
+        return [query.ranking === null ? merged : rankRows(merged, query.ranking, planned.bucketQuery.grouping), []];
+      }
       if (summarized === null) {
         const pipeline = batchPipeline(query, fields, series, firstLast, choice?.quarters === true);
         return [await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options, readSource, onTail, shared), []];
@@ -488,7 +562,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       }
       const answers = new Map<LoadRequest, LoadAnswer>();
       // Each batch's pipeline query and the levels it reads; rollups are looked up only for
-      // the metrics of batches a rollup could answer (on a metric, no minute slots).
+      // the metrics of batches a rollup could answer (on a metric, no minute slots but at the
+      // edges of the range, see `query/edges.ts`).
       const planned: PlannedBatch[] = [...batches.values()].map((batch) => {
         const fields = [...new Set(batch.map((request) => request.query.field))];
         const series = [...new Set(batch.flatMap((request) => (request.series === undefined ? [] : [request.series])))];
@@ -504,8 +579,10 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       });
       const metrics = [
         ...new Set(
-          planned.flatMap(({ batch, quarterLevels }) =>
-            batch[0]!.query.metric === null || quarterLevels.has('minute') ? [] : [batch[0]!.query.metric],
+          planned.flatMap(({ batch, bucketQuery, quarterLevels }) =>
+            batch[0]!.query.metric === null || (quarterLevels.has('minute') && edgeSplit(bucketQuery) === null)
+              ? []
+              : [batch[0]!.query.metric],
           ),
         ),
       ];
@@ -523,7 +600,9 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       // when a rollup answers a batch: a rollup day rebuilt after the view was read would
       // be invisible to it, so a rollup's documents are read in a view read after its
       // definition. Series-day documents need no such order.
-      const rollupAnswers = registry.then(([rollups]) => planned.some((item) => batchRollup(item, rollups) !== null));
+      const rollupAnswers = registry.then(([rollups]) =>
+        planned.some((item) => batchRollup(item, rollups) !== null || batchRollupWithEdges(item, rollups) !== null),
+      );
       // Awaited by the view's read; a failure must not count as unhandled when the pin's write failed first.
       rollupAnswers.catch(() => undefined);
       const refused = new Map<LoadRequest, Error>();

@@ -8,6 +8,7 @@ import {
   bucketStartExpression,
   bucketStartMillis,
   GRANULARITIES,
+  LEVEL_MS,
   type Cut,
   type Granularity,
   type SketchLevel,
@@ -101,6 +102,14 @@ export interface BucketQuery {
    * (see {@link querySegments}).
    */
   quarters?: boolean;
+  /**
+   * A stretch `[from, to)` of whole UTC hours inside the range (ms since epoch) that
+   * another source reads: a rollup answers the inner hours of a range whose edges fall
+   * inside hours, and this query reads only the edges (see `query/edges.ts`). Its slots
+   * are left out of the segments read ({@link querySegments}), so the two reads add up
+   * every reading of the range once, the tail's included.
+   */
+  without?: { from: number; to: number };
 }
 
 /**
@@ -466,8 +475,30 @@ export function querySegments(query: BucketQuery): Segment<SketchLevel>[] {
     : query.granularity
       ? planBucketSegments(query.from, query.to, query.granularity, zone)
       : planSegments(query.from, query.to, 'day');
-  if (segments.length === 0) throw new Error('bucketsPipeline: empty range');
-  return segments;
+  const read = query.without === undefined ? segments : segmentsOutside(segments, query.without);
+  if (read.length === 0) throw new Error('bucketsPipeline: empty range');
+  return read;
+}
+
+/**
+ * The parts of time-ordered `segments` outside `[without.from, without.to)` (whole UTC
+ * hours). A day or hour segment lies inside or outside whole hours; only minute and
+ * quarter segments are cut, at hour edges, which keeps every piece on its level's slots.
+ * @throws Error when a piece would not be whole slots of its level (the stretch is not whole hours).
+ */
+function segmentsOutside<L extends SketchLevel>(segments: readonly Segment<L>[], without: { from: number; to: number }): Segment<L>[] {
+  const outside: Segment<L>[] = [];
+  const keep = (segment: Segment<L>, from: number, to: number) => {
+    if (from >= to) return;
+    const width = LEVEL_MS[segment.level];
+    if (from % width !== 0 || to % width !== 0) throw new Error('bucketsPipeline: a stretch left out must be whole hours');
+    outside.push({ level: segment.level, from, to });
+  };
+  for (const segment of segments) {
+    keep(segment, segment.from, Math.min(segment.to, without.from));
+    keep(segment, Math.max(segment.from, without.to), segment.to);
+  }
+  return outside;
 }
 
 /**

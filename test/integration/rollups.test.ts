@@ -112,12 +112,25 @@ const TOTALS = `query($where: [TagFilter!], $groupBy: [String!], $from: Time!, $
     count sum min max first { time value } last { time value } p95
   }
 }`;
+/** Buckets and totals without first and last readings or percentiles (the statistics an edge read merges). */
+const EDGED = `query($where: [TagFilter!], $groupBy: [String!], $granularity: Granularity!, $from: Time!, $to: Time!) {
+  buckets(metric: "trips", field: "delay", granularity: $granularity, from: $from, to: $to, where: $where, groupBy: $groupBy, fill: NONE) {
+    tags { key value }
+    buckets { start count sum min max }
+  }
+  aggregate(metric: "trips", field: "delay", from: $from, to: $to, where: $where, groupBy: $groupBy) {
+    tags { key value }
+    count sum min max
+  }
+}`;
 const DEFINE = `mutation($name: String!, $tagKeys: [String!]!, $metric: String! = "trips") {
   defineRollup(metric: $metric, name: $name, tagKeys: $tagKeys) { name tagKeys state }
 }`;
 
 interface Reads {
-  extensions?: { reads?: { rollup: string | null; tail?: { entries: number; readings: number } }[] };
+  extensions?: {
+    reads?: { rollup: string | null; tail?: { entries: number; readings: number }; edges?: { from: string; to: string }[] }[];
+  };
 }
 type Bucket = Expected & { start: string };
 type Group = { tags: { key: string; value: string }[]; buckets: Bucket[] };
@@ -316,6 +329,59 @@ describe('rollups', { timeout: 300_000 }, () => {
       })) as { errors?: unknown } & Reads;
       expect(withFirst.errors).toBeUndefined();
       expect(withFirst.extensions?.reads?.[0]?.rollup, zone).toBeNull();
+    }
+
+    // A range whose edges fall inside hours: the rollup reads the whole hours, the series'
+    // minutes only the edges (on two days, then on one), every reading once, the tail's too.
+    for (const [from, to] of [
+      [START + 17 * 60_000, START + 2 * DAY + 41 * 60_000],
+      [START + DAY + 5 * 60_000 + 3_600_000, START + DAY + 20 * 3_600_000 + 59 * 60_000],
+    ] as const) {
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const edged = (await t.graphql<{ buckets: Group[]; aggregate: Total[] }>(EDGED, {
+        granularity: 'HOUR',
+        where: [{ key: 'origin', in: ['DEN', 'LAX'] }],
+        groupBy: ['origin'],
+        from: iso(from),
+        to: iso(to),
+      })) as { data?: { buckets: Group[]; aggregate: Total[] }; errors?: unknown } & Reads;
+      expect(edged.errors).toBeUndefined();
+      const wantEdges = [
+        { from: iso(from), to: iso(Math.ceil(from / 3_600_000) * 3_600_000) },
+        { from: iso(Math.floor(to / 3_600_000) * 3_600_000), to: iso(to) },
+      ];
+      for (const read of edged.extensions!.reads!) {
+        expect(read.rollup).toBe('by_origin');
+        expect(read.edges).toEqual(wantEdges);
+      }
+      expect(edged.extensions!.reads!.map((read) => read.tail?.readings ?? 0)).toEqual([tail, tail]);
+      const inRange = (origin: string) => sent.filter((r) => r.origin === origin && r.time >= from && r.time < to);
+      const wantHours = ['DEN', 'LAX'].map((origin) => {
+        const hours = new Map<number, Sent[]>();
+        for (const r of inRange(origin)) {
+          const hour = Math.floor(r.time / 3_600_000) * 3_600_000;
+          hours.set(hour, [...(hours.get(hour) ?? []), r]);
+        }
+        return {
+          tags: [{ key: 'origin', value: origin }],
+          buckets: [...hours.keys()]
+            .sort((a, b) => a - b)
+            .map((hour) => {
+              const { first: _first, last: _last, ...stats } = expected(hours.get(hour)!)!;
+              return { start: iso(hour), ...stats };
+            }),
+        };
+      });
+      expectSameGroups(edged.data!.buckets, wantHours as ReturnType<typeof expectedDaily>);
+      expect(edged.data!.aggregate.map(({ tags, count, min, max }) => ({ tags, count, min, max }))).toEqual(
+        ['DEN', 'LAX'].map((origin) => {
+          const { count, min, max } = expected(inRange(origin))!;
+          return { tags: [{ key: 'origin', value: origin }], count, min, max };
+        }),
+      );
+      edged.data!.aggregate.forEach((total, i) => {
+        expect(total.sum).toBeCloseTo(expected(inRange(['DEN', 'LAX'][i]!))!.sum, 6);
+      });
     }
 
     // Grouped by origin from the rollup; the same data through a carrier filter (not in any
