@@ -7,7 +7,7 @@
  * and the series-day documents only the two edges.
  */
 import { DAY_MS, HOUR_MS, ceilTo, floorTo } from '../model/time.ts';
-import type { BucketQuery } from './buckets-pipeline.ts';
+import { levelsRead, type BucketQuery } from './buckets-pipeline.ts';
 
 /** A query cut at whole hours: see {@link edgeSplit}. */
 export interface EdgeSplit {
@@ -27,8 +27,10 @@ const daysOf = (from: number, to: number) => ({ from: floorTo(from, DAY_MS), to:
 
 /**
  * Cuts `query` into the whole UTC hours inside its range and the edges around them (see
- * {@link EdgeSplit}); null when there is nothing to split: the range starts and ends on
- * whole hours, or holds no whole hour. The rows of `inner` and of `edges` add up to the
+ * {@link EdgeSplit}); null when there is nothing to split (the range starts and ends on
+ * whole hours, or holds no whole hour) or nothing to gain: the inner hours still read
+ * minute slots even from quarter hours (minute buckets, or bucket boundaries inside
+ * quarter hours), which no rollup keeps. The rows of `inner` and of `edges` add up to the
  * rows of `query` (the same buckets and groups: a bucket's start does not depend on the
  * range), as day summaries' rows add up with the documents' (`mergeRows`).
  */
@@ -38,6 +40,7 @@ export function edgeSplit(query: BucketQuery): EdgeSplit | null {
   if (from >= to || (from === query.from && to === query.to)) return null;
   const { dateRange: _dateRange, ...rest } = query;
   const inner: BucketQuery = { ...rest, from, to };
+  if (levelsRead({ ...inner, quarters: true }).has('minute')) return null;
   const before: BucketQuery = { ...rest, to: from };
   const after: BucketQuery = { ...rest, from: to };
   if (query.from === from) return { inner, edges: [after] };

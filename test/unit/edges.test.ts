@@ -29,9 +29,12 @@ function minutesRead(queries: readonly BucketQuery[], from: number, to: number):
 }
 
 describe('edgeSplit', () => {
-  it('leaves a range on whole hours, or without a whole hour inside, alone', () => {
+  it('leaves a range on whole hours, without a whole hour inside, or whose hours read minutes anyway, alone', () => {
     expect(edgeSplit(query('2016-01-01T05:00:00Z', '2016-01-01T17:00:00Z'))).toBeNull();
     expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T06:59:00Z'))).toBeNull();
+    expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T08:17:00Z', granularity('MINUTE')))).toBeNull();
+    expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T08:17:00Z', granularity('FIVE_MINUTES')))).toBeNull();
+    expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T08:17:00Z', granularity('FIFTEEN_MINUTES')))).not.toBeNull();
   });
 
   it('reads the inner hours and each edge once, with one edge query when both edges are on one day', () => {
