@@ -12,6 +12,7 @@ import { tagPair } from '../model/series.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import type { Reading } from '../record/validate.ts';
 import type { PathTree } from './encode.ts';
+import { DOCUMENT_VERSION } from './series-day.ts';
 import { hourRangesOf, minuteRangesOf, quarterRangesOf, type SlotRange } from './slots.ts';
 
 /**
@@ -30,6 +31,15 @@ export interface DocumentSelection {
    * epoch; `to` need not be a midnight.
    */
   days: { from: number; to: number };
+  /**
+   * The instants read, `[from, to)` ms since epoch: a document whose readings all lie
+   * outside (its `last` before `from`, or its `first` at or after `to`) adds nothing to
+   * any slot read, and is left out in the second `$match` before any stage walks it
+   * (what a block's min and max times do for InfluxDB's TSM files and MongoDB's
+   * time-series buckets). Documents of a layout before version 2 are kept. Absent: every
+   * document of the days.
+   */
+  span?: { from: number; to: number };
   /** A document is read only when it holds readings of one of these fields (at least one). */
   fields: readonly string[];
   /** The paths of each document the pipeline reads (see {@link ReadPaths}): sorted, none inside another. */
@@ -80,6 +90,24 @@ export function holdingReadings(fields: readonly string[]): Document {
 }
 
 /**
+ * The filter of a selection's `span` (see `DocumentSelection.span`): documents of layout
+ * version 2 or later (`v`) whose `last` is before the span or whose `first` is at or after
+ * its end are left out (`$nor`). Older documents are kept whatever their times: a
+ * document made before version 2 and updated since holds readings its `first` and
+ * `last` may not cover (`DOCUMENT_VERSION` in series-day.ts).
+ */
+function spanFilter(span: DocumentSelection['span']): Document {
+  if (span === undefined) return {};
+  const current = { v: { $gte: DOCUMENT_VERSION } };
+  return {
+    $nor: [
+      { ...current, last: { $lt: new Date(span.from) } },
+      { ...current, first: { $gte: new Date(span.to) } },
+    ],
+  };
+}
+
+/**
  * The stages that select and trim a selection's documents:
  * - `match`: two `$match` stages, the first exactly an index range (`series_date_f`,
  *   `metric_date` or `metric_tagPairs_date`), the second the other tag conditions and
@@ -102,7 +130,7 @@ export function selectionStages(selection: DocumentSelection): { match: Document
   return {
     match: [
       { $match: daysFirst ? { ...scope.indexed, ...days } : scope.indexed },
-      { $match: { ...(daysFirst ? {} : days), ...scope.residual, ...holdingReadings(selection.fields) } },
+      { $match: { ...(daysFirst ? {} : days), ...scope.residual, ...holdingReadings(selection.fields), ...spanFilter(selection.span) } },
     ],
     project: { $project: project },
   };
@@ -152,7 +180,7 @@ export function selectsReading(selection: DocumentSelection, rollup: boolean): (
  * in the write-path prototype).
  */
 export function tailTree(selection: DocumentSelection): PathTree {
-  const matched = ['metric', 'series', 'tagPairs', 'date', ...selection.fields.map((field) => `fields.${field}.n`)];
+  const matched = ['metric', 'series', 'tagPairs', 'date', 'v', 'first', 'last', ...selection.fields.map((field) => `fields.${field}.n`)];
   return pathTree([...selection.paths, ...matched]);
 }
 

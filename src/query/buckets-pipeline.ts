@@ -202,11 +202,12 @@ export function documentScope(scope: BucketScope): DocumentScope {
 
 /**
  * What a query selects of the documents (see `documents/selection.ts`): its scope, the
- * UTC days of its range (or of `dateRange`), its fields, and the paths collected in `paths`.
+ * UTC days of its range (or of `dateRange`), the instants of its range (documents with no
+ * reading there are left out), its fields, and the paths collected in `paths`.
  */
 function selectionOf(query: BucketQuery, paths: ReadPaths): DocumentSelection {
   const days = query.dateRange ?? { from: floorTo(query.from, DAY_MS), to: query.to };
-  return { scope: documentScope(query.scope), days, fields: query.fields, paths: paths.list() };
+  return { scope: documentScope(query.scope), days, span: { from: query.from, to: query.to }, fields: query.fields, paths: paths.list() };
 }
 
 /** Total length of some pieces, ms. */

@@ -24,6 +24,17 @@ const at = (iso: string) => Date.parse(iso);
 const stageNames = (stages: Document[]) => stages.map((stage) => Object.keys(stage)[0]);
 const text = (stages: Document[]) => JSON.stringify(stages);
 
+/**
+ * The second `$match`'s test that a document of layout version 2 or later has readings in
+ * `[from, to)` (January 2001 unless given), written out.
+ */
+const inSpan = (from = '2001-01-01T00:00:00Z', to = '2001-02-01T00:00:00Z') => ({
+  $nor: [
+    { v: { $gte: 2 }, last: { $lt: new Date(from) } },
+    { v: { $gte: 2 }, first: { $gte: new Date(to) } },
+  ],
+});
+
 const query = (over: Partial<BucketQuery>): BucketQuery => ({
   scope: { metric: 'flights' },
   fields: ['delay'],
@@ -39,7 +50,7 @@ describe('bucketsPipeline', () => {
     const stages = bucketsPipeline(query({}));
     expect(stages).toEqual([
       { $match: { metric: 'flights', date: { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') } } },
-      { $match: { 'fields.delay.n': { $gt: 0 } } },
+      { $match: { 'fields.delay.n': { $gt: 0 }, ...inSpan() } },
       // Only what the $group reads: the day and the field's day totals (no hours, no other fields, no sketches).
       { $project: { _id: 0, date: 1, 'fields.delay': 1 } },
       {
@@ -151,7 +162,7 @@ describe('bucketsPipeline', () => {
       },
     });
     expect(stages[1]).toEqual({
-      $match: { $and: [{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }], 'fields.delay.n': { $gt: 0 } },
+      $match: { $and: [{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }], 'fields.delay.n': { $gt: 0 }, ...inSpan() },
     });
   });
 
@@ -159,10 +170,10 @@ describe('bucketsPipeline', () => {
     const days = { $gte: new Date('2001-01-01T00:00:00Z'), $lt: new Date('2001-02-01T00:00:00Z') };
     const byTag = bucketsPipeline(query({ scope: { metric: 'flights', where: [{ key: 'origin', in: ['ORD', 'SFO'] }] } }));
     expect(byTag[0]).toEqual({ $match: { metric: 'flights', tagPairs: { $in: ['origin=ORD', 'origin=SFO'] } } });
-    expect(byTag[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 } } });
+    expect(byTag[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 }, ...inSpan() } });
     const bySeries = bucketsPipeline(query({ scope: { series: ['a', 'b'] } }));
     expect(bySeries[0]).toEqual({ $match: { series: { $in: ['a', 'b'] } } });
-    expect(bySeries[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 } } });
+    expect(bySeries[1]).toEqual({ $match: { date: days, 'fields.delay.n': { $gt: 0 }, ...inSpan() } });
     const oneSeries = bucketsPipeline(query({ scope: { series: ['a'] } }));
     expect(oneSeries[0]).toEqual({ $match: { series: 'a', date: days } });
   });
@@ -196,7 +207,7 @@ describe('bucketsPipeline', () => {
 
   it('reads several fields in one pass: documents and slots holding any of them, statistics per field', () => {
     const day = bucketsPipeline(query({ fields: ['delay', 'distance'] }));
-    expect(day[1]?.$match).toEqual({ $or: [{ 'fields.delay.n': { $gt: 0 } }, { 'fields.distance.n': { $gt: 0 } }] });
+    expect(day[1]?.$match).toEqual({ $or: [{ 'fields.delay.n': { $gt: 0 } }, { 'fields.distance.n': { $gt: 0 } }], ...inSpan() });
     expect(Object.keys(day[3]?.$group).sort()).toEqual(
       ['_id', 'max0', 'max1', 'min0', 'min1', 'n0', 'n1', 'sq0', 'sq1', 'sum0', 'sum1'].sort(),
     );
