@@ -10,6 +10,7 @@ import {
 import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './documents/series-day.ts';
+import { DEFAULT_MAX_SERIES_PER_METRIC } from './model/limits.ts';
 import type { RollupPolicy } from './model/rollup-policy.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -212,6 +213,11 @@ export const ConfigSchema = z
       .default(2_000)
       .describe(
         'Readings per series-day document, on average, at which a run of a day\'s compacted documents is sealed: later compactions merge only the runs after it (docs/ingest-design.md, "Sealed runs"). The average is over the day\'s series-days, so it fits days of dense series; there a series-day then ends as a few documents of this size to about COMPACT_FAN_IN times it, and a compaction rewrites at most about COMPACT_FAN_IN times this many readings of it plus the folds since the last one, instead of the whole day at every power of two of its compactions. Sparse days, whose documents never hold that many, merge as before, and a day a deletion voided is merged whole once more. 0: no run is sealed.',
+      ),
+    MAX_SERIES_PER_METRIC: integer(1, 100_000_000)
+      .default(DEFAULT_MAX_SERIES_PER_METRIC)
+      .describe(
+        'Most series one metric may have: a write that would register more is refused with `TOO_MANY_SERIES` (HTTP 400 on the plain HTTP routes) and writes nothing (docs/access-and-limits.md, "Cardinality"). Counted when series are registered; writers registering at the same moment may pass it together by their batches\' new series.',
       ),
     RAW_READINGS: integer(0, 1_000)
       .default(DEFAULT_RAW_READINGS)

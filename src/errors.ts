@@ -201,7 +201,7 @@ export const ERROR_CODES: Record<ErrorCode, ErrorCodeInfo> = {
   TOO_MANY_SERIES: {
     status: 400,
     meaning:
-      'a series list with a `limit` above `MAX_SERIES`, or series lists of one request listing more than `MAX_SERIES` series together',
+      'a series list with a `limit` above `MAX_SERIES`, or series lists of one request listing more than `MAX_SERIES` series together; a write that would give a metric more than `MAX_SERIES_PER_METRIC` series (nothing is written; HTTP 400 on the plain HTTP routes)',
   },
   TOO_MANY_FILTER_VALUES: {
     status: 400,

@@ -83,6 +83,7 @@ export async function openToolStore(config: Config, say: Say): Promise<ToolStore
       foldLeaseMs: config.FOLD_LEASE_MS,
       rawReadings: config.RAW_READINGS,
       packedMinutes: config.PACKED_MINUTES,
+      maxSeriesPerMetric: config.MAX_SERIES_PER_METRIC,
     }).catch(async (error: unknown) => {
       await stop?.();
       throw error;

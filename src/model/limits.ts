@@ -47,6 +47,13 @@ export const Limits = {
 } as const;
 
 /**
+ * Default of `Store.maxSeriesPerMetric`: InfluxDB 1.x's default `max-series-per-database`
+ * (1,000,000), here per metric. The day summaries and automatic rollups bound
+ * themselves per tag key (1,000 values) whatever the series.
+ */
+export const DEFAULT_MAX_SERIES_PER_METRIC = 1_000_000;
+
+/**
  * The naming rule for metric names, tag keys and field names: a letter or `_`, then
  * letters, digits, `_` or `-`, at most {@link Limits.nameLength} characters. Names are
  * used as MongoDB field names, so `$` and `.` (operators and paths, MongoDB manual

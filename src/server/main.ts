@@ -78,6 +78,7 @@ async function main(): Promise<void> {
       foldLeaseMs: config.FOLD_LEASE_MS,
       rawReadings: config.RAW_READINGS,
       packedMinutes: config.PACKED_MINUTES,
+      maxSeriesPerMetric: config.MAX_SERIES_PER_METRIC,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

@@ -113,6 +113,9 @@ export async function deleteSeries(store: Store, id: string): Promise<DeleteSumm
   if (dirty.length > 0) await markDirty(store, dirty);
   const series = await store.series.deleteOne({ _id: id });
   if (entry !== null) await store.metrics.updateOne({ _id: entry.metric }, { $inc: { seriesDeletions: 1 } });
+  if (entry !== null && series.deletedCount > 0) {
+    await store.metrics.updateOne({ _id: entry.metric, seriesCount: { $gt: 0 } }, { $inc: { seriesCount: -1 } });
+  }
   forgetSeries(store, new Set([id]));
   return { documents, series: series.deletedCount, metrics: 0 };
 }

@@ -39,6 +39,46 @@ export async function checkMetricLimits(store: Store, writes: readonly MetricInB
 }
 
 /**
+ * Refuses a batch that would give a metric more series than `Store.maxSeriesPerMetric`
+ * (reads only: a refused batch has written nothing). A metric whose registered count
+ * (`MetricDocument.seriesCount`) plus every series of the batch stays within the limit
+ * costs no read; near the limit, the batch's series already registered are looked up
+ * (one `find` by `_id`) and only the others count, and an entry made before the count
+ * existed is counted from the registry. Batches registering at the same moment are
+ * checked against the same count, so together they may pass the limit by their new
+ * series: a bound against a tag that explodes, not an exact quota.
+ * @param registered the registry entries from {@link checkMetricLimits}.
+ * @throws InputError TOO_MANY_SERIES naming the metric, its series and the limit.
+ */
+export async function checkSeriesLimit(
+  store: Pick<Store, 'series' | 'maxSeriesPerMetric'>,
+  series: readonly SeriesInBatch[],
+  registered: ReadonlyMap<string, MetricDocument>,
+): Promise<void> {
+  const limit = store.maxSeriesPerMetric;
+  const byMetric = new Map<string, string[]>();
+  for (const write of series) {
+    const ids = byMetric.get(write.metric);
+    if (ids) ids.push(write.id);
+    else byMetric.set(write.metric, [write.id]);
+  }
+  for (const [metric, ids] of byMetric) {
+    const entry = registered.get(metric);
+    const counted = entry === undefined ? 0 : entry.seriesCount;
+    if (counted !== undefined && counted + ids.length <= limit) continue;
+    const found = await store.series.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray();
+    const added = ids.length - found.length;
+    const count = counted ?? (await store.series.countDocuments({ metric }));
+    if (count + added > limit) {
+      throw new InputError(
+        ErrorCode.TOO_MANY_SERIES,
+        `Metric "${metric}" would have ${(count + added).toLocaleString('en-US')} series; a metric may have at most ${limit.toLocaleString('en-US')} (MAX_SERIES_PER_METRIC); nothing of the batch was written`,
+      );
+    }
+  }
+}
+
+/**
  * True when {@link registerBatch} would write something for this batch: a metric that is
  * not registered or lacks one of the batch's fields or tag keys, or a series this
  * process has not registered recently in its metric's current registry generation (see
@@ -71,16 +111,19 @@ export function registrationNeeded(
  * Registers what a validated batch names (its metrics, `batchMetrics`, and series,
  * `batchSeries`), before its log entry is written, so
  * the next request finds it (docs/ingest-design.md, "1. Acknowledge with one durable write"):
- * 1. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
+ * 1. checks that no metric would pass its series limit ({@link checkSeriesLimit});
+ * 2. new metrics, fields and tag keys, re-checking the per-metric limits atomically in
  *    the update's filter (a concurrent writer may have added names since
  *    {@link checkMetricLimits});
- * 2. series not known to be registered (see `Store.seriesCache`).
+ * 3. series not known to be registered (see `Store.seriesCache`), counted in their
+ *    metric's `seriesCount`.
  * The metrics' first/last reading times are widened by the fold that folds the readings
  * ({@link widenMetricSpans}); until then a reader takes them from the tail. Every step
  * is idempotent, so a retry after any failure completes what is missing; a steady
  * stream of known series writes nothing here ({@link registrationNeeded} is false).
  * @param registered the registry entries from {@link checkMetricLimits}.
- * @throws InputError TOO_MANY_NAMES when a concurrent writer pushed a metric over a limit.
+ * @throws InputError TOO_MANY_SERIES when a metric would pass its series limit (nothing written);
+ * TOO_MANY_NAMES when a concurrent writer pushed a metric over a limit.
  * Driver errors propagate unchanged.
  */
 export async function registerBatch(
@@ -89,6 +132,7 @@ export async function registerBatch(
   registered: ReadonlyMap<string, MetricDocument>,
 ): Promise<void> {
   if (batch.series.length === 0) return;
+  await checkSeriesLimit(store, batch.series, registered);
   const metrics = await registerMetrics(store, batch.metrics, registered);
   await registerSeries(store, batch.series, metrics);
 }
@@ -120,7 +164,7 @@ async function registerMetrics(
           { _id: write.name },
           {
             $addToSet: addToSet,
-            $setOnInsert: { statistics: store.defaultStatistics, createdAt: new Date() },
+            $setOnInsert: { statistics: store.defaultStatistics, createdAt: new Date(), seriesCount: 0 },
           },
           { upsert: true, returnDocument: 'after' },
         );
@@ -219,6 +263,12 @@ async function registerSeries(store: Store, writes: readonly SeriesInBatch[], me
     );
     // Inserted by a concurrent writer first, maybe with fewer fields: upserted below.
     toUpdate = [...toUpdate, ...lost.map((index) => missing[index]!)];
+    const lostIds = new Set(lost.map((index) => missing[index]!.id));
+    await countInserted(
+      store,
+      missing.filter((write) => !lostIds.has(write.id)),
+      metrics,
+    );
   }
   let remaining: AnyBulkWriteOperation<SeriesDocument>[] = toUpdate.map((write) => ({
     updateOne: {
@@ -243,6 +293,28 @@ async function registerSeries(store: Store, writes: readonly SeriesInBatch[], me
     const cached = store.seriesCache.get(write.id);
     const known = cached?.generation === generation ? cached.fields : [];
     store.seriesCache.set(write.id, { fields: new Set([...known, ...write.fields]), generation });
+  }
+}
+
+/**
+ * Adds the series `inserted` just put into the registry to their metrics'
+ * `seriesCount`; an entry made before the count existed gets its count from the
+ * registry first (the inserted series included), once.
+ */
+async function countInserted(
+  store: Pick<Store, 'series' | 'metrics'>,
+  inserted: readonly SeriesInBatch[],
+  metrics: ReadonlyMap<string, MetricDocument>,
+): Promise<void> {
+  const byMetric = new Map<string, number>();
+  for (const write of inserted) byMetric.set(write.metric, (byMetric.get(write.metric) ?? 0) + 1);
+  for (const [metric, added] of byMetric) {
+    if (metrics.get(metric)?.seriesCount === undefined) {
+      const count = await store.series.countDocuments({ metric });
+      const set = await store.metrics.updateOne({ _id: metric, seriesCount: { $exists: false } }, { $set: { seriesCount: count } });
+      if (set.modifiedCount > 0) continue;
+    }
+    await store.metrics.updateOne({ _id: metric }, { $inc: { seriesCount: added } });
   }
 }
 

@@ -5,6 +5,7 @@ import type { MetricKind } from '../model/counter.ts';
 import type { StoredRetention } from '../model/retention-policy.ts';
 import type { TagMap } from '../model/series.ts';
 import { DEFAULT_STATISTICS, type StatisticsSettings } from '../model/statistics-settings.ts';
+import { DEFAULT_MAX_SERIES_PER_METRIC } from '../model/limits.ts';
 import { dropIndexIfPresent, indexesOf } from './indexes.ts';
 import { ensureIngestLogIndexes, type IngestBounds } from './ingest-log.ts';
 import { ReadPins, readPins } from './read-pins.ts';
@@ -63,6 +64,14 @@ export interface MetricDocument {
    * batch that writes it.
    */
   seriesDeletions?: number;
+  /**
+   * The metric's series, as registration counts them: set to 0 when the metric is
+   * created, raised by the series each batch inserts into the registry and lowered by
+   * `deleteSeries`; checked against `Store.maxSeriesPerMetric` before a batch registers
+   * new series (`checkSeriesLimit`). Absent in entries made before it existed: counted
+   * from the registry once, by the first batch that registers a series of the metric.
+   */
+  seriesCount?: number;
   /**
    * The tag keys (sorted) of automatic rollups an operator dropped: the server does not
    * define them again (`model/rollup-policy.ts`). Absent: none.
@@ -132,6 +141,12 @@ export interface Store {
    * readings as its readings and day totals instead of slots and sketches; 0: never.
    */
   rawReadings: number;
+  /**
+   * Most series one metric may have (`MAX_SERIES_PER_METRIC`): a batch that would
+   * register more is refused with TOO_MANY_SERIES before anything is written
+   * (`checkSeriesLimit` in storage/registration.ts).
+   */
+  maxSeriesPerMetric: number;
   /**
    * Fewest minutes with readings of an hour whose minute slots folds and compactions
    * write packed (`PACKED_MINUTES`, see `PackedMinutes`): arrays per field with the
@@ -376,6 +391,8 @@ export interface StoreSettings {
   rawReadings?: number;
   /** Fewest minutes of an hour written packed (default {@link DEFAULT_PACKED_MINUTES}; see `Store.packedMinutes`). */
   packedMinutes?: number;
+  /** Most series of one metric (default {@link DEFAULT_MAX_SERIES_PER_METRIC}; see `Store.maxSeriesPerMetric`). */
+  maxSeriesPerMetric?: number;
 }
 
 /**
@@ -405,6 +422,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
     defaultStatistics: settings.defaultStatistics ?? DEFAULT_STATISTICS,
     rawReadings: settings.rawReadings ?? DEFAULT_RAW_READINGS,
     packedMinutes: settings.packedMinutes ?? DEFAULT_PACKED_MINUTES,
+    maxSeriesPerMetric: settings.maxSeriesPerMetric ?? DEFAULT_MAX_SERIES_PER_METRIC,
   };
 }
 

@@ -77,6 +77,8 @@ export async function openTestApp(
     rawReadings?: number;
     /** Fewest minutes of an hour written packed (default: the server's, see `Store.packedMinutes`). */
     packedMinutes?: number;
+    /** Most series of one metric (default: the server's, see `Store.maxSeriesPerMetric`). */
+    maxSeriesPerMetric?: number;
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -88,6 +90,7 @@ export async function openTestApp(
     ingest: options.ingest ?? { maxTailReadings: 0, maxTailSeconds: 0 },
     rawReadings: options.rawReadings,
     packedMinutes: options.packedMinutes,
+    maxSeriesPerMetric: options.maxSeriesPerMetric,
   });
   const targets: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {

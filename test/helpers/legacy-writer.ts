@@ -366,6 +366,9 @@ export async function dumpLegacyDatabase(db: Db): Promise<Record<string, DumpedD
         return { key: `${doc.series}:${doc.date.getTime()}`, bson: withoutId(Buffer.from(raw)).toString('base64'), document: toEjson(doc) };
       }
       if (name === 'rollups') doc.createdAt = new Date(0);
+      // The series count is kept by the registration this writer shares with the current
+      // code (`registerBatch`); the old code had none.
+      if (name === 'metrics') delete doc.seriesCount;
       if ('appliedAt' in doc) doc.appliedAt = new Date(0);
       for (const mark of Object.values((doc.dirty ?? {}) as Record<string, { at?: Date }>)) if (mark.at) mark.at = new Date(0);
       return { key: String(doc._id), document: toEjson(doc) };

@@ -7,7 +7,7 @@
  * alone), both equal to a plain loop over the readings sent: every bucket's start, count,
  * sum, minimum and maximum, in UTC and in zones with +05:30, +05:45 and daylight-saving
  * offsets. The readings are in every state a reader meets: compacted, folded in parts
- * after the rollups were built, and in the log's tail.
+ * after the rollups were built, and in the log's tail; in the raw form and in slots.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,7 +110,11 @@ function plainAnswer(flights: readonly Flight[], ask: Ask): Answer {
   );
 }
 
-describe('every source answers the same', { timeout: 600_000 }, () => {
+// In the raw form (the server's default for a few readings a series-day) and in the slot form with packed minutes.
+describe.each([
+  ['raw and slot forms', undefined],
+  ['slot form only', 0],
+] as const)('every source answers the same (%s)', { timeout: 600_000 }, (_form, rawReadings) => {
   let t: TestApp;
   const sent: Flight[] = [];
   const record = async (flights: Flight[], batchId: string) => {
@@ -120,7 +124,7 @@ describe('every source answers the same', { timeout: 600_000 }, () => {
   };
 
   beforeAll(async () => {
-    t = await openTestApp('sources_agree', { journal: false });
+    t = await openTestApp('sources_agree', { journal: false, rawReadings });
     // Compacted, then rollups defined and built over them.
     for (let i = 0; i < 3; i++) await record(flightsOf(600, i * 600), `first-${i}`);
     expect(await t.settle()).toBe(1800);
@@ -216,7 +220,7 @@ describe('every source answers the same', { timeout: 600_000 }, () => {
         expect(alone.groups).toEqual(want);
       }),
       {
-        numRuns: 150,
+        numRuns: 100,
         seed: 45,
         examples: [
           // Day summaries (UTC days, one key), a rollup (whole hours), a rollup with edges (inside hours).
