@@ -119,6 +119,12 @@ export interface SlotReader {
    * any of the fields.
    */
   raw: ((level: SlotLevel) => Document) | Document;
+  /**
+   * Whether `read` reads the slots' first and last readings (default true): when false,
+   * packed minutes (`PackedMinutes`) are read without making their `{t, v}` pairs, which
+   * is most of what reading a packed minute costs (see {@link minuteEntries}).
+   */
+  pairs?: boolean;
 }
 
 /** A raw reading's value of `field` (`$$r` bound to an entry of `SeriesDayDocument.r`). */
@@ -134,9 +140,13 @@ const rawEntries = (fields: readonly string[], entry: (field: string) => Documen
 /** The raw reading bound as `$$r` as the `{t, v}` pair of `field`, as first and last are stored. */
 const rawPair = (field: string) => ({ t: '$$r.t', v: rawValue(field) });
 
-/** Reads the statistics: `x`, `{v0, v1, …}` the statistics of each field, of slots where any field has readings. */
-export const STATS_READER = (fields: readonly string[]): SlotReader => ({
+/**
+ * Reads the statistics: `x`, `{v0, v1, …}` the statistics of each field, of slots where
+ * any field has readings; their first and last readings only when `pairs` (see `SlotReader.pairs`).
+ */
+export const STATS_READER = (fields: readonly string[], pairs = true): SlotReader => ({
   root: '',
+  pairs,
   keep: (entry) => anyReadings(fields, entry),
   read: (entry) => ({ x: fieldStats(fields, entry) }),
   raw: {
@@ -196,9 +206,20 @@ const rawSketches = (level: SlotLevel) => ({
  * string or a number), whichever form the hour keeps: an hour with packed minutes (`mc`,
  * see `PackedMinutes`) gives each minute with readings at its index, each field it packs
  * with the minute's shared count and first and last times; no `inc` (counters are never
- * packed, so a packed hour's increases are unknown, see `StoredStats.inc`).
+ * packed, so a packed hour's increases are unknown, see `StoredStats.inc`). Without
+ * `pairs`, a packed minute has no first and last readings (a query that does not ask for
+ * them: making the two dates of each minute and field was most of a packed hour's cost).
+ * With `window` (minutes of the day `[from, to)`, and the hour's index as an expression),
+ * only the packed minutes of the hour inside it are looked at, instead of every minute of
+ * the hour filtered afterwards; the caller still filters the minutes it reads.
  */
-function minuteEntries(hour: string, hourStart: unknown, fields: readonly string[]): unknown {
+function minuteEntries(
+  hour: string,
+  hourStart: unknown,
+  fields: readonly string[],
+  pairs = true,
+  window: { from: number; to: number; hourIndex: unknown } | null = null,
+): unknown {
   const at = (array: string) => ({ $arrayElemAt: [array, '$$pi'] });
   // A packed time is an offset from the hour's start; first and last pairs compare as dates.
   const time = (array: string) => ({ $toDate: { $add: [hourStart, at(array)] } });
@@ -210,18 +231,26 @@ function minuteEntries(hour: string, hourStart: unknown, fields: readonly string
       sq: column('sq'),
       min: column('min'),
       max: column('max'),
-      first: { t: time('$$pm.tf'), v: column('first') },
-      last: { t: time('$$pm.tl'), v: column('last') },
+      ...(pairs ? { first: { t: time('$$pm.tf'), v: column('first') }, last: { t: time('$$pm.tl'), v: column('last') } } : {}),
     };
     return { $cond: [{ $isArray: `$$pm.f.${f}.sum` }, stats, '$$REMOVE'] };
   };
+  // The indices of the hour's packed minutes to look at: all of them, or those of the
+  // window's minutes of the day that fall in this hour (clamped; an empty range when none).
+  const size = { $size: '$$pm.n' };
+  let indices: unknown = { $range: [0, size] };
+  if (window !== null) {
+    const first = { $max: [0, { $subtract: [window.from, { $multiply: [window.hourIndex, 60] }] }] };
+    const end = { $min: [size, { $subtract: [window.to, { $multiply: [window.hourIndex, 60] }] }] };
+    indices = { $let: { vars: { i0: first }, in: { $range: ['$$i0', { $max: ['$$i0', end] }] } } };
+  }
   const packed = {
     $let: {
       vars: { pm: `${hour}.mc` },
       in: {
         $map: {
           input: {
-            $filter: { input: { $range: [0, { $size: '$$pm.n' }] }, as: 'pi', cond: { $gt: [{ $arrayElemAt: ['$$pm.n', '$$pi'] }, 0] } },
+            $filter: { input: indices, as: 'pi', cond: { $gt: [{ $arrayElemAt: ['$$pm.n', '$$pi'] }, 0] } },
           },
           as: 'pi',
           in: { k: '$$pi', v: Object.fromEntries(fields.map((f) => [f, field(f)])) },
@@ -246,7 +275,11 @@ function minutesOfHour(minutes: readonly [number, number][], reader: SlotReader,
         $filter: {
           input:
             reader.root === ''
-              ? minuteEntries('$$this.v', hourTime('$$this.k'), fields)
+              ? minuteEntries('$$this.v', hourTime('$$this.k'), fields, reader.pairs !== false, {
+                  from: Math.min(...minutes.map(([from]) => from)),
+                  to: Math.max(...minutes.map(([, to]) => to)),
+                  hourIndex: hourIndex('$$this.k'),
+                })
               : { $objectToArray: { $ifNull: ['$$this.v.minutes', {}] } },
           as: 'm',
           cond: allOf([inRanges(minuteOfDay, minutes, 1440), reader.keep(entry)]) ?? true,

@@ -14,7 +14,7 @@ import {
   type SketchLevel,
 } from './granularity.ts';
 import { planDays, type DaySection, type DayPiece, type DayPlan } from './read-plan.ts';
-import { planBucketSegments, planSegments, planSketchSegments } from './segments.ts';
+import { planBucketSegments, planSegments, planSketchSegments, type Segment } from './segments.ts';
 import { UTC } from './zone.ts';
 import { DOCUMENT_VERSION } from '../documents/series-day.ts';
 import {
@@ -51,8 +51,8 @@ import {
   slotsOf,
   statisticsOf,
   withDocumentDay,
+  STATS_READER,
 } from '../documents/slots.ts';
-import type { Segment } from './segments.ts';
 
 /**
  * Which bucket documents a query reads: the series of a metric whose tags pass every
@@ -253,7 +253,7 @@ export function planReads(
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
 ): unknown {
-  if (plan.sections === null || context === null) return slotsOf(fields, plan.pieces);
+  if (plan.sections === null || context === null) return slotsOf(fields, plan.pieces, STATS_READER(fields, statistics.includes('first')));
   const sections = plan.sections;
   const raw = sections.map((section) => ({ k: sectionKey(section, plan, context), x: rawMergedStats(fields, section.pieces, statistics) }));
   return byForm(raw, slotSectionReads(fields, plan, context, statistics));
