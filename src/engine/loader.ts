@@ -30,7 +30,7 @@ import { aggregateBuckets, aggregateSummarized, withSharedView, type SharedView,
 import type { TailRead } from '../storage/tail.ts';
 import type { DocumentPipeline } from '../documents/selection.ts';
 import type { SketchLevel } from '../query/granularity.ts';
-import { DAY_MS } from '../model/time.ts';
+import { DAY_MS, HOUR_MS, QUARTER_MS } from '../model/time.ts';
 
 /**
  * One field's share of a query: the query value, and for a series query the series it
@@ -212,8 +212,8 @@ export function rollupFor(
 }
 
 /**
- * A rollup that answers the whole UTC hours inside a pipeline query's range, the edges
- * around them (inside an hour: minutes, which rollups do not keep) read from the
+ * A rollup that answers the whole UTC hours (or quarter hours) inside a pipeline query's
+ * range, the edges around them (minutes, which rollups do not keep) read from the
  * series-day documents (see `edgeSplit`).
  */
 export interface EdgeRead {
@@ -226,17 +226,26 @@ export interface EdgeRead {
 
 /**
  * The rollup that answers `query` but for the edges of its range (see {@link EdgeRead}),
- * or null: when `query` splits at whole hours (`edgeSplit`) and a rollup answers its
- * inner hours ({@link rollupFor}). For a query no rollup answers whole only: the caller
+ * or null: when `query` splits at whole quarter hours (`edgeSplit`) and a rollup keeping
+ * quarter hours answers the inner ones, or at whole hours and any rollup answers them
+ * ({@link rollupFor}). For a query no rollup answers whole only: the caller
  * checks that first.
  */
 export function rollupWithEdges(query: BucketQuery, rollups: readonly RollupDefinition[]): EdgeRead | null {
   if (!('metric' in query.scope) || rollups.length === 0) return null;
-  const split = edgeSplit(query);
-  if (split === null) return null;
-  const choice = rollupFor(split.inner, rollups);
-  if (choice === null) return null;
-  return { choice, inner: choice.quarters ? { ...split.inner, quarters: true } : split.inner, edges: split.edges };
+  // A rollup keeping quarter hours answers the whole quarter hours inside the range,
+  // leaving fewer minutes to the documents; any rollup, the whole hours.
+  for (const [width, candidates] of [
+    [QUARTER_MS, rollups.filter((rollup) => rollup.quarters === true)],
+    [HOUR_MS, rollups],
+  ] as const) {
+    const split = candidates.length === 0 ? null : edgeSplit(query, width);
+    const choice = split === null ? null : rollupFor(split.inner, candidates);
+    if (split !== null && choice !== null) {
+      return { choice, inner: choice.quarters ? { ...split.inner, quarters: true } : split.inner, edges: split.edges };
+    }
+  }
+  return null;
 }
 
 /** The pipeline query of a batch: the shared query value over `fields`, and the series of a series batch; first and last readings when `firstLast`. */
@@ -580,7 +589,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       const metrics = [
         ...new Set(
           planned.flatMap(({ batch, bucketQuery, quarterLevels }) =>
-            batch[0]!.query.metric === null || (quarterLevels.has('minute') && edgeSplit(bucketQuery) === null)
+            batch[0]!.query.metric === null || (quarterLevels.has('minute') && edgeSplit(bucketQuery, QUARTER_MS) === null)
               ? []
               : [batch[0]!.query.metric],
           ),

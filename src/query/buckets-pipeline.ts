@@ -103,9 +103,9 @@ export interface BucketQuery {
    */
   quarters?: boolean;
   /**
-   * A stretch `[from, to)` of whole UTC hours inside the range (ms since epoch) that
-   * another source reads: a rollup answers the inner hours of a range whose edges fall
-   * inside hours, and this query reads only the edges (see `query/edges.ts`). Its slots
+   * A stretch `[from, to)` of whole UTC hours or quarter hours inside the range (ms since
+   * epoch) that another source reads: a rollup answers the inner stretch of a range whose
+   * edges fall inside hours, and this query reads only the edges (see `query/edges.ts`). Its slots
    * are left out of the segments read ({@link querySegments}), so the two reads add up
    * every reading of the range once, the tail's included.
    */
@@ -483,16 +483,17 @@ export function querySegments(query: BucketQuery): Segment<SketchLevel>[] {
 
 /**
  * The parts of time-ordered `segments` outside `[without.from, without.to)` (whole UTC
- * hours). A day or hour segment lies inside or outside whole hours; only minute and
- * quarter segments are cut, at hour edges, which keeps every piece on its level's slots.
- * @throws Error when a piece would not be whole slots of its level (the stretch is not whole hours).
+ * hours or quarter hours, the ceiling and floor of the range's ends: every day or hour
+ * segment of the range lies inside). Only minute and quarter segments are cut, at those
+ * edges, which keeps every piece on its level's slots.
+ * @throws Error when a piece would not be whole slots of its level (a stretch other than that).
  */
 function segmentsOutside<L extends SketchLevel>(segments: readonly Segment<L>[], without: { from: number; to: number }): Segment<L>[] {
   const outside: Segment<L>[] = [];
   const keep = (segment: Segment<L>, from: number, to: number) => {
     if (from >= to) return;
     const width = LEVEL_MS[segment.level];
-    if (from % width !== 0 || to % width !== 0) throw new Error('bucketsPipeline: a stretch left out must be whole hours');
+    if (from % width !== 0 || to % width !== 0) throw new Error('bucketsPipeline: a stretch left out must cut no slot of its level');
     outside.push({ level: segment.level, from, to });
   };
   for (const segment of segments) {

@@ -331,8 +331,9 @@ describe('rollups', { timeout: 300_000 }, () => {
       expect(withFirst.extensions?.reads?.[0]?.rollup, zone).toBeNull();
     }
 
-    // A range whose edges fall inside hours: the rollup reads the whole hours, the series'
-    // minutes only the edges (on two days, then on one), every reading once, the tail's too.
+    // A range whose edges fall inside hours: the rollup reads the whole hours and quarter
+    // hours, the series' minutes only the edges (on two days, then on one), every reading
+    // once, the tail's too.
     for (const [from, to] of [
       [START + 17 * 60_000, START + 2 * DAY + 41 * 60_000],
       [START + DAY + 5 * 60_000 + 3_600_000, START + DAY + 20 * 3_600_000 + 59 * 60_000],
@@ -346,9 +347,10 @@ describe('rollups', { timeout: 300_000 }, () => {
         to: iso(to),
       })) as { data?: { buckets: Group[]; aggregate: Total[] }; errors?: unknown } & Reads;
       expect(edged.errors).toBeUndefined();
+      // The rollups keep quarter hours: the edges are the minutes outside whole quarter hours.
       const wantEdges = [
-        { from: iso(from), to: iso(Math.ceil(from / 3_600_000) * 3_600_000) },
-        { from: iso(Math.floor(to / 3_600_000) * 3_600_000), to: iso(to) },
+        { from: iso(from), to: iso(Math.ceil(from / 900_000) * 900_000) },
+        { from: iso(Math.floor(to / 900_000) * 900_000), to: iso(to) },
       ];
       for (const read of edged.extensions!.reads!) {
         expect(read.rollup).toBe('by_origin');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { edgeSplit } from '../../src/query/edges.ts';
 import { querySegments, type BucketQuery } from '../../src/query/buckets-pipeline.ts';
 import { granularity } from '../../src/query/granularity.ts';
+import { QUARTER_MS } from '../../src/model/time.ts';
 
 const MIN = 60_000;
 const H = 60 * MIN;
@@ -69,6 +70,22 @@ describe('edgeSplit', () => {
     expect(split.edges.map((edge) => [edge.from, edge.to])).toEqual([[at('2016-01-02T07:00:00Z'), q.to]]);
     expect(querySegments(split.edges[0]!)).toEqual([{ level: 'minute', from: at('2016-01-02T07:00:00Z'), to: q.to }]);
     expect(new Set(minutesRead([split.inner, ...split.edges], q.from, q.to))).toEqual(new Set([1]));
+  });
+
+  it('cuts at whole quarter hours for a rollup that keeps them, leaving fewer minutes to the documents', () => {
+    const q = query('2016-01-01T05:17:00Z', '2016-01-01T17:41:00Z');
+    const split = edgeSplit(q, QUARTER_MS)!;
+    expect([split.inner.from, split.inner.to]).toEqual([at('2016-01-01T05:30:00Z'), at('2016-01-01T17:30:00Z')]);
+    expect(querySegments(split.edges[0]!)).toEqual([
+      { level: 'minute', from: q.from, to: at('2016-01-01T05:30:00Z') },
+      { level: 'minute', from: at('2016-01-01T17:30:00Z'), to: q.to },
+    ]);
+    // Read with quarter hours, the inner stretch reads quarters at its ends and hours between.
+    expect(querySegments({ ...split.inner, quarters: true }).map((segment) => segment.level)).toEqual(['quarter', 'hour', 'quarter']);
+    expect(new Set(minutesRead([split.inner, ...split.edges], q.from, q.to))).toEqual(new Set([1]));
+    // Less than a whole hour inside, but whole quarter hours: a split at quarters only.
+    expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T06:10:00Z'))).toBeNull();
+    expect(edgeSplit(query('2016-01-01T05:17:00Z', '2016-01-01T06:10:00Z'), QUARTER_MS)).not.toBeNull();
   });
 
   it('keeps what the query was: scope, fields, grouping, zone; a day range given is replaced', () => {
