@@ -4,7 +4,8 @@
  * on disk:
  *
  * 1. Acknowledgement through GraphQL: `recordReadings` of batches of 1,000 readings with
- *    batch ids (in process, no socket), against `insertMany` of one flat document per
+ *    batch ids (in process, no socket) of dense data, sparse data and of readings that
+ *    mostly start new series, against `insertMany` of one flat document per
  *    reading into the plain collection a user would keep (`PlainCollection`, with the
  *    index `{hostname: 1, t: 1}` or `{origin: 1, t: 1}`, as `bench:read-peers` loads it)
  *    of the same batch; the two take turns.
@@ -23,8 +24,8 @@
  *    backlog, then the totals (of the folds, and of the compactions: the documents they
  *    read and merged, their seconds) and the exactness of the folded documents.
  *
- *   npm run bench:ingest                     # 40,000 dense and 20,000 sparse readings
- *   npm run bench:ingest -- --dense 10000 --sparse 5000
+ *   npm run bench:ingest                     # 40,000 dense, 20,000 sparse and 20,000 new-series readings
+ *   npm run bench:ingest -- --dense 10000 --sparse 5000 --new-series 5000
  *   npm run bench:ingest -- --sustain 600    # 10 minutes of dense ingest and folds
  *   npm run bench:ingest -- --sustain 600 --writers 4   # four writers at once
  *   npm run bench:ingest -- --sustain 600 --compact-after-folds 64   # compactions 8 times rarer
@@ -67,6 +68,7 @@ import {
   progressLog,
   readingInput,
   sketchLevels,
+  seededRandom,
   sparseDataSet,
   table,
   withBenchDatabase,
@@ -75,6 +77,12 @@ import {
 const given = new Command()
   .option('--dense <n>', 'dense readings (TSBS cpu-only, 20 hosts, 10 fields, every 10 s)', positiveInt, 40_000)
   .option('--sparse <n>', 'sparse readings (real flights from January 2001)', positiveInt, 20_000)
+  .option(
+    '--new-series <n>',
+    'flights-like readings over 300 x 300 possible routes, most of a batch starting a new series',
+    positiveInt,
+    20_000,
+  )
   .option('--sustain <seconds>', 'instead: dense ingest for this long with the fold job running', positiveInt)
   .option('--hosts <n>', 'hosts of the sustained dense data', positiveInt, 100)
   .option('--writers <n>', 'with --sustain: writers sending batches at once', positiveInt, 1)
@@ -111,6 +119,7 @@ const given = new Command()
   .opts<{
     dense: number;
     sparse: number;
+    newSeries: number;
     sustain?: number;
     hosts: number;
     compactAfterFolds: number;
@@ -144,6 +153,26 @@ function denseReadings(count: number): PlainReading[] {
   const plain: PlainReading[] = [];
   for (const chunk of generateCpu({ hosts: 20, durationMs: Math.ceil(count / 20) * 10_000 })) plain.push(...chunk);
   return plain.slice(0, count);
+}
+
+/**
+ * `count` flights-like readings (metric `routes`, tags origin and destination, fields
+ * delay and distance) over 300 x 300 possible routes, a reading a second from
+ * 2024-01-01 UTC: at 20,000 readings about 18,000 routes, so most readings of a batch
+ * name a series not seen before (seeded, the same every run).
+ */
+function newSeriesReadings(count: number): PlainReading[] {
+  const random = seededRandom(300);
+  const start = Date.UTC(2024, 0, 1);
+  return Array.from({ length: count }, (_, i) => ({
+    metric: 'routes',
+    tags: [
+      { key: 'origin', value: `O${Math.floor(random() * 300)}` },
+      { key: 'destination', value: `D${Math.floor(random() * 300)}` },
+    ],
+    time: start + i * 1000,
+    fields: { delay: Math.round(random() * 200) - 40, distance: 100 + Math.round(random() * 2400) },
+  }));
 }
 
 /** Acknowledges every batch through GraphQL and with insertMany, taking turns; returns the row and the store's readings. */
@@ -385,6 +414,7 @@ if (given.sustain !== undefined) {
 log(`generating ${given.dense} dense readings, loading ${given.sparse} flights`);
 const dense = denseReadings(given.dense);
 const sparse = (await sparseDataSet(new Date('2002-01-01T00:00:00Z'), given.sparse)).readings;
+const newSeries = newSeriesReadings(given.newSeries);
 
 await withBenchDatabase(
   async (database, client) => {
@@ -394,6 +424,7 @@ await withBenchDatabase(
     for (const [name, readings, entityTag] of [
       ['dense', dense, 'hostname'],
       ['sparse', sparse, 'origin'],
+      ['new-series', newSeries, 'origin'],
     ] as const) {
       const store = await openStore(database.uri, `bench_ingest_${name}_${Date.now()}`, {
         writeConcern: { w: 1, journal: true },
