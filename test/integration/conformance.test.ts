@@ -442,6 +442,7 @@ const OPERATORS: Record<string, string> = {
   $lt: '2.2',
   $eq: '2.2',
   $not: '2.2',
+  $nor: '2.2',
   // Accumulators, and the expressions of the same name (over an array: 3.2).
   $sum: '3.2',
   $min: '3.2',
