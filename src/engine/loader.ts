@@ -217,6 +217,7 @@ export function rollupFor(
  * series-day documents (see `edgeSplit`).
  */
 export interface EdgeRead {
+  /** The rollup answering the inner stretch, and whether it reads its quarter hours there. */
   choice: RollupChoice;
   /** The query of the inner hours, read from the rollup (with `quarters` when the rollup's quarter hours answer). */
   inner: BucketQuery;
@@ -228,8 +229,8 @@ export interface EdgeRead {
  * The rollup that answers `query` but for the edges of its range (see {@link EdgeRead}),
  * or null: when `query` splits at whole quarter hours (`edgeSplit`) and a rollup keeping
  * quarter hours answers the inner ones, or at whole hours and any rollup answers them
- * ({@link rollupFor}). For a query no rollup answers whole only: the caller
- * checks that first.
+ * ({@link rollupFor}). Meant for a query no rollup answers whole (`batchRollups` asks
+ * {@link rollupFor} first): it does not check that itself.
  */
 export function rollupWithEdges(query: BucketQuery, rollups: readonly RollupDefinition[]): EdgeRead | null {
   if (!('metric' in query.scope) || rollups.length === 0) return null;
@@ -379,24 +380,28 @@ interface PlannedBatch {
   quarterLevels: ReadonlySet<SketchLevel>;
 }
 
-/** The rollup that answers a planned batch, of the `rollups` read for the load's metrics, or null (see {@link rollupFor}). */
-const batchRollup = (
+/**
+ * The rollups that could answer a planned batch, of the `rollups` read for the load's
+ * metrics: `whole`, one answering its whole range ({@link rollupFor}), and only when there
+ * is none, `edged`, one answering it but for the edges of its range
+ * ({@link rollupWithEdges}); null where none does. Worked out once per batch, for the
+ * view's order (`createLoader`) and for the batch's read (`loadBatch`, which still turns
+ * them down for what they cannot answer).
+ */
+interface BatchRollups {
+  whole: RollupChoice | null;
+  edged: EdgeRead | null;
+}
+
+/** The {@link BatchRollups} of a planned batch. */
+function batchRollups(
   { batch, bucketQuery, levels, quarterLevels }: Pick<PlannedBatch, 'batch' | 'bucketQuery' | 'levels' | 'quarterLevels'>,
   rollups: readonly RollupDefinition[],
-): RollupChoice | null =>
-  rollupFor(
-    bucketQuery,
-    rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric),
-    levels,
-    quarterLevels,
-  );
-
-/** The rollup that answers a planned batch's inner hours, the documents its edges (see {@link rollupWithEdges}), of the `rollups` read for the load's metrics, or null. */
-const batchRollupWithEdges = ({ batch, bucketQuery }: Pick<PlannedBatch, 'batch' | 'bucketQuery'>, rollups: readonly RollupDefinition[]) =>
-  rollupWithEdges(
-    bucketQuery,
-    rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric),
-  );
+): BatchRollups {
+  const ofMetric = rollups.filter((rollup) => rollup.metric === batch[0]!.query.metric);
+  const whole = rollupFor(bucketQuery, ofMetric, levels, quarterLevels);
+  return { whole, edged: whole === null ? rollupWithEdges(bucketQuery, ofMetric) : null };
+}
 
 /** The stretches of `query`'s range outside `inner`'s, as ISO 8601 instants (`ReadRecord.edges`). */
 function edgeStretches(query: Pick<BucketQuery, 'from' | 'to'>, inner: Pick<BucketQuery, 'from' | 'to'>): { from: string; to: string }[] {
@@ -413,14 +418,14 @@ function edgeStretches(query: Pick<BucketQuery, 'from' | 'to'>, inner: Pick<Buck
  * (`aggregateSummarized`) or from a rollup that answers (`rollupFor`) or the series-day
  * documents, and beside them its merged sketches and counter increases when a request
  * asks for them. Appends where it read to `scope.reads`.
- * @param registry the rollup definitions of the load's metrics and their plan settings (null: none read).
+ * @param registry the rollups that could answer the batch (`batchRollups`) and the plan settings of the load's metrics (null: none read).
  * @returns each request's rows (a series request: its series' rows) and its field's index in them.
  * @throws ServiceError QUERY_TIMEOUT when a read runs longer than the request's time limit; driver errors.
  */
 async function loadBatch(
   scope: LoaderScope,
   planned: PlannedBatch,
-  registry: { rollups: readonly RollupDefinition[]; settings: PlanSettings | null },
+  registry: { rollups: BatchRollups; settings: PlanSettings | null },
   shared: SharedView,
 ): Promise<[LoadRequest, LoadAnswer][]> {
   const { batch, fields, series } = planned;
@@ -434,11 +439,11 @@ async function loadBatch(
   // only where it reads no more (one document a day), else the summaries do.
   const summarizable = !counter && !firstLast ? summarizedRead(query, planned.bucketQuery, sketch) : null;
   // A rollup's quarter hours keep no first and last readings and no sketches.
-  const found = batchRollup(planned, registry.rollups);
+  const found = registry.rollups.whole;
   const rollup = found?.quarters && (firstLast || sketch) ? null : found;
   // Else a rollup may answer the whole hours inside the range and the documents its
   // edges: rows of statistics merge, first and last readings, sketches and counters' slots do not.
-  const edged = rollup === null && !firstLast && !sketch && !counter ? batchRollupWithEdges(planned, registry.rollups) : null;
+  const edged = rollup === null && !firstLast && !sketch && !counter ? registry.rollups.edged : null;
   const candidate = rollup ?? edged?.choice ?? null;
   const choice =
     summarizable !== null && mostlySummarized(summarizable) && (candidate === null || rollupDocumentsPerDay(candidate.rollup, query) > 1)
@@ -609,9 +614,8 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
       // when a rollup answers a batch: a rollup day rebuilt after the view was read would
       // be invisible to it, so a rollup's documents are read in a view read after its
       // definition. Series-day documents need no such order.
-      const rollupAnswers = registry.then(([rollups]) =>
-        planned.some((item) => batchRollup(item, rollups) !== null || batchRollupWithEdges(item, rollups) !== null),
-      );
+      const rollupChoices = registry.then(([rollups]) => planned.map((item) => batchRollups(item, rollups)));
+      const rollupAnswers = rollupChoices.then((choices) => choices.some(({ whole, edged }) => whole !== null || edged !== null));
       // Awaited by the view's read; a failure must not count as unhandled when the pin's write failed first.
       rollupAnswers.catch(() => undefined);
       const refused = new Map<LoadRequest, Error>();
@@ -619,7 +623,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
         scope.store,
         scope.options,
         async (shared) => {
-          const [rollups, settings] = await registry;
+          const [[, settings], choices] = await Promise.all([registry, rollupChoices]);
           for (const { batch, bucketQuery } of detailed) {
             const reads = levelReads(bucketQuery);
             for (const request of batch) {
@@ -632,6 +636,7 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
           const running = planned.filter(({ batch }) => !batch.every((request) => refused.has(request)));
           await Promise.all(
             running.map(async (item) => {
+              const rollups = choices[planned.indexOf(item)]!;
               for (const [request, answer] of await loadBatch(scope, item, { rollups, settings }, shared)) answers.set(request, answer);
             }),
           );

@@ -27,6 +27,11 @@ export interface Acc {
 
 const before = (a: TimedValue, b: TimedValue) => a.t < b.t || (a.t === b.t && a.v < b.v);
 
+/**
+ * One bucket's statistics (`Summary`, as the engine answers a bucket) as an {@link Acc}
+ * to merge: an empty bucket gives count 0 and neutral minimum and maximum (Infinity,
+ * -Infinity), and its squared deviations are the population variance times the count.
+ */
 export function accOf(summary: Summary): Acc {
   return {
     n: summary.count,

@@ -59,6 +59,13 @@ export async function matchingSeries(
 export const page = <T>(list: readonly T[], limit: number | null, offset: number) =>
   list.slice(offset, limit === null ? undefined : offset + limit);
 
+/**
+ * `SHOW MEASUREMENTS [WITH MEASUREMENT = | != | =~ | !~ ...] [WHERE ...] [LIMIT n] [OFFSET n]`:
+ * the names of the metrics the token may read (those with a series the condition
+ * selects, when there is one), in the registry's order, as one result series
+ * `measurements` (none when empty).
+ * @throws CodedError FORBIDDEN, InputError TOO_MANY_SERIES (see `matchingSeries`).
+ */
 export async function showMeasurements(statement: Extract<Statement, { kind: 'showMeasurements' }>, context: ExecutionContext) {
   let metrics = await metricsOf([], context);
   const filter = statement.with;
@@ -84,6 +91,12 @@ export async function showMeasurements(statement: Extract<Statement, { kind: 'sh
   return names.length === 0 ? [] : [{ name: 'measurements', columns: ['name'], values: names.map((name) => [name]) }];
 }
 
+/**
+ * `SHOW TAG KEYS [FROM ...] [WHERE ...] [LIMIT n] [OFFSET n]`: per metric, its tag keys
+ * (those of the series the condition selects, when there is one), LIMIT and OFFSET per
+ * metric, as InfluxDB pages them; a metric without keys gives no result series.
+ * @throws CodedError FORBIDDEN, InputError TOO_MANY_SERIES (see `matchingSeries`).
+ */
 export async function showTagKeys(statement: Extract<Statement, { kind: 'showTagKeys' }>, context: ExecutionContext) {
   const { tags } = splitCondition(statement.condition, context.now);
   const series: ResultSeries[] = [];
@@ -99,6 +112,12 @@ export async function showTagKeys(statement: Extract<Statement, { kind: 'showTag
   return series;
 }
 
+/**
+ * `SHOW TAG VALUES [FROM ...] WITH KEY = | != | =~ | !~ ... [WHERE ...]`: per metric,
+ * the `[key, value]` pairs of its series (those the condition selects), keys and then
+ * values sorted, paged per metric.
+ * @throws CodedError FORBIDDEN, InputError TOO_MANY_SERIES (see `matchingSeries`).
+ */
 export async function showTagValues(statement: Extract<Statement, { kind: 'showTagValues' }>, context: ExecutionContext) {
   const { tags } = splitCondition(statement.condition, context.now);
   const { key } = statement;
@@ -134,6 +153,11 @@ export async function showTagValues(statement: Extract<Statement, { kind: 'showT
   return series;
 }
 
+/**
+ * `SHOW FIELD KEYS [FROM ...] [LIMIT n] [OFFSET n]`: per metric, its fields sorted, each
+ * of type `float` (every field value is stored as a double).
+ * @throws CodedError FORBIDDEN for a named metric the token may not read.
+ */
 export async function showFieldKeys(statement: Extract<Statement, { kind: 'showFieldKeys' }>, context: ExecutionContext) {
   const series: ResultSeries[] = [];
   for (const metric of await metricsOf(statement.sources, context)) {

@@ -229,6 +229,11 @@ export function visibleIn(view: ReadView): Filter<Document> {
 
 /** How {@link findVisible} orders, limits and shapes what it reads, and the driver's limits. */
 export interface FindVisibleOptions {
+  /**
+   * Conditions the index range `filter` cannot carry (a field's count, say), checked in a
+   * `$match` of their own right after it (see {@link findVisible}); absent: none.
+   */
+  residual?: Filter<Document>;
   /** As in `find`: `{path: 1}` keeps, `{path: 0}` leaves out. */
   projection?: Document;
   /** As in `find`, e.g. `{date: -1}`. */
@@ -241,8 +246,9 @@ export interface FindVisibleOptions {
 
 /**
  * Reads the documents of `collection` that `filter` selects and `view` sees, as `find`
- * with `options` would: an aggregation of two `$match` stages, `filter` first, then
- * {@link visibleIn}, then `$sort`, `$limit` and `$project` when asked. MongoDB coalesces
+ * with `options` would: an aggregation of `$match` stages, `filter` first, then
+ * `options.residual` when given, then {@link visibleIn}, then `$sort`, `$limit` and
+ * `$project` when asked. MongoDB coalesces
  * the two `$match` stages (manual, "Aggregation Pipeline Optimization"); the embedded
  * server picks its index from the first stage only, and uses none for a filter with a
  * top-level `$nor` (the visibility condition while a compaction is in grace) or with two
@@ -255,10 +261,11 @@ export function findVisible<T extends Document>(
   view: ReadView,
   options: FindVisibleOptions = {},
 ): AggregationCursor<T> {
-  const { projection, sort, limit, batchSize, maxTimeMS, signal } = options;
+  const { residual, projection, sort, limit, batchSize, maxTimeMS, signal } = options;
   return collection.aggregate<T>(
     [
       { $match: filter },
+      ...(residual === undefined ? [] : [{ $match: residual }]),
       { $match: visibleIn(view) },
       ...(sort === undefined ? [] : [{ $sort: sort }]),
       ...(limit === undefined ? [] : [{ $limit: limit }]),

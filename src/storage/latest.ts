@@ -7,7 +7,7 @@ import type { Document } from 'mongodb';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { DOCUMENT_VERSION } from '../documents/series-day.ts';
 import { type QueryOptions, limitedRead } from './query-options.ts';
-import { type ReadView, findVisible, readView, visibleIn } from './fold-state.ts';
+import { type ReadView, findVisible, readView } from './fold-state.ts';
 import type { Reading } from '../record/validate.ts';
 import type { Store } from './store.ts';
 import { type TimedValue, isEarlier } from '../model/stats.ts';
@@ -58,34 +58,6 @@ async function partsOfEdgeDay(
   }).toArray();
   if (edge === undefined) return [];
   return findVisible(store.seriesDays, { ...filter, date: edge.date }, view, { ...driver, projection }).toArray();
-}
-
-/**
- * The visible documents of series `series` from UTC day `from` on that hold a reading
- * of any of `fields`, with `projection`: one read on `{series, date}` (the range in the
- * first `$match`, the fields' test in the next, so the embedded server keeps the index;
- * see `findVisible`).
- */
-function partsSince(
-  store: Store,
-  view: ReadView,
-  series: string,
-  from: Date,
-  fields: readonly string[],
-  projection: Document,
-  driver: { maxTimeMS?: number; signal?: AbortSignal },
-): Promise<Document[]> {
-  return store.seriesDays
-    .aggregate<Document>(
-      [
-        { $match: { series, date: { $gte: from } } },
-        { $match: holdingReadings(fields) },
-        { $match: visibleIn(view) },
-        { $project: projection },
-      ],
-      driver,
-    )
-    .toArray();
 }
 
 /**
@@ -200,7 +172,16 @@ export async function latestValuesOf(
         const metric = metricOf.get(id);
         const from = metric === undefined ? undefined : lastDay.get(metric);
         const recent =
-          from === undefined ? [] : await limitedRead(options, (driver) => partsSince(store, view, id, from, fields, projection, driver));
+          from === undefined
+            ? []
+            : // One read on `{series, date}`: the range first, the fields' test in a stage of its own.
+              await limitedRead(options, (driver) =>
+                findVisible(store.seriesDays, { series: id, date: { $gte: from } }, view, {
+                  ...driver,
+                  residual: holdingReadings(fields),
+                  projection,
+                }).toArray(),
+              );
         const newest =
           recent.length > 0
             ? recent
