@@ -48,6 +48,9 @@ import {
   type SlotReader,
   type CounterSlot,
   type Statistic,
+  type RawAs,
+  slotOrReadingAccumulators,
+  slotOrReadingTime,
   slotsOf,
   statisticsOf,
   withDocumentDay,
@@ -245,15 +248,21 @@ const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
  * Expression for what a document under `plan` contributes, as an array of
  * `{k, x}` (sections: `k` the bucket start in ms) or `{time, x}` (slots, bucket found per
  * slot afterwards). A whole day cut in two sections reads the smaller section's slots and
- * derives the larger one (see {@link largerSectionStats}).
+ * derives the larger one (see {@link largerSectionStats}). `rawAs` says what a document in
+ * the raw form gives where slots are read (see `RawAs`).
  */
 export function planReads(
   fields: readonly string[],
   plan: DayPlan<SketchLevel>,
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
+  rawAs: RawAs = 'slots',
 ): unknown {
-  if (plan.sections === null || context === null) return slotsOf(fields, plan.pieces, STATS_READER(fields, statistics.includes('first')));
+  if (plan.sections === null || context === null) {
+    // A plan of one day knows the document's day; one shared by several days does not.
+    const day = plan.to - plan.from === DAY_MS ? plan.from : undefined;
+    return slotsOf(fields, plan.pieces, STATS_READER(fields, statistics.includes('first')), rawAs, day);
+  }
   const sections = plan.sections;
   const raw = sections.map((section) => ({ k: sectionKey(section, plan, context), x: rawMergedStats(fields, section.pieces, statistics) }));
   return byForm(raw, slotSectionReads(fields, plan, context, statistics));
@@ -293,15 +302,17 @@ function slotSectionReads(
  * Expression for what a document reads: the reads of its day's plan, chosen among
  * `plans` by a balanced `$cond` tree on the document's `date` (a few comparisons even
  * for hundreds of plans), with the day bound as `$$day` (ms since epoch). The `$match`
- * on the range's days keeps every document inside the plans.
+ * on the range's days keeps every document inside the plans. `raw` says what a document
+ * in the raw form gives where slots are read (see `RawAs`).
  */
 export function documentReads(
   fields: readonly string[],
   plans: readonly DayPlan<SketchLevel>[],
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
+  raw: RawAs = 'slots',
 ): Document {
-  return perDay(plans, (plan) => planReads(fields, plan, context, statistics));
+  return perDay(plans, (plan) => planReads(fields, plan, context, statistics, raw));
 }
 
 /**
@@ -344,7 +355,9 @@ function perDay<L extends SketchLevel>(plans: readonly DayPlan<L>[], read: (plan
  *
  * - Finer granularities and UTC: the document's slots (`$objectToArray` over the hour
  *   and minute subdocuments, `$filter` by index), each grouped by its bucket start,
- *   computed from the slot's start in milliseconds ({@link bucketStartExpression}).
+ *   computed from the slot's start in milliseconds ({@link bucketStartExpression}); a
+ *   document in the raw form gives its readings of the range as they are, which the
+ *   `$group` reads beside the slots (`RawAs` in `documents/slots.ts`).
  * - `DAY` and coarser in other zones: the slots of each day are merged per bucket
  *   ("sections") whose start is known in advance: a constant, or a fixed distance from the
  *   day's midnight, so no per-slot arithmetic is needed; a day cut in two by a local
@@ -422,8 +435,29 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     };
     return { selection, stages: context === null ? [grouped] : [grouped, startsAsDates] };
   }
-  const t =
-    granularity === null ? undefined : context !== null ? '$slot.k' : bucketStartExpression('$slot.time', granularity.cut, zone, from, to);
+  if (context === null) {
+    // Slot by slot; a raw document gives its readings in the pieces as they are (see `RawAs`).
+    const t = granularity === null ? undefined : bucketStartExpression(slotOrReadingTime('slot'), granularity.cut, zone, from, to);
+    const stages = [
+      {
+        $project: {
+          _id: 0,
+          slot: documentReads(fields, plans, null, statistics, 'readings'),
+          ...(group === undefined ? {} : { g: group }),
+          ...(query.firstLast ? KEEP_VERSION : {}),
+        },
+      },
+      { $unwind: '$slot' },
+      {
+        $group: {
+          _id: groupId(t, '$g'),
+          ...slotOrReadingAccumulators(fields, statistics, 'slot'),
+          ...(query.firstLast ? lowestVersion() : {}),
+        },
+      },
+    ];
+    return { selection, stages };
+  }
   const stages = [
     {
       $project: {
@@ -436,12 +470,12 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     { $unwind: '$slot' },
     {
       $group: {
-        _id: groupId(t, '$g'),
+        _id: groupId('$slot.k', '$g'),
         ...accumulators(fields, statistics, (_field, i) => `$slot.x.v${i}`),
         ...(query.firstLast ? lowestVersion() : {}),
       },
     },
-    ...(context === null ? [] : [startsAsDates]),
+    startsAsDates,
   ];
   return { selection, stages };
 }

@@ -85,7 +85,26 @@ describe('bucketsPipeline', () => {
     const stages = bucketsPipeline(query({ granularity: granularity('MINUTE'), to: at('2001-01-01T03:00:00Z') }));
     expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
     expect(text(stages)).toContain('$$this.v.minutes');
-    expect(stages[5]?.$group._id.t).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 60_000] }] } });
+    // A slot's start, or a raw reading's minute; floored to the bucket's minute.
+    const minuteOfReading = { $let: { vars: { ms: { $toLong: '$slot.t' } }, in: { $subtract: ['$$ms', { $mod: ['$$ms', 60_000] }] } } };
+    expect(stages[5]?.$group._id.t).toEqual({
+      $toDate: {
+        $let: { vars: { t: { $ifNull: ['$slot.time', minuteOfReading] } }, in: { $subtract: ['$$t', { $mod: ['$$t', 60_000] }] } },
+      },
+    });
+    // A raw document's readings of the range (one plan: the day's bounds as dates) that hold the field.
+    expect(stages[3]?.$project.slot.$let.in.$cond[1]).toEqual({
+      $filter: {
+        input: '$r',
+        as: 'r',
+        cond: {
+          $and: [
+            { $and: [{ $gte: ['$$r.t', new Date('2001-01-01T00:00:00Z')] }, { $lt: ['$$r.t', new Date('2001-01-01T03:00:00Z')] }] },
+            { $isNumber: '$$r.f.delay' },
+          ],
+        },
+      },
+    });
   });
 
   it('a DAY query over a ragged range reads the edges from hour and minute slots: one plan per kind of day, chosen by date', () => {
@@ -122,6 +141,11 @@ describe('bucketsPipeline', () => {
     expect(tree.$cond[0]).toEqual({ $lt: ['$date', new Date('2001-01-06T00:00:00Z')] });
     // The slot form's branch of the `$cond` on the raw form (`r`).
     expect(tree.$cond[2].$cond[1].$cond[2]).toEqual([{ time: '$$day', x: { v0: '$fields.delay' } }]);
+    // A raw document gives its readings of the range as they are; a plan of several days
+    // makes its bounds from the document's day.
+    const raw = JSON.stringify(tree.$cond[2].$cond[1].$cond[1]);
+    expect(raw).toContain('"$filter":{"input":"$r"');
+    expect(raw).not.toContain('"$map"');
     expect(JSON.stringify(tree.$cond[1])).toContain('minutes');
   });
 
@@ -193,14 +217,16 @@ describe('bucketsPipeline', () => {
 
   it('an aggregate (no granularity) groups everything into one row per group', () => {
     const stages = bucketsPipeline(query({ granularity: null, from: at('2001-01-01T06:00:00Z') }));
+    // Each statistic from a slot's, else from a raw reading's value (nothing when it has none).
+    const value = '$slot.f.delay';
     expect(stages.at(-1)).toEqual({
       $group: {
         _id: null,
-        n0: { $sum: '$slot.x.v0.n' },
-        sum0: { $sum: '$slot.x.v0.sum' },
-        min0: { $min: '$slot.x.v0.min' },
-        max0: { $max: '$slot.x.v0.max' },
-        sq0: { $sum: '$slot.x.v0.sq' },
+        n0: { $sum: { $ifNull: ['$slot.x.v0.n', { $cond: [{ $isNumber: value }, 1, 0] }] } },
+        sum0: { $sum: { $ifNull: ['$slot.x.v0.sum', value] } },
+        min0: { $min: { $ifNull: ['$slot.x.v0.min', value] } },
+        max0: { $max: { $ifNull: ['$slot.x.v0.max', value] } },
+        sq0: { $sum: { $ifNull: ['$slot.x.v0.sq', { $multiply: [value, value] }] } },
       },
     });
   });
@@ -222,8 +248,12 @@ describe('bucketsPipeline', () => {
   });
 
   it('UTC keys: slot times in ms floored by arithmetic, day totals keyed by their date or $dateTrunc (the cheaper forms measured)', () => {
+    // A slot's start in ms, or a raw reading's minute (see \`RawAs\`).
+    const start = {
+      $ifNull: ['$slot.time', { $let: { vars: { ms: { $toLong: '$slot.t' } }, in: { $subtract: ['$$ms', { $mod: ['$$ms', 60_000] }] } } }],
+    };
     const fiveMinutes = bucketsPipeline(query({ granularity: granularity('FIVE_MINUTES') })).at(-1)?.$group._id.t;
-    expect(fiveMinutes).toEqual({ $toDate: { $subtract: ['$slot.time', { $mod: ['$slot.time', 300_000] }] } });
+    expect(fiveMinutes).toEqual({ $toDate: { $let: { vars: { t: start }, in: { $subtract: ['$$t', { $mod: ['$$t', 300_000] }] } } } });
     const week = bucketsPipeline(query({ granularity: granularity('WEEK') })).at(-1)?.$group._id.t;
     expect(week).toEqual({ $dateTrunc: { date: '$date', unit: 'week', startOfWeek: 'monday' } });
     const sundayWeek = bucketsPipeline(query({ granularity: granularity('WEEK', { weekStart: 'SUNDAY' }) })).at(-1)?.$group._id.t;
@@ -232,7 +262,7 @@ describe('bucketsPipeline', () => {
     expect(month).toEqual({ $dateTrunc: { date: '$date', unit: 'month' } });
     const raggedMonth = bucketsPipeline(query({ granularity: granularity('MONTH'), from: at('2001-01-05T12:07:00Z') })).at(-1)?.$group._id
       .t;
-    expect(raggedMonth).toEqual({ $dateTrunc: { date: { $toDate: '$slot.time' }, unit: 'month' } });
+    expect(raggedMonth).toEqual({ $dateTrunc: { date: { $toDate: start }, unit: 'month' } });
   });
 
   it('never adds or subtracts a number to or from a date: every operand is a number in ms', () => {
@@ -575,9 +605,15 @@ describe('bucketsPipeline in a time zone', () => {
   it('finer granularities key each slot by its span of constant offset: Kolkata hours from minute slots', () => {
     const { stages } = zoned('HOUR', 'Asia/Kolkata', '2001-04-01', '2001-04-02');
     expect(stageNames(stages)).toEqual(['$match', '$match', '$project', '$project', '$unwind', '$group']);
-    // +05:30: t - ((t + 1,800,000) mod 3,600,000).
+    // +05:30: t - ((t + 1,800,000) mod 3,600,000), t a slot's start or a raw reading's minute.
+    const minuteOfReading = { $let: { vars: { ms: { $toLong: '$slot.t' } }, in: { $subtract: ['$$ms', { $mod: ['$$ms', 60_000] }] } } };
     expect(stages[5]?.$group._id.t).toEqual({
-      $toDate: { $subtract: ['$slot.time', { $mod: [{ $add: ['$slot.time', 1_800_000] }, 3_600_000] }] },
+      $toDate: {
+        $let: {
+          vars: { t: { $ifNull: ['$slot.time', minuteOfReading] } },
+          in: { $subtract: ['$$t', { $mod: [{ $add: ['$$t', 1_800_000] }, 3_600_000] }] },
+        },
+      },
     });
     expect(JSON.stringify(stages[3])).toContain('minutes');
   });
