@@ -331,7 +331,9 @@ function quartersOfHour(quarters: readonly [number, number][], reader: SlotReade
  * (sketch pipelines only) the quarter hours of their hours (see {@link quartersOfHour}),
  * minute pieces the minute slots of their minutes (looking only into the hours that
  * overlap them). The statistics reader leaves out slots where none of the fields has
- * readings.
+ * readings. `raw` says what a document in the raw form gives (see {@link RawAs}); `day`,
+ * the document's midnight in ms since epoch when every document read is of that day
+ * (a plan of one day), lets its readings be compared with constant dates.
  */
 export function slotsOf(
   fields: readonly string[],
@@ -382,7 +384,13 @@ export function slotsOf(
   const minutes = minuteRangesOf(pieces);
   if (minutes.length > 0) lists.push(withinHours(hoursHolding(minutes, 60), minutesOfHour(minutes, reader, fields)));
   const slots = lists.length === 1 ? lists[0] : { $concatArrays: lists };
-  return { $cond: [{ $isArray: '$r' }, raw === 'readings' ? rawReadingsIn(fields, pieces, day) : rawSlots(fields, pieces, reader), slots] };
+  return {
+    $cond: [
+      { $isArray: '$r' },
+      raw === 'readings' ? rawIn(pieces, anyOf(fields.map(rawHas)), day) : rawSlots(fields, pieces, reader),
+      slots,
+    ],
+  };
 }
 
 /**
@@ -396,27 +404,6 @@ export function slotsOf(
  * (docs/performance.md).
  */
 export type RawAs = 'slots' | 'readings';
-
-/**
- * The raw readings (`$r`, as stored) of the document that lie in `pieces` and hold a value
- * of any of `fields`, as an expression for the array, each reading's time compared as it
- * is with the pieces' bounds: dates in the pipeline when the caller knows the document's
- * `day` (its midnight, ms since epoch), else made once per document from `$$day`.
- */
-function rawReadingsIn(fields: readonly string[], pieces: readonly SlotRange[], day?: number): unknown {
-  const ranges = joinRanges(pieces.map((piece): [number, number] => [piece.from, piece.to]).sort((a, b) => a[0] - b[0]));
-  const vars: Document = {};
-  const bound = (name: string, offset: number) => {
-    if (day !== undefined) return new Date(day + offset);
-    vars[name] = { $toDate: { $add: [DAY_START, long(offset)] } };
-    return `$$${name}`;
-  };
-  const tests = ranges.map(([from, to], i) => ({
-    $and: [{ $gte: ['$$r.t', bound(`lo${i}`, from)] }, { $lt: ['$$r.t', bound(`hi${i}`, to)] }],
-  }));
-  const filter = { $filter: { input: '$r', as: 'r', cond: allOf([anyOf(tests), anyOf(fields.map(rawHas))]) } };
-  return Object.keys(vars).length === 0 ? filter : { $let: { vars, in: filter } };
-}
 
 /**
  * The start of the slot unwound at `path`, ms since epoch (a long): a slot's `time`, or the
@@ -437,35 +424,44 @@ export const slotOrReadingTime = (path: string) => ({
  * value of a field adds nothing to that field's.
  */
 export function slotOrReadingAccumulators(fields: readonly string[], statistics: readonly Statistic[], path: string): Document {
-  return Object.fromEntries(
-    fields.flatMap((field, i) => {
-      const stat = (statistic: Statistic) => `$${path}.x.v${i}.${statistic}`;
-      const value = `$${path}.f.${field}`;
-      const has = { $isNumber: value };
-      const ofReading: Record<Statistic, unknown> = {
-        n: { $cond: [has, 1, 0] },
-        sum: value,
-        min: value,
-        max: value,
-        sq: { $multiply: [value, value] },
-        first: { $cond: [has, { t: `$${path}.t`, v: value }, '$$REMOVE'] },
-        last: { $cond: [has, { t: `$${path}.t`, v: value }, '$$REMOVE'] },
-      };
-      return statistics.map((statistic) => [
-        `${statistic}${i}`,
-        { [MERGE[statistic]]: { $ifNull: [stat(statistic), ofReading[statistic]] } },
-      ]);
-    }),
-  );
+  return mergedAccumulators(fields, statistics, (field, i, statistic) => {
+    const value = `$${path}.f.${field}`;
+    const has = { $isNumber: value };
+    const pair = { $cond: [has, { t: `$${path}.t`, v: value }, '$$REMOVE'] };
+    const ofReading: Record<Statistic, unknown> = {
+      n: { $cond: [has, 1, 0] },
+      sum: value,
+      min: value,
+      max: value,
+      sq: { $multiply: [value, value] },
+      first: pair,
+      last: pair,
+    };
+    return { $ifNull: [`$${path}.x.v${i}.${statistic}`, ofReading[statistic]] };
+  });
 }
 
 /** The ms since the document's midnight (`$$day`) of the raw reading bound as `$$r` (a long). */
 const RAW_OFFSET = { $subtract: [{ $toLong: '$$r.t' }, DAY_START] };
 
-/** The raw readings (`$r`) of the document that lie in `pieces`, as an expression for the array. */
-function rawIn(pieces: readonly SlotRange[], keep: Document | null = null): unknown {
+/**
+ * The raw readings (`$r`) of the document that lie in `pieces` (and pass `keep`, a test
+ * of the reading bound as `$$r`), as an expression for the array. With the document's
+ * `day` (its midnight, ms since epoch, when the caller knows it), each reading's time is
+ * compared as it is with the pieces' bounds as dates; else its offset into the day is
+ * computed and compared (see {@link RAW_OFFSET}).
+ */
+function rawIn(pieces: readonly SlotRange[], keep: Document | null = null, day?: number): unknown {
   const ranges = joinRanges(pieces.map((piece): [number, number] => [piece.from, piece.to]).sort((a, b) => a[0] - b[0]));
-  const cond = allOf([inRanges(RAW_OFFSET, ranges, DAY_MS), keep]);
+  const inPieces =
+    day === undefined
+      ? inRanges(RAW_OFFSET, ranges, DAY_MS)
+      : ranges.some(([from, to]) => from <= 0 && to >= DAY_MS)
+        ? null
+        : anyOf(
+            ranges.map(([from, to]) => ({ $and: [{ $gte: ['$$r.t', new Date(day + from)] }, { $lt: ['$$r.t', new Date(day + to)] }] })),
+          );
+  const cond = allOf([inPieces, keep]);
   return cond === null ? '$r' : { $filter: { input: '$r', as: 'r', cond } };
 }
 
@@ -712,12 +708,19 @@ export const accumulators = (
   fields: readonly string[],
   statistics: readonly Statistic[],
   statsPath: (field: string, index: number) => string,
-) =>
+) => mergedAccumulators(fields, statistics, (field, i, statistic) => `${statsPath(field, i)}.${statistic}`);
+
+/**
+ * `$group` accumulators of every field named as {@link accumulators} names them, each
+ * merging (`MERGE`) the expression `input(field, index, statistic)`.
+ */
+const mergedAccumulators = (
+  fields: readonly string[],
+  statistics: readonly Statistic[],
+  input: (field: string, index: number, statistic: Statistic) => unknown,
+): Document =>
   Object.fromEntries(
-    fields.flatMap((field, i) => {
-      const x = statsPath(field, i);
-      return statistics.map((statistic) => [`${statistic}${i}`, { [MERGE[statistic]]: `${x}.${statistic}` }]);
-    }),
+    fields.flatMap((field, i) => statistics.map((statistic) => [`${statistic}${i}`, { [MERGE[statistic]]: input(field, i, statistic) }])),
   );
 
 /** The lowest layout version among the documents grouped (`ver`; absent `v` is version 1). */

@@ -633,11 +633,12 @@ export function createLoader(scope: LoaderScope): DataLoader<LoadRequest, LoadAn
               if (expired !== null) refused.set(request, detailExpired(metric!, expired));
             }
           }
-          const running = planned.filter(({ batch }) => !batch.every((request) => refused.has(request)));
           await Promise.all(
-            running.map(async (item) => {
-              const rollups = choices[planned.indexOf(item)]!;
-              for (const [request, answer] of await loadBatch(scope, item, { rollups, settings }, shared)) answers.set(request, answer);
+            planned.map(async (item, i) => {
+              if (item.batch.every((request) => refused.has(request))) return;
+              for (const [request, answer] of await loadBatch(scope, item, { rollups: choices[i]!, settings }, shared)) {
+                answers.set(request, answer);
+              }
             }),
           );
         },

@@ -248,7 +248,7 @@ const startsAsDates = { $set: { '_id.t': { $toDate: '$_id.t' } } };
  * Expression for what a document under `plan` contributes, as an array of
  * `{k, x}` (sections: `k` the bucket start in ms) or `{time, x}` (slots, bucket found per
  * slot afterwards). A whole day cut in two sections reads the smaller section's slots and
- * derives the larger one (see {@link largerSectionStats}). `rawAs` says what a document in
+ * derives the larger one (see {@link largerSectionStats}). `raw` says what a document in
  * the raw form gives where slots are read (see `RawAs`).
  */
 export function planReads(
@@ -256,16 +256,19 @@ export function planReads(
   plan: DayPlan<SketchLevel>,
   context: KeyContext | null,
   statistics: readonly Statistic[] = BASIC_STATISTICS,
-  rawAs: RawAs = 'slots',
+  raw: RawAs = 'slots',
 ): unknown {
   if (plan.sections === null || context === null) {
     // A plan of one day knows the document's day; one shared by several days does not.
     const day = plan.to - plan.from === DAY_MS ? plan.from : undefined;
-    return slotsOf(fields, plan.pieces, STATS_READER(fields, statistics.includes('first')), rawAs, day);
+    return slotsOf(fields, plan.pieces, STATS_READER(fields, statistics.includes('first')), raw, day);
   }
   const sections = plan.sections;
-  const raw = sections.map((section) => ({ k: sectionKey(section, plan, context), x: rawMergedStats(fields, section.pieces, statistics) }));
-  return byForm(raw, slotSectionReads(fields, plan, context, statistics));
+  const rawSections = sections.map((section) => ({
+    k: sectionKey(section, plan, context),
+    x: rawMergedStats(fields, section.pieces, statistics),
+  }));
+  return byForm(rawSections, slotSectionReads(fields, plan, context, statistics));
 }
 
 /** {@link planReads} of a plan in sections, for a document in the slot form. */
@@ -435,34 +438,16 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     };
     return { selection, stages: context === null ? [grouped] : [grouped, startsAsDates] };
   }
-  if (context === null) {
-    // Slot by slot; a raw document gives its readings in the pieces as they are (see `RawAs`).
-    const t = granularity === null ? undefined : bucketStartExpression(slotOrReadingTime('slot'), granularity.cut, zone, from, to);
-    const stages = [
-      {
-        $project: {
-          _id: 0,
-          slot: documentReads(fields, plans, null, statistics, 'readings'),
-          ...(group === undefined ? {} : { g: group }),
-          ...(query.firstLast ? KEEP_VERSION : {}),
-        },
-      },
-      { $unwind: '$slot' },
-      {
-        $group: {
-          _id: groupId(t, '$g'),
-          ...slotOrReadingAccumulators(fields, statistics, 'slot'),
-          ...(query.firstLast ? lowestVersion() : {}),
-        },
-      },
-    ];
-    return { selection, stages };
-  }
+  // Slot by slot, a raw document giving its readings in the pieces as they are (see
+  // `RawAs`); or zoned sections, keyed by their bucket start in ms.
+  const bySlot = context === null;
+  let t: unknown = '$slot.k';
+  if (bySlot) t = granularity === null ? undefined : bucketStartExpression(slotOrReadingTime('slot'), granularity.cut, zone, from, to);
   const stages = [
     {
       $project: {
         _id: 0,
-        slot: documentReads(fields, plans, context, statistics),
+        slot: documentReads(fields, plans, context, statistics, bySlot ? 'readings' : 'slots'),
         ...(group === undefined ? {} : { g: group }),
         ...(query.firstLast ? KEEP_VERSION : {}),
       },
@@ -470,12 +455,14 @@ export function bucketsPipeline(query: BucketQuery): DocumentPipeline {
     { $unwind: '$slot' },
     {
       $group: {
-        _id: groupId('$slot.k', '$g'),
-        ...accumulators(fields, statistics, (_field, i) => `$slot.x.v${i}`),
+        _id: groupId(t, '$g'),
+        ...(bySlot
+          ? slotOrReadingAccumulators(fields, statistics, 'slot')
+          : accumulators(fields, statistics, (_field, i) => `$slot.x.v${i}`)),
         ...(query.firstLast ? lowestVersion() : {}),
       },
     },
-    startsAsDates,
+    ...(bySlot ? [] : [startsAsDates]),
   ];
   return { selection, stages };
 }
