@@ -341,7 +341,7 @@ function perDay<L extends SketchLevel>(plans: readonly DayPlan<L>[], read: (plan
  * York `MONTH` query reads day totals except on the days holding a local month boundary
  * (hour slots there), a Kathmandu `DAY` query hour slots and the minutes of the hour
  * holding its 18:15 UTC boundary. `$match` selects the documents of the range's days
- * (index `series_date`, `metric_date` or `metric_tagPairs_date`) that hold the field.
+ * (index `series_date_f`, `metric_date_last` or `metric_tagPairs_date`) that hold the field.
  * Right after `$match`, `$project {paths}` keeps only the paths the pipeline reads (the
  * day, the group key, the statistics of the slots its plans read; see
  * {@link ReadPaths}). When day totals answer everything, one `$group` sums them:

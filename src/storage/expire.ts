@@ -61,7 +61,7 @@ const dateRange = (from: number | null, to: number) =>
  *    queries refuse the levels about to go and writes refuse readings before the day
  *    horizon;
  * 2. deletes the series-day documents and the rollup documents dated before the day
- *    horizon (`deleteMany` on a `date` range: `metric_date` index) and the rollups'
+ *    horizon (`deleteMany` on a `date` range: `metric_date_last` index) and the rollups'
  *    dirty marks of those days, so no rebuild re-creates them; then moves the metric's
  *    first reading time up to its earliest remaining document's;
  * 3. unsets the hour slots (`hours`, `q.hours`) of the series-day and rollup documents

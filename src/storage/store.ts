@@ -317,7 +317,10 @@ const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
  *   insert (measured: a fold of the demo's 20,000 flights 13% faster without it,
  *   docs/measurements/2026-11-27.md, "Fewer checks per part"). The unique one of earlier versions
  *   is made not unique first ({@link makeNotUnique});
- * - `{metric, date}`: queries over a whole metric;
+ * - `{metric, date, last}` (`metric_date_last`): queries over a whole metric, and of one
+ *   day those that read only the documents reaching into their range
+ *   (`documents/selection.ts`); it replaces `{metric, date}` (`metric_date`) of earlier
+ *   versions, dropped once it exists;
  * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
  *   `key=value` string plus the day range;
  * - `{date, f}`: what the folder reads and deletes by day and fold number, over every
@@ -335,10 +338,12 @@ export async function ensureDayIndexes(db: Db, collection: string): Promise<void
   if (before.some((index) => index.name === PARTS_INDEX && index.unique === true)) await makeNotUnique(db, collection, PARTS_INDEX);
   await db.collection(collection).createIndexes([
     { key: { series: 1, date: 1, f: 1 }, name: PARTS_INDEX },
-    { key: { metric: 1, date: 1 }, name: 'metric_date' },
+    { key: { metric: 1, date: 1, last: 1 }, name: 'metric_date_last' },
     { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
+  // `{metric, date}` of earlier versions: `metric_date_last` serves everything it did.
+  if (before.some((index) => index.name === 'metric_date')) await dropIndexIfPresent(db, collection, 'metric_date');
   for (const index of before) {
     if (index.name !== undefined && index.unique === true && JSON.stringify(index.key) === PRE_FOLD_KEY) {
       await dropIndexIfPresent(db, collection, index.name);

@@ -30,6 +30,7 @@ beforeAll(async () => {
   // A database of the previous version: the unique parts index, one rollup defined.
   for (const name of ['buckets', ROLLUP]) {
     await db.collection(name).createIndex({ series: 1, date: 1, f: 1 }, { name: 'series_date_f', unique: true });
+    await db.collection(name).createIndex({ metric: 1, date: 1 }, { name: 'metric_date' });
     await db.collection(name).insertMany([part('a', 1), part('a', 2), part('b', 1)] as never[]);
   }
   await db.collection('rollups').insertOne({ _id: 'cpu/by_host', metric: 'cpu', name: 'by_host', collection: ROLLUP } as never);
@@ -56,6 +57,17 @@ describe('the parts index', () => {
         name,
       ).toEqual([]);
       expect(await db.collection(name).countDocuments({}), name).toBe(3);
+    }
+  });
+
+  it('start-up replaces the whole-metric index {metric, date} by {metric, date, last}', async () => {
+    for (const name of ['series_days', ROLLUP]) {
+      const indexes = await db.collection(name).listIndexes().toArray();
+      expect(indexes.find((index) => index.name === 'metric_date_last')?.key, name).toEqual({ metric: 1, date: 1, last: 1 });
+      expect(
+        indexes.map((index) => index.name),
+        name,
+      ).not.toContain('metric_date');
     }
   });
 });

@@ -158,12 +158,30 @@ describe('bucketsPipeline', () => {
     for (const [from, to] of ranges) {
       for (const name of ['MINUTE', 'FIFTEEN_MINUTES', 'HOUR', 'SIX_HOURS', 'DAY', 'MONTH'] as const) {
         const [first] = bucketsPipeline(query({ granularity: granularity(name), from: at(from), to: at(to) }));
-        expect(first?.$match.date).toEqual({
-          $gte: new Date(Math.floor(at(from) / 86_400_000) * 86_400_000),
-          $lt: new Date(at(to)),
-        });
+        const day = Math.floor(at(from) / 86_400_000) * 86_400_000;
+        if (at(to) <= day + 86_400_000) {
+          // One day: the day itself, and only the documents whose last reading reaches the range.
+          expect(first?.$match).toEqual({ metric: 'flights', date: new Date(day), last: { $gte: new Date(at(from)) } });
+        } else {
+          expect(first?.$match.date).toEqual({ $gte: new Date(day), $lt: new Date(at(to)) });
+          expect(first?.$match.last).toBeUndefined();
+        }
       }
     }
+  });
+
+  it('bounds the last reading in the index range only for one day of a whole metric', () => {
+    const within = { from: at('2001-01-01T10:10:00Z'), to: at('2001-01-01T10:11:00Z') };
+    const tagged = bucketsPipeline(
+      query({ granularity: granularity('MINUTE'), ...within, scope: { metric: 'flights', where: [{ key: 'origin', in: ['ORD'] }] } }),
+    );
+    expect(tagged[0]?.$match).toEqual({
+      metric: 'flights',
+      tagPairs: 'origin=ORD',
+      date: { $gte: new Date(at('2001-01-01T00:00:00Z')), $lt: new Date(within.to) },
+    });
+    const series = bucketsPipeline(query({ granularity: granularity('MINUTE'), ...within, scope: { series: ['s1'] } }));
+    expect(series[0]?.$match.last).toBeUndefined();
   });
 
   it('puts the most selective tag filter into the index range and checks the others afterwards', () => {
