@@ -118,17 +118,18 @@ function spanFilter(span: DocumentSelection['span']): Document {
  * of the day's 158 MB (docs/performance.md, "Documents selected by their last reading").
  * Only one day: SecantusDB serves equalities followed by one operator field from a
  * compound index, and scans the collection when a day range and `last` both hold one.
- * The span's end stays in the second `$match`. Unlike that one, this reads documents of
- * layout version 1 by their `last` too: the write paths before the ingest log widened a
+ * The span's end stays in the second `$match` ({@link spanFilter}). Unlike that filter,
+ * this bound applies to documents of layout version 1 too: the write paths before the ingest log widened a
  * document's `first` and `last` with `$min` and `$max` on every update
  * (`test/helpers/legacy-writer.ts`), and a document without readings has no `last` and
  * adds nothing.
  */
-function reachingSpan(selection: DocumentSelection, scope: SplitFilter): Document | null {
-  const { span, days } = selection;
-  const wholeMetric = 'metric' in selection.scope && Object.keys(scope.indexed).length === 1;
-  if (span === undefined || !wholeMetric || days.from % DAY_MS !== 0 || floorTo(days.to - 1, DAY_MS) !== days.from) return null;
-  return { ...scope.indexed, date: new Date(days.from), last: { $gte: new Date(span.from) } };
+function reachingSpan(selection: DocumentSelection): Document | null {
+  const { scope, span, days } = selection;
+  const wholeMetric = 'metric' in scope && (scope.tagPairs ?? []).length === 0;
+  const oneDay = days.from % DAY_MS === 0 && floorTo(days.to - 1, DAY_MS) === days.from;
+  if (span === undefined || !wholeMetric || !oneDay) return null;
+  return { metric: scope.metric, date: new Date(days.from), last: { $gte: new Date(span.from) } };
 }
 
 /**
@@ -152,7 +153,7 @@ export function selectionStages(selection: DocumentSelection): { match: Document
   const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   const project: Document = { _id: 0 };
   for (const path of selection.paths) project[path] = 1;
-  const reaching = reachingSpan(selection, scope);
+  const reaching = reachingSpan(selection);
   return {
     match: [
       { $match: reaching ?? (daysFirst ? { ...scope.indexed, ...days } : scope.indexed) },
