@@ -108,35 +108,40 @@ function spanFilter(span: DocumentSelection['span']): Document {
 }
 
 /**
- * The first `$match` of a selection of one UTC day of a whole metric with a `span`: the
- * metric, the day as an equality and `last` at or after the span's start, exactly an
- * index range of `{metric, date, last}` (`metric_date_last`), so the database fetches
- * only the documents whose readings reach into the span; null for any other selection.
- * A server decodes every document its index range selects before any later stage tests
- * it (on the embedded server about 15 ms a megabyte), and a dense metric's day is a few
- * documents of up to 800 KB per series: the last hour of 100 TSBS hosts fetched 7.9 MB
- * of the day's 158 MB (docs/performance.md, "Documents selected by their last reading").
- * Only one day: SecantusDB serves equalities followed by one operator field from a
- * compound index, and scans the collection when a day range and `last` both hold one.
- * The span's end stays in the second `$match` ({@link spanFilter}). Unlike that filter,
- * this bound applies to documents of layout version 1 too: the write paths before the ingest log widened a
- * document's `first` and `last` with `$min` and `$max` on every update
- * (`test/helpers/legacy-writer.ts`), and a document without readings has no `last` and
- * adds nothing.
+ * The first `$match` of a selection of one UTC day of a metric with a `span`, whose index
+ * part (`scopeFilter(...).indexed`) holds equalities only (the whole metric, or one tag
+ * value: the scope's most selective list has one pair): that part, the day as an
+ * equality and `last` at or after the span's start, exactly an index range of `{metric,
+ * date, last}` (`metric_date_last`) or of `{metric, tagPairs, date, last}`
+ * (`metric_tagPairs_date_last`), so the database fetches only the documents whose
+ * readings reach into the span; null for any other selection (more days, several
+ * values of the most selective tag, series scopes). A server decodes every document its
+ * index range selects before any later stage tests it (on the embedded server about 15
+ * ms a megabyte), and a dense metric's day is a few documents of up to 800 KB per series:
+ * the last hour of 100 TSBS hosts fetched 7.9 MB of the day's 158 MB
+ * (docs/performance.md, "Documents selected by their last reading"). Only one day:
+ * SecantusDB serves equalities followed by one operator field from a compound index, and
+ * scans the collection when a day range and `last` both hold one. The span's end stays in
+ * the second `$match` ({@link spanFilter}), with the scope's other tag lists. Unlike that
+ * filter, this bound applies to documents of layout version 1 too: the write paths
+ * before the ingest log widened a document's `first` and `last` with `$min` and `$max` on
+ * every update (`test/helpers/legacy-writer.ts`), and a document without readings has no
+ * `last` and adds nothing.
  */
-function reachingSpan(selection: DocumentSelection): Document | null {
+function reachingSpan(selection: DocumentSelection, indexed: Document): Document | null {
   const { scope, span, days } = selection;
-  const wholeMetric = 'metric' in scope && (scope.tagPairs ?? []).length === 0;
+  const equalities = 'metric' in scope && Object.values(indexed).every((condition) => typeof condition === 'string');
   const oneDay = days.from % DAY_MS === 0 && floorTo(days.to - 1, DAY_MS) === days.from;
-  if (span === undefined || !wholeMetric || !oneDay) return null;
-  return { metric: scope.metric, date: new Date(days.from), last: { $gte: new Date(span.from) } };
+  if (span === undefined || !equalities || !oneDay) return null;
+  return { ...indexed, date: new Date(days.from), last: { $gte: new Date(span.from) } };
 }
 
 /**
  * The stages that select and trim a selection's documents:
  * - `match`: two `$match` stages, the first exactly an index range (`series_date_f`,
- *   `metric_date_last` or `metric_tagPairs_date`; for one day of a whole metric with a
- *   span, also bounded by `last`: {@link reachingSpan}), the second the other tag conditions and
+ *   `metric_date_last` or `metric_tagPairs_date_last`; for one day of a whole metric or
+ *   of one tag value with a span, also bounded by `last`: {@link reachingSpan}), the
+ *   second the other tag conditions and
  *   "holds a reading of a field". MongoDB merges adjacent `$match` stages anyway
  *   (manual, "Aggregation Pipeline Optimization": `$match` + `$match` coalescence), and
  *   a planner that does not (SecantusDB) would otherwise scan the collection. When the
@@ -153,7 +158,7 @@ export function selectionStages(selection: DocumentSelection): { match: Document
   const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   const project: Document = { _id: 0 };
   for (const path of selection.paths) project[path] = 1;
-  const reaching = reachingSpan(selection);
+  const reaching = reachingSpan(selection, scope.indexed);
   return {
     match: [
       { $match: reaching ?? (daysFirst ? { ...scope.indexed, ...days } : scope.indexed) },

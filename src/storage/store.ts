@@ -321,8 +321,11 @@ const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
  *   day those that read only the documents reaching into their range
  *   (`documents/selection.ts`); it replaces `{metric, date}` (`metric_date`) of earlier
  *   versions, dropped once it exists;
- * - `{metric, tagPairs, date}` (multikey): queries filtered by tags, one equality on a
- *   `key=value` string plus the day range;
+ * - `{metric, tagPairs, date, last}` (`metric_tagPairs_date_last`, multikey on `tagPairs`
+ *   only): queries filtered by tags, one equality on a `key=value` string plus the day
+ *   range, and of one day those that read only the documents reaching into their range;
+ *   it replaces `{metric, tagPairs, date}` (`metric_tagPairs_date`) of earlier versions,
+ *   dropped once it exists;
  * - `{date, f}`: what the folder reads and deletes by day and fold number, over every
  *   metric: a compaction's parts, the parts it replaced (without it, each compaction and
  *   each clean-up read the whole collection, so they slowed as it grew);
@@ -339,11 +342,13 @@ export async function ensureDayIndexes(db: Db, collection: string): Promise<void
   await db.collection(collection).createIndexes([
     { key: { series: 1, date: 1, f: 1 }, name: PARTS_INDEX },
     { key: { metric: 1, date: 1, last: 1 }, name: 'metric_date_last' },
-    { key: { metric: 1, tagPairs: 1, date: 1 }, name: 'metric_tagPairs_date' },
+    { key: { metric: 1, tagPairs: 1, date: 1, last: 1 }, name: 'metric_tagPairs_date_last' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
-  // `{metric, date}` of earlier versions: `metric_date_last` serves everything it did.
-  if (before.some((index) => index.name === 'metric_date')) await dropIndexIfPresent(db, collection, 'metric_date');
+  // The indexes of earlier versions that these serve wholly: `{metric, date}` and `{metric, tagPairs, date}`.
+  for (const replaced of ['metric_date', 'metric_tagPairs_date']) {
+    if (before.some((index) => index.name === replaced)) await dropIndexIfPresent(db, collection, replaced);
+  }
   for (const index of before) {
     if (index.name !== undefined && index.unique === true && JSON.stringify(index.key) === PRE_FOLD_KEY) {
       await dropIndexIfPresent(db, collection, index.name);

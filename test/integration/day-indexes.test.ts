@@ -2,10 +2,13 @@
  * The parts index `{series, date, f}` is not unique: start-up makes the unique one of
  * earlier versions not unique in `buckets` and in every rollup collection (in place on
  * MongoDB 6.0 and later, by building it again on the embedded server) and keeps every
- * document.
+ * document. The whole-metric and tag indexes of earlier versions give way to the same
+ * keys followed by `last`, and the first `$match` of one day of one tag value is a range of
+ * the new tag index that fetches only the documents reaching into the range.
  */
 import type { Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectionStages } from '../../src/documents/selection.ts';
 import { ensureIndexes } from '../../src/storage/store.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
@@ -31,6 +34,7 @@ beforeAll(async () => {
   for (const name of ['buckets', ROLLUP]) {
     await db.collection(name).createIndex({ series: 1, date: 1, f: 1 }, { name: 'series_date_f', unique: true });
     await db.collection(name).createIndex({ metric: 1, date: 1 }, { name: 'metric_date' });
+    await db.collection(name).createIndex({ metric: 1, tagPairs: 1, date: 1 }, { name: 'metric_tagPairs_date' });
     await db.collection(name).insertMany([part('a', 1), part('a', 2), part('b', 1)] as never[]);
   }
   await db.collection('rollups').insertOne({ _id: 'cpu/by_host', metric: 'cpu', name: 'by_host', collection: ROLLUP } as never);
@@ -60,14 +64,41 @@ describe('the parts index', () => {
     }
   });
 
-  it('start-up replaces the whole-metric index {metric, date} by {metric, date, last}', async () => {
+  it('start-up replaces {metric, date} by {metric, date, last} and {metric, tagPairs, date} by {metric, tagPairs, date, last}', async () => {
     for (const name of ['series_days', ROLLUP]) {
       const indexes = await db.collection(name).listIndexes().toArray();
       expect(indexes.find((index) => index.name === 'metric_date_last')?.key, name).toEqual({ metric: 1, date: 1, last: 1 });
-      expect(
-        indexes.map((index) => index.name),
-        name,
-      ).not.toContain('metric_date');
+      expect(indexes.find((index) => index.name === 'metric_tagPairs_date_last')?.key, name).toEqual({
+        metric: 1,
+        tagPairs: 1,
+        date: 1,
+        last: 1,
+      });
+      const names = indexes.map((index) => index.name);
+      expect(names, name).not.toContain('metric_date');
+      expect(names, name).not.toContain('metric_tagPairs_date');
     }
+  });
+});
+
+describe('the first $match of one day of one tag value', () => {
+  it('is an index range of metric_tagPairs_date_last that fetches only the documents reaching into the span', async () => {
+    const hour = (h: number) => new Date(DAY.getTime() + h * 3_600_000);
+    // Five runs of one series over the day, each two hours long, ending at these hours.
+    const runs = [2, 6, 12, 18, 23].map((h, i) => ({ ...part('c', 10 + i), first: hour(h - 2), last: hour(h) }));
+    await db.collection('series_days').insertMany(runs as never[]);
+    const span = { from: hour(17).getTime(), to: hour(20).getTime() };
+    const { match } = selectionStages({
+      scope: { metric: 'cpu', tagPairs: [['host=c']] },
+      days: { from: DAY.getTime(), to: DAY.getTime() + 86_400_000 },
+      span,
+      fields: ['x'],
+      paths: ['date'],
+    });
+    const explained = await db.collection('series_days').find(match[0]?.$match).explain('executionStats');
+    expect(explained.queryPlanner.winningPlan.inputStage.indexName).toBe('metric_tagPairs_date_last');
+    const reaching = runs.filter((run) => run.last.getTime() >= span.from);
+    expect(reaching.map((run) => run._id)).toEqual([runs[3]?._id, runs[4]?._id]);
+    expect(explained.executionStats.totalDocsExamined).toBe(reaching.length);
   });
 });

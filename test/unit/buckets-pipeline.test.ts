@@ -170,15 +170,34 @@ describe('bucketsPipeline', () => {
     }
   });
 
-  it('bounds the last reading in the index range only for one day of a whole metric', () => {
+  it('bounds the last reading in the index range for one day of a whole metric or of one tag value, not for several values or series', () => {
     const within = { from: at('2001-01-01T10:10:00Z'), to: at('2001-01-01T10:11:00Z') };
-    const tagged = bucketsPipeline(
-      query({ granularity: granularity('MINUTE'), ...within, scope: { metric: 'flights', where: [{ key: 'origin', in: ['ORD'] }] } }),
+    const day = new Date(at('2001-01-01T00:00:00Z'));
+    const where = (...filters: { key: string; in: string[] }[]) =>
+      bucketsPipeline(query({ granularity: granularity('MINUTE'), ...within, scope: { metric: 'flights', where: filters } }));
+    const tagged = where({ key: 'origin', in: ['ORD'] });
+    expect(tagged[0]?.$match).toEqual({ metric: 'flights', tagPairs: 'origin=ORD', date: day, last: { $gte: new Date(within.from) } });
+    expect(tagged[1]?.$match).toEqual({ 'fields.delay.n': { $gt: 0 }, ...inSpan('2001-01-01T10:10:00Z', '2001-01-01T10:11:00Z') });
+    // The most selective list in the index range, the other checked on what it selects.
+    const two = where({ key: 'destination', in: ['LAS', 'PHX'] }, { key: 'origin', in: ['ORD'] });
+    expect(two[0]?.$match).toEqual({ metric: 'flights', tagPairs: 'origin=ORD', date: day, last: { $gte: new Date(within.from) } });
+    expect(two[1]?.$match.$and).toEqual([{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }]);
+    // Several values of the most selective tag: an `$in` in the index range, no bound on `last`.
+    const values = where({ key: 'origin', in: ['ORD', 'SFO'] });
+    expect(values[0]?.$match).toEqual({ metric: 'flights', tagPairs: { $in: ['origin=ORD', 'origin=SFO'] } });
+    // Two days of one tag value: the day range, no bound on `last`.
+    const days = bucketsPipeline(
+      query({
+        granularity: granularity('MINUTE'),
+        from: within.from,
+        to: at('2001-01-02T00:01:00Z'),
+        scope: { metric: 'flights', where: [{ key: 'origin', in: ['ORD'] }] },
+      }),
     );
-    expect(tagged[0]?.$match).toEqual({
+    expect(days[0]?.$match).toEqual({
       metric: 'flights',
       tagPairs: 'origin=ORD',
-      date: { $gte: new Date(at('2001-01-01T00:00:00Z')), $lt: new Date(within.to) },
+      date: { $gte: day, $lt: new Date(at('2001-01-02T00:01:00Z')) },
     });
     const series = bucketsPipeline(query({ granularity: granularity('MINUTE'), ...within, scope: { series: ['s1'] } }));
     expect(series[0]?.$match.last).toBeUndefined();
