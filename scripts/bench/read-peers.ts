@@ -22,7 +22,8 @@
  * it), tags origin and destination, fields delay and distance. Dense: TSBS cpu-only,
  * 100 hosts over one day every 10 s, its query types as `timescale/tsbs` defines them
  * (`cmd/tsbs_generate_queries/uses/devops`): where the project has no way to ask one, the
- * plain figure is printed with `n/a` and the reason.
+ * plain figure is printed with `n/a` and the reason; one more question, a dashboard's last
+ * hour of one host by minute, is not a TSBS type.
  *
  * `--keep DIR` keeps the embedded database on disk in DIR (and with `MONGODB_URI` keeps
  * the databases): a later run with the same DIR finds the readings there (counts
@@ -494,6 +495,20 @@ function denseQuestions(data: DataSet): Question[] {
       return new Map([...all].sort((a, b) => Number(b[0].split('|')[2]) - Number(a[0].split('|')[2])).slice(0, 5));
     },
   });
+  // last-hour-1-1: a dashboard's chart (not a TSBS type): max of 1 field per minute, 1 host, the data's last hour.
+  const [lastFrom, lastTo] = window(data, H, 1);
+  questions.push(
+    chart({
+      ...max,
+      name: 'last-hour-1-1',
+      description: "max of 1 field per minute, 1 host, the data's last hour (a dashboard's chart; not a TSBS type)",
+      fields: fields.slice(0, 1),
+      unit: 'minute',
+      from: lastFrom,
+      to: lastTo,
+      filter: hosts(1),
+    }),
+  );
   return questions;
 }
 
