@@ -122,20 +122,36 @@ export async function metricReadingTime(store: Store, metric: string, edge: Edge
 export type LatestValue = TimedValue | null | undefined;
 
 /**
+ * How far before its metric's latest folded reading a series' latest reading of a field
+ * must lie to be answered by the metric's one read of its newest day (see
+ * {@link latestValuesOf}), ms: an hour, so a series reporting at least hourly (a TSBS host
+ * every 10 s, a Prometheus scrape every 15 s) is answered there, and that read fetches the
+ * documents of the day's last hour only (of 100 TSBS hosts, 7.9 MB of the day's 158 MB:
+ * docs/performance.md, "Documents selected by their last reading").
+ */
+export const METRIC_READ_REACH_MS = 3_600_000;
+
+/**
  * The latest reading of the field of each `{id, field}` (a series and a field), in that
- * order, all in one view and one read of the tail. Per series: when the key names the
- * series' `metric`, one read of its documents from the day of the metric's latest
- * folded reading on (its registry entry's `last`, read once for all: no visible
- * document is later, as each fold widens it before its parts become visible), which for
- * a series still reporting is its newest day's parts; otherwise, or when that day holds
- * none of the fields, one indexed look-up of its newest visible series-day holding any
- * of the fields asked of it (`series_date_f`) and one read of that day's parts, each
- * with every field's day `last`; and only for a field those parts do not hold, the
- * same two for that field alone. The
- * latest of those `last` pairs and of the series' readings of the field in the tail is
- * the answer: undefined when the series has no reading of the field; null when the day
- * read holds a document created before first and last values were kept (document
- * version 1), whose `last` may miss readings, and nothing later is known.
+ * order, all in one view and one read of the tail. When the keys name at least half of a
+ * metric's series (`seriesCount` of its registry entry), first one read of that metric's
+ * documents of the day of its latest folded reading (its entry's `last`, read once for
+ * all: no visible document is later, as each fold widens it before its parts become
+ * visible) whose `last` is at most {@link METRIC_READ_REACH_MS} earlier: an index range
+ * of `{metric, date, last}` (`metric_date_last`). A series whose every field asked is
+ * answered there is done: its documents read hold the field, all of layout version 2,
+ * one with the field's `last` at or after that bound (every document not read ends
+ * before it, or lies on an earlier day). Per other series: when the key names the
+ * series' `metric`, one read of its documents from that day on, which for a series still
+ * reporting is its newest day's parts; otherwise, or when that day holds none of the
+ * fields, one indexed look-up of its newest visible series-day holding any of the fields
+ * asked of it (`series_date_f`) and one read of that day's parts, each with every
+ * field's day `last`; and only for a field those parts do not hold, the same two for
+ * that field alone. The latest of those `last` pairs and of the series' readings of the
+ * field in the tail is the answer: undefined when the series has no reading of the
+ * field; null when the day read holds a document created before first and last values
+ * were kept (document version 1), whose `last` may miss readings, and nothing later is
+ * known.
  * @throws ServiceError QUERY_TIMEOUT when a look-up runs longer than `options.maxTimeMS`.
  */
 export async function latestValuesOf(
@@ -157,17 +173,25 @@ export async function latestValuesOf(
       tailBySeries(store, [...fieldsOf.keys()], view, options),
       metrics.length === 0
         ? []
-        : limitedRead(options, (driver) => store.metrics.find({ _id: { $in: metrics } }, { projection: { last: 1 }, ...driver }).toArray()),
+        : limitedRead(options, (driver) =>
+            store.metrics.find({ _id: { $in: metrics } }, { projection: { last: 1, seriesCount: 1 }, ...driver }).toArray(),
+          ),
     ]);
     const lastDay = new Map(
       entries.flatMap((entry) =>
         entry.last instanceof Date ? [[entry._id, new Date(floorTo(entry.last.getTime(), DAY_MS))] as const] : [],
       ),
     );
+    const reached = await readMetricsNewest(store, view, entries, fieldsOf, metricOf, options);
     const found = new Map<string, LatestValue>();
     await Promise.all(
       [...fieldsOf].map(async ([id, fields]) => {
         const readings = tail.get(id) ?? [];
+        const near = reached.get(id);
+        if (near !== undefined && fields.every((field) => answersLatest(near.docs, field, near.since))) {
+          for (const field of fields) found.set(`${id}\u0000${field}`, latestOf(field, readings, near.docs));
+          return;
+        }
         const projection = Object.assign({}, ...fields.map(latestValuePaths));
         const metric = metricOf.get(id);
         const from = metric === undefined ? undefined : lastDay.get(metric);
@@ -204,6 +228,58 @@ export async function latestValuesOf(
     return found;
   });
   return keys.map(({ id, field }) => answers.get(`${id}\u0000${field}`));
+}
+
+/**
+ * The documents of each series read by the metric-wide reads of {@link latestValuesOf},
+ * by series id, with the bound on `last` of their read (ms since epoch, UTC): one read
+ * per metric of `entries` (registry entries with `last` and `seriesCount`) whose series
+ * the keys name at least half of, of its documents of the day of its `last` whose own
+ * `last` is at most {@link METRIC_READ_REACH_MS} earlier, each with the series, the
+ * version, the day and every field's day `last` asked of the metric's series. A series
+ * with no document there is absent.
+ * @throws ServiceError QUERY_TIMEOUT when a read runs longer than `options.maxTimeMS`.
+ */
+async function readMetricsNewest(
+  store: Store,
+  view: ReadView,
+  entries: readonly Document[],
+  fieldsOf: ReadonlyMap<string, readonly string[]>,
+  metricOf: ReadonlyMap<string, string>,
+  options: QueryOptions,
+): Promise<Map<string, { docs: Document[]; since: number }>> {
+  const reached = new Map<string, { docs: Document[]; since: number }>();
+  await Promise.all(
+    entries.map(async (entry) => {
+      const ids = [...metricOf].filter(([, metric]) => metric === entry._id).map(([id]) => id);
+      if (!(entry.last instanceof Date) || typeof entry.seriesCount !== 'number' || ids.length * 2 < entry.seriesCount) return;
+      const fields = [...new Set(ids.flatMap((id) => fieldsOf.get(id) ?? []))];
+      const since = entry.last.getTime() - METRIC_READ_REACH_MS;
+      const filter = { metric: entry._id, date: new Date(floorTo(entry.last.getTime(), DAY_MS)), last: { $gte: new Date(since) } };
+      const projection = Object.assign({ series: 1 }, ...fields.map(latestValuePaths));
+      const docs = await limitedRead(options, (driver) => findVisible(store.seriesDays, filter, view, { ...driver, projection }).toArray());
+      for (const doc of docs) {
+        const near = reached.get(doc.series) ?? { docs: [], since };
+        near.docs.push(doc);
+        reached.set(doc.series, near);
+      }
+    }),
+  );
+  return reached;
+}
+
+/**
+ * Whether `docs` (a series' documents of its metric's newest day whose `last` is at or
+ * after `since`, ms) answer the series' latest reading of `field` exactly: every one
+ * holding the field is of layout version 2 or later with the field's day `last`, and one
+ * of those is at or after `since`, later than any reading of the documents not read.
+ */
+function answersLatest(docs: readonly Document[], field: string, since: number): boolean {
+  const holding = docs.filter((doc) => doc.fields?.[field] !== undefined);
+  return (
+    holding.every((doc) => (doc.v ?? 1) >= DOCUMENT_VERSION && doc.fields[field].last !== undefined) &&
+    holding.some((doc) => doc.fields[field].last.t.getTime() >= since)
+  );
 }
 
 /**
