@@ -108,48 +108,57 @@ function spanFilter(span: DocumentSelection['span']): Document {
 }
 
 /**
- * The first `$match` of a selection of one UTC day of a metric with a `span`, whose index
- * part (`scopeFilter(...).indexed`) holds equalities only (the whole metric, or one tag
- * value: the scope's most selective list has one pair): that part, the day as an
- * equality and `last` at or after the span's start, exactly an index range of `{metric,
- * date, last}` (`metric_date_last`) or of `{metric, tagPairs, date, last}`
- * (`metric_tagPairs_date_last`), so the database fetches only the documents whose
- * readings reach into the span; null for any other selection (more days, several
- * values of the most selective tag, series scopes). A server decodes every document its
- * index range selects before any later stage tests it (on the embedded server about 15
- * ms a megabyte), and a dense metric's day is a few documents of up to 800 KB per series:
- * the last hour of 100 TSBS hosts fetched 7.9 MB of the day's 158 MB
- * (docs/performance.md, "Documents selected by their last reading"). Only one day:
- * SecantusDB serves equalities followed by one operator field from a compound index, and
- * scans the collection when a day range and `last` both hold one. The span's end stays in
- * the second `$match` ({@link spanFilter}), with the scope's other tag lists. Unlike that
- * filter, this bound applies to documents of layout version 1 too: the write paths
- * before the ingest log widened a document's `first` and `last` with `$min` and `$max` on
- * every update (`test/helpers/legacy-writer.ts`), and a document without readings has no
- * `last` and adds nothing.
+ * The first `$match` of a selection of one UTC day of a metric, as an index range that
+ * fetches fewer documents than the metric's (or the tag value's) whole day, or null for
+ * any other selection (more days, series scopes, one day of a whole metric or a tag
+ * value without a span). SecantusDB serves equalities followed by ONE operator field
+ * from a compound index, so each is that: the day as an equality, then
+ * - where the index part (`scopeFilter(...).indexed`) holds equalities only (the whole
+ *   metric, or one tag value: the scope's most selective list has one pair) and there is a
+ *   `span`: that part and `last` at or after the span's start, exactly a range of
+ *   `{metric, date, last}` (`metric_date_last`) or of `{metric, tagPairs, date, last}`
+ *   (`metric_tagPairs_date_last`), so the database fetches only the documents whose
+ *   readings reach into the span. A server decodes every document its index range
+ *   selects before any later stage tests it (on the embedded server about 15 ms a
+ *   megabyte), and a dense metric's day is a few documents of up to 800 KB per series:
+ *   the last hour of 100 TSBS hosts fetched 7.9 MB of the day's 158 MB
+ *   (docs/performance.md, "Documents selected by their last reading"). The span's end
+ *   stays in the second `$match` ({@link spanFilter}), with the scope's other tag lists.
+ *   Unlike that filter, this bound applies to documents of layout version 1 too: the
+ *   write paths before the ingest log widened a document's `first` and `last` with
+ *   `$min` and `$max` on every update (`test/helpers/legacy-writer.ts`), and a document
+ *   without readings has no `last` and adds nothing;
+ * - where it holds several values of the most selective tag (`tagPairs: {$in: [...]}`):
+ *   the metric, the day and that `$in`, a range of `{metric, date, tagPairs}`
+ *   (`metric_date_tagPairs`), so the database fetches those series' documents of that day
+ *   only; `{metric, tagPairs: {$in}}` of `metric_tagPairs_date_last` fetches every day of
+ *   them.
  */
-function reachingSpan(selection: DocumentSelection, indexed: Document): Document | null {
+function oneDayRange(selection: DocumentSelection, indexed: Document): Document | null {
   const { scope, span, days } = selection;
-  const equalities = 'metric' in scope && Object.values(indexed).every((condition) => typeof condition === 'string');
   const oneDay = days.from % DAY_MS === 0 && floorTo(days.to - 1, DAY_MS) === days.from;
-  if (span === undefined || !equalities || !oneDay) return null;
-  return { ...indexed, date: new Date(days.from), last: { $gte: new Date(span.from) } };
+  if (!('metric' in scope) || !oneDay) return null;
+  const day = new Date(days.from);
+  if (Object.values(indexed).every((condition) => typeof condition === 'string')) {
+    return span === undefined ? null : { ...indexed, date: day, last: { $gte: new Date(span.from) } };
+  }
+  return { metric: indexed.metric, date: day, tagPairs: indexed.tagPairs };
 }
 
 /**
  * The stages that select and trim a selection's documents:
  * - `match`: two `$match` stages, the first exactly an index range (`series_date_f`,
- *   `metric_date_last` or `metric_tagPairs_date_last`; for one day of a whole metric or
- *   of one tag value with a span, also bounded by `last`: {@link reachingSpan}), the
- *   second the other tag conditions and
+ *   `metric_date_last`, `metric_tagPairs_date_last` or, for one day, `metric_date_tagPairs`:
+ *   {@link oneDayRange}), the second the other tag conditions and
  *   "holds a reading of a field". MongoDB merges adjacent `$match` stages anyway
  *   (manual, "Aggregation Pipeline Optimization": `$match` + `$match` coalescence), and
  *   a planner that does not (SecantusDB) would otherwise scan the collection. When the
  *   indexed part already holds an operator (`tagPairs: {$in: [...]}`, `series: {$in:
- *   [...]}`), the day range goes into the second stage: SecantusDB serves equalities
- *   followed by ONE operator field from a compound index, and with two it looks up the
- *   first equality alone (every document of the metric); with the `$in` alone it scans
- *   the index once per value (every day of those series), always a subset of that;
+ *   [...]}`) and more than one day is read, the day range goes into the second stage:
+ *   SecantusDB serves equalities followed by ONE operator field from a compound index,
+ *   and with two it looks up the first equality alone (every document of the metric);
+ *   with the `$in` alone it scans the index once per value (every day of those series),
+ *   always a subset of that;
  * - `project`: the `$project` keeping exactly `paths`, `_id` left out.
  */
 export function selectionStages(selection: DocumentSelection): { match: Document[]; project: Document } {
@@ -158,11 +167,18 @@ export function selectionStages(selection: DocumentSelection): { match: Document
   const daysFirst = !Object.values(scope.indexed).some((condition) => condition !== null && typeof condition === 'object');
   const project: Document = { _id: 0 };
   for (const path of selection.paths) project[path] = 1;
-  const reaching = reachingSpan(selection, scope.indexed);
+  const first = oneDayRange(selection, scope.indexed) ?? (daysFirst ? { ...scope.indexed, ...days } : scope.indexed);
   return {
     match: [
-      { $match: reaching ?? (daysFirst ? { ...scope.indexed, ...days } : scope.indexed) },
-      { $match: { ...(daysFirst ? {} : days), ...scope.residual, ...holdingReadings(selection.fields), ...spanFilter(selection.span) } },
+      { $match: first },
+      {
+        $match: {
+          ...('date' in first ? {} : days),
+          ...scope.residual,
+          ...holdingReadings(selection.fields),
+          ...spanFilter(selection.span),
+        },
+      },
     ],
     project: { $project: project },
   };

@@ -326,6 +326,9 @@ const PRE_FOLD_KEY = JSON.stringify({ series: 1, date: 1 });
  *   range, and of one day those that read only the documents reaching into their range;
  *   it replaces `{metric, tagPairs, date}` (`metric_tagPairs_date`) of earlier versions,
  *   dropped once it exists;
+ * - `{metric, date, tagPairs}` (`metric_date_tagPairs`, multikey): queries of one day
+ *   filtered by several values of a tag, one equality on the day and an `$in` of
+ *   `key=value` strings;
  * - `{date, f}`: what the folder reads and deletes by day and fold number, over every
  *   metric: a compaction's parts, the parts it replaced (without it, each compaction and
  *   each clean-up read the whole collection, so they slowed as it grew);
@@ -343,6 +346,7 @@ export async function ensureDayIndexes(db: Db, collection: string): Promise<void
     { key: { series: 1, date: 1, f: 1 }, name: PARTS_INDEX },
     { key: { metric: 1, date: 1, last: 1 }, name: 'metric_date_last' },
     { key: { metric: 1, tagPairs: 1, date: 1, last: 1 }, name: 'metric_tagPairs_date_last' },
+    { key: { metric: 1, date: 1, tagPairs: 1 }, name: 'metric_date_tagPairs' },
     { key: { date: 1, f: 1 }, name: 'date_f' },
   ]);
   // The indexes of earlier versions that these serve wholly: `{metric, date}` and `{metric, tagPairs, date}`.

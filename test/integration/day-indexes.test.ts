@@ -4,7 +4,8 @@
  * MongoDB 6.0 and later, by building it again on the embedded server) and keeps every
  * document. The whole-metric and tag indexes of earlier versions give way to the same
  * keys followed by `last`, and the first `$match` of one day of one tag value is a range of
- * the new tag index that fetches only the documents reaching into the range.
+ * the new tag index that fetches only the documents reaching into the range; of several
+ * tag values, a range of `{metric, date, tagPairs}` that fetches that day of those series.
  */
 import type { Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,7 +82,7 @@ describe('the parts index', () => {
   });
 });
 
-describe('the first $match of one day of one tag value', () => {
+describe('the first $match of one day', () => {
   it('is an index range of metric_tagPairs_date_last that fetches only the documents reaching into the span', async () => {
     const hour = (h: number) => new Date(DAY.getTime() + h * 3_600_000);
     // Five runs of one series over the day, each two hours long, ending at these hours.
@@ -100,5 +101,26 @@ describe('the first $match of one day of one tag value', () => {
     const reaching = runs.filter((run) => run.last.getTime() >= span.from);
     expect(reaching.map((run) => run._id)).toEqual([runs[3]?._id, runs[4]?._id]);
     expect(explained.executionStats.totalDocsExamined).toBe(reaching.length);
+  });
+
+  it('of several tag values is an index range of metric_date_tagPairs that fetches those series of that day only', async () => {
+    const next = new Date(DAY.getTime() + 86_400_000);
+    const docs = ['e', 'f', 'g'].flatMap((series) => [
+      { ...part(series, 1), first: DAY, last: DAY },
+      { ...part(series, 1), _id: `${series}:${next.getTime()}:1`, date: next, first: next, last: next },
+    ]);
+    await db.collection('series_days').insertMany(docs as never[]);
+    const { match } = selectionStages({
+      scope: { metric: 'cpu', tagPairs: [['host=e', 'host=f']] },
+      days: { from: DAY.getTime(), to: DAY.getTime() + 86_400_000 },
+      span: { from: DAY.getTime(), to: DAY.getTime() + 3_600_000 },
+      fields: ['x'],
+      paths: ['date'],
+    });
+    const explained = await db.collection('series_days').find(match[0]?.$match).explain('executionStats');
+    expect(explained.queryPlanner.winningPlan.inputStage.indexName).toBe('metric_date_tagPairs');
+    const wanted = docs.filter((doc) => ['e', 'f'].includes(doc.series) && doc.date.getTime() === DAY.getTime());
+    expect(wanted).toHaveLength(2);
+    expect(explained.executionStats.totalDocsExamined).toBe(wanted.length);
   });
 });

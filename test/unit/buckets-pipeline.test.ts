@@ -170,7 +170,7 @@ describe('bucketsPipeline', () => {
     }
   });
 
-  it('bounds the last reading in the index range for one day of a whole metric or of one tag value, not for several values or series', () => {
+  it('reads one day of a whole metric or of one tag value bounded by last, of several tag values by the day and their $in, of series as before', () => {
     const within = { from: at('2001-01-01T10:10:00Z'), to: at('2001-01-01T10:11:00Z') };
     const day = new Date(at('2001-01-01T00:00:00Z'));
     const where = (...filters: { key: string; in: string[] }[]) =>
@@ -182,9 +182,10 @@ describe('bucketsPipeline', () => {
     const two = where({ key: 'destination', in: ['LAS', 'PHX'] }, { key: 'origin', in: ['ORD'] });
     expect(two[0]?.$match).toEqual({ metric: 'flights', tagPairs: 'origin=ORD', date: day, last: { $gte: new Date(within.from) } });
     expect(two[1]?.$match.$and).toEqual([{ tagPairs: { $in: ['destination=LAS', 'destination=PHX'] } }]);
-    // Several values of the most selective tag: an `$in` in the index range, no bound on `last`.
+    // Several values of the most selective tag: the day, then their `$in` (`{metric, date, tagPairs}`), no bound on `last`.
     const values = where({ key: 'origin', in: ['ORD', 'SFO'] });
-    expect(values[0]?.$match).toEqual({ metric: 'flights', tagPairs: { $in: ['origin=ORD', 'origin=SFO'] } });
+    expect(values[0]?.$match).toEqual({ metric: 'flights', date: day, tagPairs: { $in: ['origin=ORD', 'origin=SFO'] } });
+    expect(values[1]?.$match).toEqual({ 'fields.delay.n': { $gt: 0 }, ...inSpan('2001-01-01T10:10:00Z', '2001-01-01T10:11:00Z') });
     // Two days of one tag value: the day range, no bound on `last`.
     const days = bucketsPipeline(
       query({
