@@ -243,7 +243,7 @@ function around(data: DataSet, entity: string, length: number, align: number): [
 const H = 3_600_000;
 const D = 24 * H;
 
-/** The sparse questions: one origin's charts at every unit, zoned days and weeks, five origins by hour, every origin, top 10. */
+/** The sparse questions: one origin's charts at every unit, zoned days and weeks, five origins by hour, every origin, top 10, five origins by minute. */
 function sparseQuestions(data: DataSet): Question[] {
   const origin = data.entities[0]!;
   const five = data.entities.slice(0, 5);
@@ -331,6 +331,19 @@ function sparseQuestions(data: DataSet): Question[] {
       to: month[1],
       groupBy: 'origin',
       rank: { by: 'avg', limit: 10 },
+    }),
+  );
+  // A dashboard's multi-select: the same three hours by minute, five origins side by side.
+  questions.push(
+    chart({
+      ...delay,
+      name: 'minute-3h-5-origins',
+      description: `MINUTE buckets over the same 3 hours, ${five.length} origins grouped by origin`,
+      unit: 'minute',
+      from: m3a,
+      to: m3b,
+      filter: { key: 'origin', values: five },
+      groupBy: 'origin',
     }),
   );
   return questions;
