@@ -26,7 +26,9 @@ describe('npm run bench:read-peers on a tiny data set', () => {
     expect(names).toContain('top-10-origins');
     expect(names).toContain('double-groupby-all');
     expect(names).toContain('lastpoint');
-    expect(rows).toHaveLength(26);
+    expect(names).toContain('last-hour-1-1');
+    expect(names).toContain('minute-3h-5-origins');
+    expect(rows).toHaveLength(28);
     expect(rows.filter((line) => !/\| agree \([0-9,]+ values(, the plain collection's)?\) \|$/.test(line))).toEqual([]);
     // Questions the project cannot ask say so, with the plain figure beside them.
     expect(stdout).toContain('- high-cpu-1: n/a for the project');
