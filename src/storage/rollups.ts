@@ -48,9 +48,9 @@ const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>)
 /**
  * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
  * collection's (`ensureDayIndexes`): `{series, date, f}` (the rollup group's parts in
- * order of day; a part's `_id` keeps one per group, day and fold), `{metric, date}`,
- * `{metric, tagPairs, date}` and `{date, f}`; the unique indexes of earlier versions are
- * dropped.
+ * order of day; a part's `_id` keeps one per group, day and fold), `{metric, date, last}`,
+ * `{metric, tagPairs, date, last}`, `{metric, date, tagPairs}` and `{date, f}`; the
+ * indexes of earlier versions that these replace are dropped.
  */
 export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
   await ensureDayIndexes(db, collection);
