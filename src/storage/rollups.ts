@@ -46,11 +46,11 @@ const documentsOf = (store: Store, rollup: Pick<RollupDefinition, 'collection'>)
   store.db.collection<SeriesDayDocument>(rollup.collection);
 
 /**
- * Creates the indexes of a rollup's collection (idempotent), the same as the series-day
- * collection's (`ensureDayIndexes`): `{series, date, f}` (the rollup group's parts in
- * order of day; a part's `_id` keeps one per group, day and fold), `{metric, date, last}`,
- * `{metric, tagPairs, date, last}`, `{metric, date, tagPairs}` and `{date, f}`; the
- * indexes of earlier versions that these replace are dropped.
+ * Creates the indexes of a rollup's collection (idempotent): the series-day collection's,
+ * listed and explained at `ensureDayIndexes` in `store.ts` (a rollup group is read and
+ * folded as a series is), with the indexes of earlier versions that they replace dropped
+ * the same way.
+ * @throws driver errors (every step is safe to repeat).
  */
 export async function ensureRollupIndexes(db: Db, collection: string): Promise<void> {
   await ensureDayIndexes(db, collection);
