@@ -11,6 +11,7 @@ import { DEFAULT_RESOURCE_ATTRIBUTES } from './receivers/otlp.ts';
 import { FAULT_POINTS, type FaultPoint } from './storage/fault-points.ts';
 import { DEFAULT_PACKED_MINUTES, DEFAULT_RAW_READINGS } from './documents/series-day.ts';
 import { DEFAULT_MAX_SERIES_PER_METRIC } from './model/limits.ts';
+import { DEFAULT_MERGE_HERE_DOCUMENTS } from './storage/store.ts';
 import type { RollupPolicy } from './model/rollup-policy.ts';
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -223,6 +224,11 @@ export const ConfigSchema = z
       .default(DEFAULT_RAW_READINGS)
       .describe(
         'Most readings of a series-day document that folds and compactions write in the raw form: the readings as they came, with the day totals, instead of hour and minute slots and sketches (docs/design.md, "The raw form"). Every query reads both forms; the raw form keeps a sparse series (a flight route with a few flights a day) in a fraction of the bytes, and a compaction turns a document that grows past this into slots. Counters are always written as slots. 0: never.',
+      ),
+    MERGE_HERE_DOCUMENTS: integer(0, 100_000)
+      .default(DEFAULT_MERGE_HERE_DOCUMENTS)
+      .describe(
+        'Most series-day documents a read of minute slots (at most a day of them per document) fetches and merges in this server instead of walking them in a pipeline on the database (docs/read-design.md, "Documents merged in the server"): a MINUTE chart of one tag value over a few hours. Past it, the fetch stops and the pipeline runs. `extensions.reads` says `fetched` where it happened. 0: every read runs its pipeline.',
       ),
     PACKED_MINUTES: integer(0, 60)
       .default(DEFAULT_PACKED_MINUTES)

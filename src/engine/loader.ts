@@ -26,8 +26,16 @@ import { edgeSplit } from '../query/edges.ts';
 import type { Planning } from './planning.ts';
 import { canonicalJson, type RangeQuery } from './query.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
-import { aggregateBuckets, aggregateSummarized, withSharedView, type SharedView, type SummarizedRead } from '../storage/aggregate.ts';
-import type { TailRead } from '../storage/tail.ts';
+import {
+  aggregateBuckets,
+  aggregateSummarized,
+  selectedDocuments,
+  withSharedView,
+  type SharedView,
+  type SummarizedRead,
+} from '../storage/aggregate.ts';
+import type { ReadSource, TailRead } from '../storage/tail.ts';
+import { documentRows, rowsComputable, slotsPerDocument } from '../query/document-rows.ts';
 import type { DocumentPipeline } from '../documents/selection.ts';
 import type { SketchLevel } from '../query/granularity.ts';
 import { DAY_MS, HOUR_MS, QUARTER_MS } from '../model/time.ts';
@@ -166,6 +174,12 @@ export interface ReadRecord {
    * them (see `query/edges.ts`); absent when the rollup or the documents read it all.
    */
   edges?: { from: string; to: string }[];
+  /**
+   * How many documents (the tail's included) were fetched and merged by this server
+   * instead of by a pipeline on the database (a short MINUTE chart of a few series; see
+   * `mergedHere`); absent when a pipeline read them all.
+   */
+  fetched?: number;
 }
 
 /** A rollup that answers a pipeline query, and whether it reads the rollup's quarter hours (see {@link rollupFor}). */
@@ -413,6 +427,40 @@ function edgeStretches(query: Pick<BucketQuery, 'from' | 'to'>, inner: Pick<Buck
 }
 
 /**
+ * The most slots per document a read merges in this process ({@link mergedHere}): a day
+ * of minutes. Beyond it, the documents' bytes sent grow with the range while a
+ * pipeline's reply does not.
+ */
+export const MERGE_HERE_SLOTS = 1_440;
+
+/**
+ * The rows of a read of the series-day documents merged in this process instead of by
+ * the pipeline's stages (docs/read-design.md, "Documents merged in the server"): for a
+ * query that reads minute slots, at most {@link MERGE_HERE_SLOTS} per document, slot by
+ * slot (`rowsComputable`), the documents the pipeline selects are fetched with the tail's
+ * (`selectedDocuments`) and their slots merged by `documentRows`: the embedded server
+ * pays for each slot a pipeline walks (docs/performance.md), far more than for sending a
+ * few documents. Null when the query does not qualify, merging here is off
+ * (`Store.mergeHereDocuments` 0) or the selection holds more than that many documents:
+ * the caller runs the pipeline then.
+ * @returns the rows (unranked) and the documents merged, the tail's included.
+ * @throws ServiceError QUERY_TIMEOUT when the fetch runs longer than the request's time limit; driver errors.
+ */
+async function mergedHere(
+  scope: LoaderScope,
+  query: BucketQuery,
+  pipeline: DocumentPipeline,
+  source: ReadSource,
+  onTail: ((tail: TailRead) => void) | undefined,
+  shared: SharedView,
+): Promise<{ rows: BucketRow[]; documents: number } | null> {
+  const limit = scope.store.mergeHereDocuments;
+  if (limit === 0 || !rowsComputable(query) || !levelsRead(query).has('minute') || slotsPerDocument(query) > MERGE_HERE_SLOTS) return null;
+  const documents = await selectedDocuments(scope.store, pipeline, limit, scope.options, source, onTail, shared);
+  return documents === null ? null : { rows: documentRows(query, documents), documents: documents.length };
+}
+
+/**
  * Runs the pipelines of one planned batch in `shared` (its view and tails, see
  * `withSharedView`): its buckets, from day summaries for the whole UTC days they answer
  * (`aggregateSummarized`) or from a rollup that answers (`rollupFor`) or the series-day
@@ -477,22 +525,27 @@ async function loadBatch(
       if (edges !== null) {
         const parts = await Promise.all([
           aggregateBuckets<BucketRow>(scope.store, bucketsPipeline(edges.inner), scope.options, readSource, onTail, shared),
-          ...edges.edges.map((edge) =>
-            aggregateBuckets<BucketRow>(
-              scope.store,
-              bucketsPipeline(edge),
-              scope.options,
-              { metric: query.metric, ...known },
-              undefined,
-              shared,
-            ),
-          ),
+          ...edges.edges.map(async (edge) => {
+            const edgeSource = { metric: query.metric, ...known };
+            const pipeline = bucketsPipeline(edge);
+            const here = await mergedHere(scope, edge, pipeline, edgeSource, undefined, shared);
+            if (here !== null) read.fetched = (read.fetched ?? 0) + here.documents;
+            return here?.rows ?? aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options, edgeSource, undefined, shared);
+          }),
         ]);
         const merged = mergeRows(parts.flat(), fields.length);
         return [query.ranking === null ? merged : rankRows(merged, query.ranking, planned.bucketQuery.grouping), []];
       }
       if (summarized === null) {
         const pipeline = batchPipeline(query, fields, series, firstLast, choice?.quarters === true);
+        if (source === null) {
+          const bucketQuery = pipelineQuery(query, fields, series, firstLast);
+          const here = await mergedHere(scope, bucketQuery, pipeline, readSource, onTail, shared);
+          if (here !== null) {
+            read.fetched = here.documents;
+            return [query.ranking === null ? here.rows : rankRows(here.rows, query.ranking, bucketQuery.grouping), []];
+          }
+        }
         return [await aggregateBuckets<BucketRow>(scope.store, pipeline, scope.options, readSource, onTail, shared), []];
       }
       const answer = await aggregateSummarized<BucketRow, SketchRow>(

@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       rawReadings: config.RAW_READINGS,
       packedMinutes: config.PACKED_MINUTES,
       maxSeriesPerMetric: config.MAX_SERIES_PER_METRIC,
+      mergeHereDocuments: config.MERGE_HERE_DOCUMENTS,
       client: { serverSelectionTimeoutMS: config.MONGODB_SERVER_SELECTION_TIMEOUT_MS },
     });
   } catch (error) {

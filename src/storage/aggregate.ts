@@ -64,6 +64,53 @@ export async function aggregateBuckets<T extends Document = Document>(
 }
 
 /**
+ * The documents a pipeline selects, fetched instead of run through its stages, for the
+ * caller to merge their slots itself (`query/document-rows.ts`): in one view with the
+ * tail, as {@link aggregateBuckets} reads them, the visible documents its selection
+ * selects (its `$match` stages, the visibility `$match` after the first, its projection
+ * of the paths read) and the tail's readings the selection may select planned into the
+ * documents the source would hold once folded (`tailDocuments`, cut to the selection's
+ * paths), the two read side by side. At most `limit` documents: one more stops the
+ * fetch (`$limit`) and gives null, and the caller runs the pipeline instead.
+ * @param onTail told how many tail entries and readings the read added (not on null).
+ * @param shared the view and tails shared with the caller's other reads ({@link withSharedView}).
+ * @returns the documents, the folded ones first; null past `limit`.
+ * @throws ServiceError QUERY_TIMEOUT when it runs longer than `options.maxTimeMS`.
+ */
+export async function selectedDocuments(
+  store: Store,
+  pipeline: DocumentPipeline,
+  limit: number,
+  options: QueryOptions = {},
+  source: ReadSource = { metric: null },
+  onTail?: (tail: TailRead) => void,
+  shared?: SharedView,
+): Promise<Document[] | null> {
+  const run = async ({ view, tail: tailOf }: SharedView): Promise<Document[] | null> => {
+    const tail = await tailOf(source.metric);
+    const { selection } = pipeline;
+    const { match, project } = selectionStages(selection);
+    // The visibility stage after the first `$match`, which stays an index range (see `runWithTail`).
+    const stages = [match[0]!, { $match: visibleIn(view) }, ...match.slice(1), project, { $limit: limit + 1 }];
+    const collection = source.rollup?.collection ?? CollectionName.seriesDays;
+    const selected = tail.readings.filter(selectsReading(selection, Boolean(source.rollup)));
+    const [folded, unfolded] = await Promise.all([
+      limitedRead(options, (driver) =>
+        store.db
+          .collection(collection)
+          .aggregate(stages, { ...driver, batchSize: WHOLE_ANSWER })
+          .toArray(),
+      ),
+      selected.length === 0 ? [] : limitedRead(options, (driver) => tailDocuments(store, selected, source, driver, tailTree(selection))),
+    ]);
+    if (folded.length > limit) return null;
+    onTail?.({ entries: tail.entries, readings: tail.readings.length });
+    return [...folded, ...unfolded];
+  };
+  return shared === undefined ? withSharedView(store, options, run) : run(shared);
+}
+
+/**
  * One view and the tails of the metrics read in it, shared by the reads of one batch of
  * a request's pipelines ({@link withSharedView}): each tail is read from the log once,
  * however many pipelines add it (a percentile or counter query runs two or three).

@@ -148,6 +148,12 @@ export interface Store {
    */
   maxSeriesPerMetric: number;
   /**
+   * Most series-day documents a read of minute slots fetches and merges in this process
+   * instead of running its pipeline's stages on the database (`MERGE_HERE_DOCUMENTS`, see
+   * `mergedHere` in engine/loader.ts); 0: never.
+   */
+  mergeHereDocuments: number;
+  /**
    * Fewest minutes with readings of an hour whose minute slots folds and compactions
    * write packed (`PACKED_MINUTES`, see `PackedMinutes`): arrays per field with the
    * minute's count and first and last times kept once, where each minute's fields share
@@ -407,7 +413,15 @@ export interface StoreSettings {
   packedMinutes?: number;
   /** Most series of one metric (default {@link DEFAULT_MAX_SERIES_PER_METRIC}; see `Store.maxSeriesPerMetric`). */
   maxSeriesPerMetric?: number;
+  /** Most documents a read merges in this process (default {@link DEFAULT_MERGE_HERE_DOCUMENTS}; see `Store.mergeHereDocuments`). */
+  mergeHereDocuments?: number;
 }
+
+/**
+ * Default of `Store.mergeHereDocuments`: a MINUTE chart of one airport's three hours
+ * selects about a hundred route-day documents, of five airports about 550.
+ */
+export const DEFAULT_MERGE_HERE_DOCUMENTS = 1_000;
 
 /**
  * The {@link Store} of database `db` of the connected `client`, with `settings` (their
@@ -437,6 +451,7 @@ export function storeOf(client: MongoClient, db: Db, settings: StoreSettings = {
     rawReadings: settings.rawReadings ?? DEFAULT_RAW_READINGS,
     packedMinutes: settings.packedMinutes ?? DEFAULT_PACKED_MINUTES,
     maxSeriesPerMetric: settings.maxSeriesPerMetric ?? DEFAULT_MAX_SERIES_PER_METRIC,
+    mergeHereDocuments: settings.mergeHereDocuments ?? DEFAULT_MERGE_HERE_DOCUMENTS,
   };
 }
 

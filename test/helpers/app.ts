@@ -79,6 +79,8 @@ export async function openTestApp(
     packedMinutes?: number;
     /** Most series of one metric (default: the server's, see `Store.maxSeriesPerMetric`). */
     maxSeriesPerMetric?: number;
+    /** Most documents a read merges in the server (default: the server's; 0: never, see `Store.mergeHereDocuments`). */
+    mergeHereDocuments?: number;
   } = {},
 ): Promise<TestApp> {
   const dbName = options.database ?? `test_${label}_${randomBytes(4).toString('hex')}`;
@@ -91,6 +93,7 @@ export async function openTestApp(
     rawReadings: options.rawReadings,
     packedMinutes: options.packedMinutes,
     maxSeriesPerMetric: options.maxSeriesPerMetric,
+    mergeHereDocuments: options.mergeHereDocuments,
   });
   const targets: string[] = [];
   store.client.on('commandStarted', (event: CommandStartedEvent) => {

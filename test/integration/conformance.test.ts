@@ -604,12 +604,13 @@ describe('operators of the pipelines the engine sends', () => {
     }
     // Grouped by two keys, `b` and `c2` are ranked by the database (one key would be read
     // from day summaries or a rollup and ranked in memory, as `c` is: the rollup answers
-    // its whole quarter hours, the documents its edges).
+    // its whole quarter hours, the documents its edges); `c2` over whole hours, as a read
+    // of minutes would merge its documents in the server and rank them there.
     requests.push(
       `{ a: aggregate(metric: "flights", field: "delay", ${range}, where: [{key: "origin", in: ["LAS", "ORD"]}, {key: "destination", in: "PHX"}], groupBy: ["origin", "destination"]) { count avg first { value } p50 }
          b: aggregate(metric: "flights", field: "distance", from: "2001-01-01", to: "2001-01-04", groupBy: ["origin", "destination"], orderBy: {statistic: STDDEV}, limit: 2) { avg }
          c: buckets(metric: "flights", field: "delay", granularity: HOUR, ${range}, groupBy: ["destination"], orderBy: {statistic: AVG, direction: ASC}, limit: 1, transform: MOVING_AVERAGE, window: 3) { buckets { value } }
-         c2: buckets(metric: "flights", field: "delay", granularity: HOUR, ${range}, groupBy: ["origin", "destination"], orderBy: {statistic: AVG}, limit: 1) { buckets { value } }
+         c2: buckets(metric: "flights", field: "delay", granularity: HOUR, from: "2001-01-01T05:00:00Z", to: "2001-01-03T21:00:00Z", groupBy: ["origin", "destination"], orderBy: {statistic: AVG}, limit: 1) { buckets { value } }
          d: buckets(metric: "flights", field: "delay", ${range}, maxDataPoints: 10, compareWith: {amount: 1, unit: DAY}) { buckets { previous change } }
          e: series(metric: "flights") { buckets(field: "delay", granularity: DAY, ${range}) { count p99 last { value } } aggregate(field: "distance", ${range}) { sum } }
          f: aggregate(metric: "flights", field: "delay", from: "2001-01-01", to: "2001-01-04", groupBy: ["destination"]) { count p50 }

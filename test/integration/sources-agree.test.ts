@@ -4,7 +4,9 @@
  * picks automatic rollups, a rollup with the edges from the series-day documents, day
  * summaries or the documents) and again with a filter on two more tag keys that accepts
  * every value (no rollup or summary keeps three keys, so the series-day documents answer
- * alone), both equal to a plain loop over the readings sent: every bucket's start, count,
+ * alone) of a second server on the same database that merges no documents itself (every
+ * read a pipeline; the first merges the documents of short minute reads,
+ * `mergedHere`), both equal to a plain loop over the readings sent: every bucket's start, count,
  * sum, minimum and maximum, in UTC and in zones with +05:30, +05:45 and daylight-saving
  * offsets. The readings are in every state a reader meets: compacted, folded in parts
  * after the rollups were built, and in the log's tail; in the raw form and in slots.
@@ -74,11 +76,19 @@ interface Ask {
 type Stats = { count: number; sum: number; min: number; max: number };
 type Tag = { key: string; value: string };
 type Answer = { tags: Tag[]; buckets: ({ start: number } & Stats)[] }[];
-type Read = { rollup: string | null; summaryDays?: number; edges?: unknown[] };
+type Read = { rollup: string | null; summaryDays?: number; edges?: unknown[]; fetched?: number };
 
 /** Which source answered a pipeline, from its `extensions.reads` entry. */
 const sourceOf = (read: Read) =>
-  read.rollup !== null ? (read.edges === undefined ? 'rollup' : 'rollup with edges') : read.summaryDays ? 'summaries' : 'documents';
+  read.rollup !== null
+    ? read.edges === undefined
+      ? 'rollup'
+      : 'rollup with edges'
+    : read.summaryDays
+      ? 'summaries'
+      : read.fetched === undefined
+        ? 'documents'
+        : 'documents merged here';
 
 /** Groups sorted by their tags, buckets by start: the server's order is not the point. */
 const sorted = (answer: Answer): Answer =>
@@ -116,6 +126,8 @@ describe.each([
   ['slot form only', 0],
 ] as const)('every source answers the same (%s)', { timeout: 600_000 }, (_form, rawReadings) => {
   let t: TestApp;
+  /** A second server on the same database that merges nothing itself: every read of it runs its pipeline. */
+  let pipelines: TestApp;
   const sent: Flight[] = [];
   const record = async (flights: Flight[], batchId: string) => {
     const answer = await t.graphql(RECORD, { readings: asInput(flights), batchId });
@@ -125,6 +137,12 @@ describe.each([
 
   beforeAll(async () => {
     t = await openTestApp('sources_agree', { journal: false, rawReadings });
+    pipelines = await openTestApp('sources_agree', {
+      journal: false,
+      rawReadings,
+      mergeHereDocuments: 0,
+      database: t.store.db.databaseName,
+    });
     // Compacted, then rollups defined and built over them.
     for (let i = 0; i < 3; i++) await record(flightsOf(600, i * 600), `first-${i}`);
     expect(await t.settle()).toBe(1800);
@@ -140,10 +158,18 @@ describe.each([
     expect(await t.settle()).toBe(400);
     await record(flightsOf(300, 9000), 'tail');
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    await pipelines?.store.client.close();
+    await t?.close();
+  });
 
-  /** `ask` through GraphQL, with the extra keys' filter when `documents`: its groups and where each pipeline read. */
+  /**
+   * `ask` through GraphQL, with the extra keys' filter when `documents` (then of the
+   * server that merges nothing itself: every read a pipeline of the series-day
+   * documents): its groups and where each pipeline read.
+   */
   const askServer = async (ask: Ask, documents: boolean) => {
+    const server = documents ? pipelines : t;
     const where = [
       ...(ask.origins === null ? [] : [{ key: 'origin', in: ask.origins }]),
       ...(documents
@@ -171,7 +197,7 @@ describe.each([
               tags { key value } buckets { start count sum min max }
             }
           }`;
-    const answer = (await t.graphql(text, variables)) as {
+    const answer = (await server.graphql(text, variables)) as {
       data?: { aggregate?: (Stats & { tags: Tag[] })[]; buckets?: { tags: Tag[]; buckets: (Stats & { start: string })[] }[] };
       errors?: unknown;
       extensions?: { reads?: Read[] };
@@ -207,7 +233,7 @@ describe.each([
       return { from, to: granularity === 'MINUTE' ? Math.min(to, from + 3 * HOUR) : to, granularity, zone, origins, groupBy };
     });
 
-  it('a rollup, a rollup with edges, day summaries and the series-day documents answer as a plain loop does', async () => {
+  it('a rollup, a rollup with edges, day summaries, the series-day documents and the documents merged here answer as a plain loop does', async () => {
     const seen = new Set<string>();
     await fc.assert(
       fc.asyncProperty(ask, async (query) => {
@@ -239,6 +265,6 @@ describe.each([
         ],
       },
     );
-    expect(seen).toEqual(new Set(['rollup', 'rollup with edges', 'summaries', 'documents']));
+    expect(seen).toEqual(new Set(['rollup', 'rollup with edges', 'summaries', 'documents', 'documents merged here']));
   });
 });
