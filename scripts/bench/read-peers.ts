@@ -16,7 +16,9 @@
  *   npm run bench:read-peers -- --dataset sparse --runs 5
  *   npm run bench:read-peers -- --keep .bench-data/read-peers   # load once, ask again later
  *   npm run bench:read-peers -- --keep .bench-data/read-peers --only zoned
+ *   npm run bench:read-peers -- --keep .bench-data/read-peers --only minute,single-groupby
  *   MONGODB_URI=mongodb://host:27017 npm run bench:read-peers
+ *   MERGE_HERE_DOCUMENTS=0 npm run bench:read-peers -- --keep .bench-data/read-peers   # pipelines only
  *
  * Sparse: January 2001 of flights-3m (`--before 2001-02-01`, as `import:flights` reads
  * it), tags origin and destination, fields delay and distance. Dense: TSBS cpu-only,
@@ -81,7 +83,7 @@ import {
 const options = new Command()
   .addOption(datasetOption())
   .option('--runs <n>', 'timed runs of each side after its warm-up', positiveInt, 3)
-  .option('--only <substring>', 'only the questions whose name contains this')
+  .option('--only <substrings>', 'only the questions whose name contains this (or one of these, comma-separated)')
   .option('--keep <dir>', 'keep the embedded database on disk in DIR and reuse the readings loaded there')
   .option('--rows <n>', 'sparse: at most n flights of the month (a smaller run)', positiveInt)
   .option('--hosts <n>', 'dense: hosts', positiveInt, 100)
@@ -667,7 +669,8 @@ try {
     const data =
       name === 'sparse' ? await sparseDataSet(new Date('2001-02-01T00:00:00Z'), options.rows) : denseDataSet(options.hosts, options.hours);
     const dbName = options.keep === undefined ? `bench_read_peers_${name}_${Date.now()}` : `read_peers_${name}`;
-    const store = await openStore(database.uri, dbName);
+    // Reads merge their documents in process as the server's configuration says (`MERGE_HERE_DOCUMENTS=0`: pipelines only).
+    const store = await openStore(database.uri, dbName, { mergeHereDocuments: config.MERGE_HERE_DOCUMENTS });
     const plain = new PlainCollection(store.client.db(`${dbName}_plain`), [
       name === 'sparse' ? { origin: 1, t: 1 } : { hostname: 1, t: 1 },
     ]);
@@ -725,7 +728,7 @@ try {
         `${reused ? `Compactions due on the kept database now: ${caughtUp}. ` : ''}Rollup pass (automatic rollups ${policy.enabled ? 'on' : 'off'}): ${defined.length} defined, ${rebuilt.rebuilt} days rebuilt in ${passSeconds.toFixed(1)} s; the metric's rollups: ${rollups.join(', ') || 'none'}.\n`,
       );
       const questions = (name === 'sparse' ? sparseQuestions(data) : denseQuestions(data)).filter(
-        (q) => options.only === undefined || q.name.includes(options.only),
+        (q) => options.only === undefined || options.only.split(',').some((part: string) => q.name.includes(part)),
       );
       failures.push(...(await ask(data, questions, app, plain)));
     } finally {

@@ -40,11 +40,14 @@ export interface ReadRecord {
   tagKeys?: string[];
   summaryDays?: number;
   tail?: { entries: number; readings: number };
+  edges?: { from: string; to: string }[];
+  fetched?: number;
 }
 
 /**
  * `extensions.reads` in a few words: each distinct source once with how many pipelines
- * read it, e.g. `series-day documents + 31 summary days` or `rollup by_origin x2`;
+ * read it, e.g. `series-day documents + 31 summary days`, `rollup by_origin x2` or
+ * `series-day documents, 108 documents merged here` (fetched and merged by the server, not a pipeline);
  * `none` when the request ran no pipeline (`latestValues`, say).
  */
 export function readsSummary(reads: readonly ReadRecord[] | undefined): string {
@@ -52,6 +55,8 @@ export function readsSummary(reads: readonly ReadRecord[] | undefined): string {
   for (const read of reads ?? []) {
     let source = read.rollup === null ? 'series-day documents' : `rollup ${read.rollup}`;
     if (read.summaryDays) source += ` + ${read.summaryDays} summary days`;
+    if (read.edges) source += ' + edges from series-day documents';
+    if (read.fetched !== undefined) source += `, ${read.fetched} ${read.fetched === 1 ? 'document' : 'documents'} merged here`;
     if (read.tail && read.tail.readings > 0) source += ` + tail of ${read.tail.readings} readings`;
     counts.set(source, (counts.get(source) ?? 0) + 1);
   }
