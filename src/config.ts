@@ -228,7 +228,7 @@ export const ConfigSchema = z
     MERGE_HERE_DOCUMENTS: integer(0, 100_000)
       .default(DEFAULT_MERGE_HERE_DOCUMENTS)
       .describe(
-        'Most series-day documents a read of minute slots (at most a day of them per document) fetches and merges in this server instead of walking them in a pipeline on the database (docs/read-design.md, "Documents merged in the server"): a MINUTE chart of one tag value over a few hours. Past it, the fetch stops and the pipeline runs. `extensions.reads` says `fetched` where it happened. 0: every read runs its pipeline.',
+        'Most series-day documents a read of minute slots (at most a day of slots over its range) fetches and merges in this server instead of walking them in a pipeline on the database (docs/read-design.md, "Documents merged in the server"): a MINUTE chart of one tag value over a few hours. Fewer for longer reads: at most 200,000 over the slots read. Past it, the fetch stops and the pipeline runs. `extensions.reads` says `fetched` where it happened. 0: every read runs its pipeline.',
       ),
     PACKED_MINUTES: integer(0, 60)
       .default(DEFAULT_PACKED_MINUTES)

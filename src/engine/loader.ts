@@ -35,7 +35,7 @@ import {
   type SummarizedRead,
 } from '../storage/aggregate.ts';
 import type { ReadSource, TailRead } from '../storage/tail.ts';
-import { documentRows, rowsComputable, slotsPerDocument } from '../query/document-rows.ts';
+import { documentRows, rowsComputable, slotsRead } from '../query/document-rows.ts';
 import type { DocumentPipeline } from '../documents/selection.ts';
 import type { SketchLevel } from '../query/granularity.ts';
 import { DAY_MS, HOUR_MS, QUARTER_MS } from '../model/time.ts';
@@ -427,22 +427,32 @@ function edgeStretches(query: Pick<BucketQuery, 'from' | 'to'>, inner: Pick<Buck
 }
 
 /**
- * The most slots per document a read merges in this process ({@link mergedHere}): a day
- * of minutes. Beyond it, the documents' bytes sent grow with the range while a
- * pipeline's reply does not.
+ * The most slots a read merges in this process reads over its range ({@link mergedHere},
+ * `slotsRead`): a day of minutes. Beyond it, the documents' bytes sent grow with the
+ * range while a pipeline's reply does not.
  */
 export const MERGE_HERE_SLOTS = 1_440;
 
 /**
+ * The most documents times slots read a read merges in this process ({@link mergedHere}):
+ * its documents' limit is `Store.mergeHereDocuments` or this over its slots, whichever is
+ * lower, so the bytes sent stay bounded (a MINUTE chart of five airports' three hours:
+ * about 400 documents of 180 minutes, 72,000; a day of minutes of 1,000 dense hosts would
+ * be 1,440,000, and runs its pipeline).
+ */
+export const MERGE_HERE_WORK = 200_000;
+
+/**
  * The rows of a read of the series-day documents merged in this process instead of by
  * the pipeline's stages (docs/read-design.md, "Documents merged in the server"): for a
- * query that reads minute slots, at most {@link MERGE_HERE_SLOTS} per document, slot by
+ * query that reads minute slots, at most {@link MERGE_HERE_SLOTS} over its range, slot by
  * slot (`rowsComputable`), the documents the pipeline selects are fetched with the tail's
  * (`selectedDocuments`) and their slots merged by `documentRows`: the embedded server
  * pays for each slot a pipeline walks (docs/performance.md), far more than for sending a
  * few documents. Null when the query does not qualify, merging here is off
- * (`Store.mergeHereDocuments` 0) or the selection holds more than that many documents:
- * the caller runs the pipeline then.
+ * (`Store.mergeHereDocuments` 0) or the selection holds more documents than
+ * `Store.mergeHereDocuments` and {@link MERGE_HERE_WORK} over the slots allow: the
+ * caller runs the pipeline then (the fetch stopped at the first document past the limit).
  * @returns the rows (unranked) and the documents merged, the tail's included.
  * @throws ServiceError QUERY_TIMEOUT when the fetch runs longer than the request's time limit; driver errors.
  */
@@ -454,8 +464,10 @@ async function mergedHere(
   onTail: ((tail: TailRead) => void) | undefined,
   shared: SharedView,
 ): Promise<{ rows: BucketRow[]; documents: number } | null> {
-  const limit = scope.store.mergeHereDocuments;
-  if (limit === 0 || !rowsComputable(query) || !levelsRead(query).has('minute') || slotsPerDocument(query) > MERGE_HERE_SLOTS) return null;
+  if (scope.store.mergeHereDocuments === 0 || !rowsComputable(query) || !levelsRead(query).has('minute')) return null;
+  const slots = slotsRead(query);
+  if (slots > MERGE_HERE_SLOTS) return null;
+  const limit = Math.min(scope.store.mergeHereDocuments, Math.floor(MERGE_HERE_WORK / slots));
   const documents = await selectedDocuments(scope.store, pipeline, limit, scope.options, source, onTail, shared);
   return documents === null ? null : { rows: documentRows(query, documents), documents: documents.length };
 }

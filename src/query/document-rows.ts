@@ -8,7 +8,7 @@
 import type { Document } from 'mongodb';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../model/time.ts';
 import type { TimedValue } from '../model/stats.ts';
-import { DOCUMENT_VERSION, type PackedMinutes } from '../documents/series-day.ts';
+import type { PackedMinutes } from '../documents/series-day.ts';
 import { bucketStart, LEVEL_MS } from './granularity.ts';
 import { type BucketQuery, type BucketRow, querySegments } from './buckets-pipeline.ts';
 import { UTC } from './zone.ts';
@@ -45,7 +45,8 @@ function storedPair(pair: unknown): TimedValue | null {
  * Whether {@link documentRows} computes what `bucketsPipeline(query)` would: a query
  * read slot by slot (not a zoned DAY or coarser query, whose pipeline merges each day's
  * slots in sections and derives one from the day totals, which its projection then keeps
- * instead of the slots), without quarter hours (rollup documents) or a ranking's stages.
+ * instead of the slots), without quarter hours (rollup documents). A ranking is the
+ * caller's to apply to the rows (`rankRows`).
  */
 export function rowsComputable(query: BucketQuery): boolean {
   const zone = query.timeZone ?? UTC;
@@ -54,11 +55,12 @@ export function rowsComputable(query: BucketQuery): boolean {
 }
 
 /**
- * How many slots per document a query reads at most: its segments' lengths over their
- * levels' widths (a MINUTE chart of three hours: 180), what the cost of merging its
- * documents here grows with.
+ * How many slots a query reads over its whole range, at most: its segments' lengths over
+ * their levels' widths (a MINUTE chart of three hours: 180; a day of hours and its
+ * ragged minutes: 24 plus those minutes), what one document selected can hold of them
+ * at most, and what the cost of merging its documents here grows with.
  */
-export function slotsPerDocument(query: BucketQuery): number {
+export function slotsRead(query: BucketQuery): number {
   return querySegments(query).reduce((slots, segment) => slots + Math.ceil((segment.to - segment.from) / LEVEL_MS[segment.level]), 0);
 }
 
@@ -72,9 +74,12 @@ export function slotsPerDocument(query: BucketQuery): number {
  * the document's group (its tag values of the grouping's keys, a key it lacks left out,
  * or its series id). Counts, sums and sums of squares add up, minima and maxima combine,
  * and with `firstLast` the first and last readings combine as `{t, v}` pairs and `ver` is
- * the lowest layout version read. Rows of buckets without a reading of any field are not
+ * the lowest layout version read. A raw reading counts as a slot of its minute, as the
+ * pipeline's `$group` keys it. Rows of buckets without a reading of any field are not
  * given; the others carry `n<i>`, `sum<i>`, `sq<i>`, `min<i>`, `max<i>` (null without a
- * reading of field `i`), as the pipeline's rows do (see `BucketRow`).
+ * reading of field `i`), and with `firstLast` `first<i>`, `last<i>` and `ver`, as the
+ * pipeline's rows do (see `BucketRow`). Sums are added in the documents' order, so a sum
+ * of fractions may differ from the database's in its last bits.
  * Only for a query {@link rowsComputable} accepts.
  * @throws Error for a query it does not accept (a caller's mistake, not the user's).
  */
@@ -163,12 +168,14 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
       for (const reading of doc.r as { t: Date; f: Record<string, unknown> }[]) {
         const t = reading.t.getTime();
         if (!inDay.some((segment) => t >= segment.from && t < segment.to)) continue;
+        // Keyed by its minute, as the pipeline's `$group` keys a raw reading (`slotOrReadingTime`).
+        const minute = Math.floor(t / MINUTE_MS) * MINUTE_MS;
         let row: RowState | null = null;
         for (const [index, field] of fields.entries()) {
           // A number as the driver reads a stored double (`$isNumber` in the pipeline).
           const v = reading.f[field];
           if (typeof v !== 'number') continue;
-          row ??= rowAt(t);
+          row ??= rowAt(minute);
           const pair = { t, v };
           add(row, index, { n: 1, sum: v, min: v, max: v, sq: v * v, first: pair, last: pair });
         }
@@ -210,7 +217,6 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
     }
   }
 
-  const complete = (row: RowState) => row.ver >= DOCUMENT_VERSION;
   return [...rows.values()].map((row) => {
     const out: BucketRow = { _id: row.id };
     row.fields.forEach((merged, index) => {
@@ -221,8 +227,8 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
       out[`max${index}`] = merged === null ? null : merged.max;
       if (query.firstLast) {
         const pair = (value: TimedValue | null | undefined) => (value ? { t: new Date(value.t), v: value.v } : null);
-        out[`first${index}`] = complete(row) ? pair(merged?.first) : null;
-        out[`last${index}`] = complete(row) ? pair(merged?.last) : null;
+        out[`first${index}`] = pair(merged?.first);
+        out[`last${index}`] = pair(merged?.last);
       }
     });
     if (query.firstLast) out.ver = row.ver;
