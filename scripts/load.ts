@@ -9,6 +9,7 @@
  *   npm run load -- --writers 8 --readers 2 --duration 30 --batch 200
  *   npm run load -- --rate 2                       # writers held to 2 batches/s in all
  *   npm run load -- --url http://127.0.0.1:4000/graphql --token tsg_...
+ *   MERGE_HERE_DOCUMENTS=0 npm run load           # its reads run their pipelines only
  *
  * Only loopback addresses are accepted for --url. The operations are those of
  * `scripts/load.graphql`, typed by `npm run codegen`.
@@ -92,7 +93,8 @@ async function startLocal(): Promise<{ url: string; local: Local }> {
   const config = loadConfig();
   const binary = await ensureSecantusInstalled(config.EMBEDDED_VENV_DIR, config.PYTHON, (message) => console.log(message));
   const embedded = await startSecantus({ binary, dataDir: ':memory:', say: () => {} });
-  const store = await openStore(embedded.uri, 'load');
+  // Reads merge their documents in process as the server's configuration says (`MERGE_HERE_DOCUMENTS=0`: pipelines only).
+  const store = await openStore(embedded.uri, 'load', { mergeHereDocuments: config.MERGE_HERE_DOCUMENTS });
   // Its own server on loopback, open: the load test measures the API, not token checks.
   const app = createApp({
     store,
