@@ -7,6 +7,7 @@ import {
   bucketsPipeline,
   counterPipeline,
   levelsRead,
+  querySegments,
   rowKey,
   sketchPipeline,
   type BucketQuery,
@@ -302,12 +303,11 @@ export function batchKey(query: RangeQuery): string {
 }
 
 /**
- * The pipeline of a batch: the bucket pipeline over its fields and series (with first
- * and last readings when `firstLast`), then the ranking stages of a ranked query (its one
- * field at index 0).
+ * The pipeline of a batch: the bucket pipeline of `bucketQuery` (its `pipelineQuery` over
+ * its fields and series, with first and last readings when asked and quarter hours when
+ * a rollup's are read), then the ranking stages of a ranked query (its one field at index 0).
  */
-function batchPipeline(query: RangeQuery, fields: string[], series: string[], firstLast: boolean, quarters: boolean): DocumentPipeline {
-  const bucketQuery = { ...pipelineQuery(query, fields, series, firstLast), ...(quarters ? { quarters } : {}) };
+function batchPipeline(query: RangeQuery, bucketQuery: BucketQuery): DocumentPipeline {
   const pipeline = bucketsPipeline(bucketQuery);
   if (query.ranking === null) return pipeline;
   const stages =
@@ -464,12 +464,13 @@ async function mergedHere(
   onTail: ((tail: TailRead) => void) | undefined,
   shared: SharedView,
 ): Promise<{ rows: BucketRow[]; documents: number } | null> {
-  if (scope.store.mergeHereDocuments === 0 || !rowsComputable(query) || !levelsRead(query).has('minute')) return null;
-  const slots = slotsRead(query);
-  if (slots > MERGE_HERE_SLOTS) return null;
+  if (scope.store.mergeHereDocuments === 0 || !rowsComputable(query)) return null;
+  const segments = querySegments(query);
+  const slots = slotsRead(segments);
+  if (!segments.some((segment) => segment.level === 'minute') || slots > MERGE_HERE_SLOTS) return null;
   const limit = Math.min(scope.store.mergeHereDocuments, Math.floor(MERGE_HERE_WORK / slots));
   const documents = await selectedDocuments(scope.store, pipeline, limit, scope.options, source, onTail, shared);
-  return documents === null ? null : { rows: documentRows(query, documents), documents: documents.length };
+  return documents === null ? null : { rows: documentRows(query, documents, segments), documents: documents.length };
 }
 
 /**
@@ -549,9 +550,10 @@ async function loadBatch(
         return [query.ranking === null ? merged : rankRows(merged, query.ranking, planned.bucketQuery.grouping), []];
       }
       if (summarized === null) {
-        const pipeline = batchPipeline(query, fields, series, firstLast, choice?.quarters === true);
+        const quarters = choice?.quarters === true ? { quarters: true } : {};
+        const bucketQuery: BucketQuery = { ...pipelineQuery(query, fields, series, firstLast), ...quarters };
+        const pipeline = batchPipeline(query, bucketQuery);
         if (source === null) {
-          const bucketQuery = pipelineQuery(query, fields, series, firstLast);
           const here = await mergedHere(scope, bucketQuery, pipeline, readSource, onTail, shared);
           if (here !== null) {
             read.fetched = here.documents;

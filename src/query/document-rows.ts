@@ -7,19 +7,16 @@
  */
 import type { Document } from 'mongodb';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../model/time.ts';
-import type { TimedValue } from '../model/stats.ts';
+import { emptyStats, isEarlier, mergeStats, type Stats, type TimedValue } from '../model/stats.ts';
 import type { PackedMinutes } from '../documents/series-day.ts';
-import { bucketStart, LEVEL_MS } from './granularity.ts';
-import { type BucketQuery, type BucketRow, querySegments } from './buckets-pipeline.ts';
+import { unpackedMinutes } from '../documents/packed-minutes.ts';
+import { bucketStart, LEVEL_MS, type SketchLevel } from './granularity.ts';
+import type { Segment } from './segments.ts';
+import { type BucketQuery, type BucketRow, querySegments, setRowStats } from './buckets-pipeline.ts';
 import { UTC } from './zone.ts';
 
-/** The statistics of one field in one bucket and group, merged as the pipeline's `$group` merges them. */
-interface Merged {
-  n: number;
-  sum: number;
-  min: number;
-  max: number;
-  sq: number;
+/** The statistics of one field in one bucket and group with its first and last readings, merged as the pipeline's `$group` merges them. */
+interface Merged extends Stats {
   first: TimedValue | null;
   last: TimedValue | null;
 }
@@ -31,10 +28,11 @@ interface RowState {
   ver: number;
 }
 
-/** `{t, v}` pairs compare as BSON compares them in `$min` and `$max`: by time, then value. */
-const before = (a: TimedValue, b: TimedValue) => a.t < b.t || (a.t === b.t && a.v < b.v);
-
-/** A stored `{t, v}` pair (a date and a number) as a {@link TimedValue}; null when absent. */
+/**
+ * A stored `{t, v}` pair (a date and a number) as a {@link TimedValue}; null when absent.
+ * `v` may be a BSON `Double`, as the tail's planned documents carry it (`slotFormDocument`),
+ * which the rows' own `rowPair` would not take.
+ */
 function storedPair(pair: unknown): TimedValue | null {
   if (pair === null || typeof pair !== 'object') return null;
   const { t, v } = pair as { t?: unknown; v?: unknown };
@@ -55,13 +53,25 @@ export function rowsComputable(query: BucketQuery): boolean {
 }
 
 /**
- * How many slots a query reads over its whole range, at most: its segments' lengths over
- * their levels' widths (a MINUTE chart of three hours: 180; a day of hours and its
- * ragged minutes: 24 plus those minutes), what one document selected can hold of them
- * at most, and what the cost of merging its documents here grows with.
+ * How many slots a query's segments (`querySegments`) read over its whole range, at
+ * most: their lengths over their levels' widths (a MINUTE chart of three hours: 180; a
+ * day of hours and its ragged minutes: 24 plus those minutes), what one document selected
+ * can hold of them at most, and what the cost of merging its documents here grows with.
  */
-export function slotsRead(query: BucketQuery): number {
-  return querySegments(query).reduce((slots, segment) => slots + Math.ceil((segment.to - segment.from) / LEVEL_MS[segment.level]), 0);
+export function slotsRead(segments: readonly Segment<SketchLevel>[]): number {
+  return segments.reduce((slots, segment) => slots + Math.ceil((segment.to - segment.from) / LEVEL_MS[segment.level]), 0);
+}
+
+/** Merges `slot` into the statistics of field `index` of `row` (a copy of it when the row has none yet). */
+function mergeInto(row: RowState, index: number, slot: Merged): void {
+  const merged = row.fields[index];
+  if (merged === null || merged === undefined) {
+    row.fields[index] = { ...slot };
+    return;
+  }
+  mergeStats(merged, slot);
+  if (slot.first !== null && (merged.first === null || isEarlier(slot.first, merged.first))) merged.first = slot.first;
+  if (slot.last !== null && (merged.last === null || isEarlier(merged.last, slot.last))) merged.last = slot.last;
 }
 
 /**
@@ -81,12 +91,16 @@ export function slotsRead(query: BucketQuery): number {
  * pipeline's rows do (see `BucketRow`). Sums are added in the documents' order, so a sum
  * of fractions may differ from the database's in its last bits.
  * Only for a query {@link rowsComputable} accepts.
+ * @param segments the query's `querySegments`, when the caller has them.
  * @throws Error for a query it does not accept (a caller's mistake, not the user's).
  */
-export function documentRows(query: BucketQuery, documents: readonly Document[]): BucketRow[] {
+export function documentRows(
+  query: BucketQuery,
+  documents: readonly Document[],
+  segments: readonly Segment<SketchLevel>[] = querySegments(query),
+): BucketRow[] {
   if (!rowsComputable(query)) throw new Error('documentRows: the query reads sections, not slots');
   const zone = query.timeZone ?? UTC;
-  const segments = querySegments(query);
   const fields = query.fields;
   const rows = new Map<string, RowState>();
   const cut = query.granularity?.cut ?? null;
@@ -125,28 +139,13 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
       } else if (version < row.ver) row.ver = version;
       return row;
     };
-    const add = (row: RowState, index: number, slot: Merged) => {
-      const merged = row.fields[index];
-      if (merged === null || merged === undefined) {
-        row.fields[index] = { ...slot };
-        return;
-      }
-      const { n, sum, min, max, sq, first, last } = slot;
-      merged.n += n;
-      merged.sum += sum;
-      merged.sq += sq;
-      if (min < merged.min) merged.min = min;
-      if (max > merged.max) merged.max = max;
-      if (first !== null && (merged.first === null || before(first, merged.first))) merged.first = first;
-      if (last !== null && (merged.last === null || before(merged.last, last))) merged.last = last;
-    };
     /** A stored statistics object `{n, sum, sq, min, max, first?, last?}` of field `index` at slot time `time`. */
     const addStored = (time: number, index: number, stats: unknown) => {
       if (stats === null || typeof stats !== 'object') return;
       const s = stats as Record<string, unknown>;
       const n = Number(s.n ?? 0);
       if (!(n > 0)) return;
-      add(rowAt(time), index, {
+      mergeInto(rowAt(time), index, {
         n,
         sum: Number(s.sum),
         min: Number(s.min),
@@ -177,7 +176,7 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
           if (typeof v !== 'number') continue;
           row ??= rowAt(minute);
           const pair = { t, v };
-          add(row, index, { n: 1, sum: v, min: v, max: v, sq: v * v, first: pair, last: pair });
+          mergeInto(row, index, { n: 1, sum: v, min: v, max: v, sq: v * v, first: pair, last: pair });
         }
       }
       continue;
@@ -200,12 +199,12 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
           if (slot === undefined) continue;
           const first = Math.max(0, (from - hourStart) / MINUTE_MS);
           const end = Math.min(60, (to - hourStart) / MINUTE_MS);
+          // Packed minutes as the object form keeps them, as a compaction reads them (`fullContentOf`).
           const packed = slot.mc as PackedMinutes | undefined;
-          if (packed !== undefined && Array.isArray(packed.n)) {
-            addPacked(packed, hourStart, first, end, fields, (time, index, stats) => add(rowAt(time), index, stats));
-            continue;
-          }
-          const minutes = (slot.minutes ?? {}) as Record<string, Record<string, unknown> | undefined>;
+          const minutes = (packed === undefined ? (slot.minutes ?? {}) : unpackedMinutes(packed, hourStart)) as Record<
+            string,
+            Record<string, unknown> | undefined
+          >;
           for (const [minute, ofMinute] of Object.entries(minutes)) {
             const m = Number(minute);
             if (m < first || m >= end || ofMinute === undefined) continue;
@@ -220,11 +219,7 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
   return [...rows.values()].map((row) => {
     const out: BucketRow = { _id: row.id };
     row.fields.forEach((merged, index) => {
-      out[`n${index}`] = merged?.n ?? 0;
-      out[`sum${index}`] = merged?.sum ?? 0;
-      out[`sq${index}`] = merged?.sq ?? 0;
-      out[`min${index}`] = merged === null ? null : merged.min;
-      out[`max${index}`] = merged === null ? null : merged.max;
+      setRowStats(out, index, merged ?? emptyStats());
       if (query.firstLast) {
         const pair = (value: TimedValue | null | undefined) => (value ? { t: new Date(value.t), v: value.v } : null);
         out[`first${index}`] = pair(merged?.first);
@@ -234,46 +229,4 @@ export function documentRows(query: BucketQuery, documents: readonly Document[])
     if (query.firstLast) out.ver = row.ver;
     return out;
   });
-}
-
-/**
- * The packed minutes `[first, end)` of the hour starting at `hourStart` (ms since epoch)
- * passed to `add` per minute with readings and field asked: its time, the field's
- * position and its statistics with the first and last readings (see `PackedMinutes`).
- */
-function addPacked(
-  packed: PackedMinutes,
-  hourStart: number,
-  first: number,
-  end: number,
-  fields: readonly string[],
-  add: (time: number, index: number, stats: Merged) => void,
-): void {
-  for (let minute = first; minute < end && minute < packed.n.length; minute++) {
-    const n = Number(packed.n[minute] ?? 0);
-    if (!(n > 0)) continue;
-    const time = hourStart + minute * MINUTE_MS;
-    const tf = packed.tf[minute];
-    const tl = packed.tl[minute];
-    const pairAt = (offset: number | null | undefined, value: number | null | undefined) =>
-      offset === null || offset === undefined || value === null || value === undefined
-        ? null
-        : { t: hourStart + Number(offset), v: Number(value) };
-    for (const [index, field] of fields.entries()) {
-      const columns = packed.f[field];
-      if (columns === undefined) continue;
-      const at = (statistic: keyof typeof columns) => columns[statistic]?.[minute];
-      const sum = at('sum');
-      if (sum === null || sum === undefined) continue;
-      add(time, index, {
-        n,
-        sum: Number(sum),
-        min: Number(at('min')),
-        max: Number(at('max')),
-        sq: Number(at('sq')),
-        first: pairAt(tf, at('first')),
-        last: pairAt(tl, at('last')),
-      });
-    }
-  }
 }

@@ -7,7 +7,7 @@ import type { Db, Document, Filter } from 'mongodb';
 import { CollectionName, type Store } from './store.ts';
 import { DAY_MS, floorTo } from '../model/time.ts';
 import { type DaySummary, sketchesAnswer, summariesOfDay } from '../documents/summaries.ts';
-import { type DocumentPipeline, selectionStages, selectsReading, tailTree } from '../documents/selection.ts';
+import { type DocumentPipeline, type DocumentSelection, selectionStages, selectsReading, tailTree } from '../documents/selection.ts';
 import { FOLDS_ID, FOLD_STATE_COLLECTION, type ReadView, readView, visibleIn } from './fold-state.ts';
 import type { PlanSettings } from '../documents/from-readings.ts';
 import { type QueryOptions, limitedRead } from './query-options.ts';
@@ -88,20 +88,15 @@ export async function selectedDocuments(
 ): Promise<Document[] | null> {
   const run = async ({ view, tail: tailOf }: SharedView): Promise<Document[] | null> => {
     const tail = await tailOf(source.metric);
-    const { selection } = pipeline;
-    const { match, project } = selectionStages(selection);
-    // The visibility stage after the first `$match`, which stays an index range (see `runWithTail`).
-    const stages = [match[0]!, { $match: visibleIn(view) }, ...match.slice(1), project, { $limit: limit + 1 }];
-    const collection = source.rollup?.collection ?? CollectionName.seriesDays;
-    const selected = tail.readings.filter(selectsReading(selection, Boolean(source.rollup)));
+    const { head } = visibleSelection(pipeline.selection, view, true);
     const [folded, unfolded] = await Promise.all([
       limitedRead(options, (driver) =>
         store.db
-          .collection(collection)
-          .aggregate(stages, { ...driver, batchSize: WHOLE_ANSWER })
+          .collection(collectionOf(source))
+          .aggregate([...head, { $limit: limit + 1 }], { ...driver, batchSize: WHOLE_ANSWER })
           .toArray(),
       ),
-      selected.length === 0 ? [] : limitedRead(options, (driver) => tailDocuments(store, selected, source, driver, tailTree(selection))),
+      selectedTail(store, tail.readings, pipeline.selection, source, options),
     ]);
     if (folded.length > limit) return null;
     onTail?.({ entries: tail.entries, readings: tail.readings.length });
@@ -170,6 +165,50 @@ export function withSharedView<T>(
   );
 }
 
+/** The collection a read of `source` reads: the rollup's, or the series-day documents'. */
+const collectionOf = (source: ReadSource) => source.rollup?.collection ?? CollectionName.seriesDays;
+
+/**
+ * The stages that select what `view` shows of a selection's documents: `head` for the
+ * folded documents (the selection's first `$match`, which stays exactly an index range,
+ * then the visibility `$match` as a stage of its own, then the rest; with `only`, that
+ * `$match` first instead), and `selecting` for the tail's documents (the selection's
+ * `$match` stages), each followed by the selection's projection when `projected`.
+ */
+function visibleSelection(
+  selection: DocumentSelection,
+  view: ReadView,
+  projected: boolean,
+  only?: Document,
+): { head: Document[]; selecting: Document[] } {
+  const { match, project } = selectionStages(selection);
+  const selecting = projected ? [...match, project] : match;
+  // A planner that does not merge adjacent $match stages (SecantusDB) picks the index from
+  // the first and scans the collection for a merged or $and-wrapped filter.
+  const visibility = { $match: visibleIn(view) };
+  const head = only === undefined ? [selecting[0]!, visibility, ...selecting.slice(1)] : [{ $match: only }, visibility, ...selecting];
+  return { head, selecting };
+}
+
+/**
+ * The tail's `readings` that `selection` may select (`selectsReading`: their metric,
+ * series, tag pairs and day), planned into the documents `source` would hold once they
+ * are folded and cut to the selection's paths (`tailDocuments`, `tailTree`); none
+ * without a reading selected, and then without a registry read.
+ * @throws ServiceError QUERY_TIMEOUT when the registry read runs longer than `options.maxTimeMS`.
+ */
+function selectedTail(
+  store: Store,
+  readings: readonly Reading[],
+  selection: DocumentSelection,
+  source: ReadSource,
+  options: QueryOptions,
+): Promise<Record<string, unknown>[]> {
+  const selected = readings.filter(selectsReading(selection, Boolean(source.rollup)));
+  if (selected.length === 0) return Promise.resolve([]);
+  return limitedRead(options, (driver) => tailDocuments(store, selected, source, driver, tailTree(selection)));
+}
+
 /**
  * Runs `pipeline` in `view` with the tail's `readings` added as {@link aggregateBuckets}
  * describes. With `only`, the folded documents are first selected by the `$match` filter
@@ -186,23 +225,12 @@ async function runWithTail<T extends Document>(
   only?: Document,
 ): Promise<T[]> {
   const { selection, stages } = pipeline;
-  const { match, project } = selectionStages(selection);
   // The projection trims nothing a `$group` reads: the database runs it only when the
   // pipeline's own stages walk the documents (see `trimmed`); the tail's documents are
   // cut to the selection's paths in any case.
-  const selecting = trimmed(stages) ? [...match, project] : match;
-  // A stage of its own after the first $match, which stays exactly an index range: a
-  // planner that does not merge adjacent $match stages (SecantusDB) picks the index from
-  // the first and scans the collection for a merged or $and-wrapped filter.
-  const visibility = { $match: visibleIn(view) };
-  const collection = source.rollup?.collection ?? CollectionName.seriesDays;
-  // Only the readings whose documents the selection may select are planned and sent.
-  const selected = readings.filter(selectsReading(selection, Boolean(source.rollup)));
-  const documents =
-    selected.length === 0
-      ? []
-      : await limitedRead(options, (driver) => tailDocuments(store, selected, source, driver, tailTree(selection)));
-  const head = only === undefined ? [selecting[0]!, visibility, ...selecting.slice(1)] : [{ $match: only }, visibility, ...selecting];
+  const { head, selecting } = visibleSelection(selection, view, trimmed(stages), only);
+  const collection = collectionOf(source);
+  const documents = await selectedTail(store, readings, selection, source, options);
   if (documents.length === 0) {
     return limitedRead(options, (driver) =>
       store.db
